@@ -1,0 +1,74 @@
+"""The command line: `python main.py --mode mock --agents 2`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from explorer.config import DEFAULT_WORLD, MODES, ConfigError, RunConfig
+
+EXIT_USAGE, EXIT_FAILED, EXIT_INTERRUPTED = 2, 1, 130
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise ConfigError(message)
+
+
+def build_parser():
+    parser = _Parser(
+        prog="main.py",
+        description="Several LLM agents explore a world together, each with its own PocketFlow loop.",
+    )
+    parser.add_argument("--mode", default="mock", help=f"perception backend: {' or '.join(MODES)} (default mock)")
+    parser.add_argument("--agents", type=int, default=2, help="number of agents (default 2)")
+    parser.add_argument("--steps", type=int, help="steps per agent (default: the world's max_steps)")
+    parser.add_argument("--world", type=Path, default=DEFAULT_WORLD, help="world file for mock mode")
+    parser.add_argument("--seed", type=int, default=42, help="seed for placement and the built-in backends")
+    parser.add_argument(
+        "--model",
+        default="offline",
+        help="offline (built-in explorer, the default), random, or a litellm model such as gpt-4o-mini",
+    )
+    parser.add_argument("--api-base", help="base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
+    parser.add_argument("--no-comm", action="store_true", help="turn off all messages between agents")
+    parser.add_argument("--run-dir", type=Path, help="where to write the run (default runs/<timestamp>/)")
+    volume = parser.add_mutually_exclusive_group()
+    volume.add_argument("-v", "--verbose", action="store_true", help="log every agent-step")
+    volume.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
+    return parser
+
+
+def parse_config(argv) -> RunConfig:
+    args = build_parser().parse_args(argv)
+    return RunConfig(
+        mode=args.mode,
+        agents=args.agents,
+        steps=args.steps,
+        world=args.world,
+        seed=args.seed,
+        model=args.model,
+        api_base=args.api_base,
+        comm=not args.no_comm,
+        run_dir=args.run_dir,
+        verbosity=-1 if args.quiet else 1 if args.verbose else 0,
+    ).check()
+
+
+def main(argv=None) -> int:
+    # Imported here so that --help and argument errors answer at once.
+    from explorer.runner import ExplorationRun, RunFailed
+    from perception.world import WorldError
+
+    try:
+        run = ExplorationRun(parse_config(sys.argv[1:] if argv is None else argv))
+    except (ConfigError, WorldError) as error:
+        print(f"main.py: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        summary = run.execute()
+    except RunFailed as error:
+        print(f"main.py: error: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_INTERRUPTED if summary["status"] == "interrupted" else 0

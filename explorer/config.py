@@ -1,0 +1,61 @@
+"""A run's settings, checked before anything is loaded."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_WORLD = ROOT / "worlds" / "apartment.yaml"
+DEFAULT_STEPS = 20  # when neither --steps nor the world sets a budget
+MODES = ("mock", "unity")
+
+
+class ConfigError(ValueError):
+    """A user's mistake in the arguments; the message is one line."""
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    mode: str = "mock"
+    agents: int = 2
+    steps: int | None = None  # None: the world's max_steps
+    world: Path = DEFAULT_WORLD
+    seed: int = 42
+    model: str = "offline"
+    api_base: str | None = None
+    comm: bool = True
+    run_dir: Path | None = None  # None: runs/<timestamp>/
+    verbosity: int = 0  # -1 quiet, 0 normal, 1 verbose
+
+    def check(self):
+        if self.mode not in MODES:
+            raise ConfigError(f"unknown mode {self.mode!r}: choose one of {', '.join(MODES)}")
+        if self.mode == "unity":
+            raise ConfigError("--mode unity is not available yet; use --mode mock")
+        if self.agents < 1:
+            raise ConfigError(f"--agents must be at least 1, not {self.agents}")
+        if self.steps is not None and self.steps < 1:
+            raise ConfigError(f"--steps must be at least 1, not {self.steps}")
+        if not self.world.is_file():
+            raise ConfigError(f"world file not found: {self.world}")
+        if not self.model.strip():
+            raise ConfigError("--model must not be empty")
+        if self.run_dir is not None and self.run_dir.exists() and any(self.run_dir.iterdir()):
+            raise ConfigError(f"run directory {self.run_dir} is not empty; choose another --run-dir")
+        return self
+
+    def agent_ids(self):
+        return [f"Agent{i}" for i in range(1, self.agents + 1)]
+
+    def to_dict(self):
+        return {
+            "mode": self.mode,
+            "agents": self.agents,
+            "steps": self.steps,
+            "world": str(self.world),
+            "seed": self.seed,
+            "model": self.model,
+            "api_base": self.api_base,
+            "comm": self.comm,
+        }

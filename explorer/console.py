@@ -1,0 +1,101 @@
+"""What a person watching the run sees: a live table while it runs, a summary at the end."""
+
+from __future__ import annotations
+
+import logging
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.logging import RichHandler
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from perception.base import Pose
+
+
+class RunConsole:
+    def __init__(self, agent_ids, steps, total_objects, verbosity):
+        self.console = Console()
+        self.verbosity = verbosity
+        self.total_objects = total_objects
+        self.rows = {agent_id: {"step": 0, "pose": "", "action": "", "result": "", "found": 0} for agent_id in agent_ids}
+        self.team_found: list[str] = []
+        self.progress = Progress(
+            TextColumn("steps"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=self.console
+        )
+        self.task = self.progress.add_task("steps", total=steps)
+        self.live = None
+
+    def log_handler(self):
+        level = {-1: logging.WARNING, 0: logging.INFO, 1: logging.DEBUG}[self.verbosity]
+        handler = RichHandler(console=self.console, show_path=False, markup=False)
+        handler.setLevel(level)
+        return handler
+
+    def __enter__(self):
+        if self.verbosity >= 0:
+            self.live = Live(self._view(), console=self.console, refresh_per_second=4)
+            self.live.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self.live is not None:
+            self.live.update(self._view())
+            self.live.stop()
+
+    def step_committed(self, records, team_found, round_complete):
+        for record in records:
+            row = self.rows[record["agent_id"]]
+            row.update(
+                step=record["step"],
+                pose=Pose.from_dict(record["result"]["pose"]).describe() if "result" in record else "",
+                action=record.get("action", ""),
+                result=record["result"]["outcome"] if "result" in record else "",
+            )
+            row["found"] += len(record.get("new_objects", []))
+        self.team_found = team_found
+        if round_complete:
+            self.progress.advance(self.task)
+        if self.live is not None:
+            self.live.update(self._view())
+
+    def _view(self):
+        table = Table(title="Agents", expand=False)
+        for column in ("Agent", "Step", "Pose", "Last action", "Result", "Found first"):
+            table.add_column(column)
+        for agent_id, row in self.rows.items():
+            table.add_row(agent_id, str(row["step"]), row["pose"], row["action"], row["result"], str(row["found"]))
+        total = f"/{self.total_objects}" if self.total_objects else ""
+        found = f"Team found {len(self.team_found)}{total}: {', '.join(self.team_found) or '-'}"
+        return Group(table, found, self.progress)
+
+    def print_summary(self, summary, run_dir):
+        self.console.print()
+        table = Table(title=f"Run summary: {summary['world']} ({summary['status']})")
+        for column in ("Agent", "Steps", "Found first", "Messages", "Model calls", "Parse failures", "Errors"):
+            table.add_column(column)
+        for agent_id, agent in summary["per_agent"].items():
+            table.add_row(
+                agent_id,
+                str(agent["steps"]),
+                str(len(agent["found_first"])),
+                str(agent["messages_sent"]),
+                str(agent["calls"]),
+                str(agent["parse_failures"]),
+                str(agent["errors"]),
+            )
+        self.console.print(table)
+        total = summary["total_objects"]
+        coverage = f" of {total} ({summary['coverage']:.0%})" if total else ""
+        found = ", ".join(summary["objects_discovered"]) or "-"
+        self.console.print(f"Objects found: {len(summary['objects_discovered'])}{coverage}: {found}")
+        if total:
+            full = summary["first_full_discovery_step"]
+            self.console.print(f"All objects found by step: {full if full is not None else 'not within this run'}")
+        llm = summary["llm"]
+        self.console.print(
+            f"Messages sent: {summary['messages_sent']}    Model calls: {llm['calls']} "
+            f"(tokens {llm['prompt_tokens']} in, {llm['completion_tokens']} out)    "
+            f"Wall time: {summary['wall_seconds']:.1f} s"
+        )
+        self.console.print(f"Run directory: {run_dir}", soft_wrap=True)

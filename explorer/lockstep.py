@@ -1,0 +1,84 @@
+"""Steps in lock-step: agents work concurrently, the team changes only between steps.
+
+During a step an agent only reads the team's state (and empties its own
+mailbox). What it changes for the others (messages, discoveries, its
+position, its trace line) it hands over in `finish_step`. When the last agent
+of the step arrives, `commit` runs once with every report in agent order, so
+delivery and discovery order never depend on thread timing.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+
+@dataclass
+class StepReport:
+    """One agent's finished step, as handed to the team."""
+
+    agent_id: str
+    step: int
+    record: dict  # the step's trace line; the commit adds what depends on the team
+    seen_objects: list[str]
+    outgoing_messages: list[tuple[str, str]]  # (recipient, text)
+    pose: dict  # after the action
+
+
+class RunStopped(Exception):
+    """The run was stopped (Ctrl-C or another agent's failure) mid-step."""
+
+
+class Lockstep:
+    def __init__(self, agent_ids, commit):
+        self._order = {agent_id: i for i, agent_id in enumerate(agent_ids)}
+        self._commit = commit  # called with the step's reports in agent order
+        self._cond = threading.Condition()
+        self._pending = {}
+        self._round = 0
+        self._stopped = False
+
+    def finish_step(self, agent_id, report):
+        """Hand in a finished step and wait until the whole team has finished it."""
+        with self._cond:
+            if self._stopped:
+                raise RunStopped()
+            self._pending[agent_id] = report
+            round_ = self._round
+            if len(self._pending) == len(self._order):
+                self._commit_pending()
+                return
+            while self._round == round_ and not self._stopped:
+                self._cond.wait()
+            if self._stopped:
+                raise RunStopped()
+
+    def stop(self):
+        """Stop every agent; steps already handed in are still committed."""
+        with self._cond:
+            if self._stopped:
+                return
+            self._stopped = True
+            try:
+                if self._pending:
+                    self._commit_pending()
+            finally:
+                self._cond.notify_all()
+
+    @property
+    def stopped(self):
+        with self._cond:
+            return self._stopped
+
+    def _commit_pending(self):
+        reports = [self._pending[a] for a in sorted(self._pending, key=self._order.__getitem__)]
+        self._pending = {}
+        self._round += 1
+        try:
+            self._commit(reports)
+        except BaseException:
+            # The others must not wait forever on a step that cannot complete.
+            self._stopped = True
+            raise
+        finally:
+            self._cond.notify_all()

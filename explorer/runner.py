@@ -1,0 +1,193 @@
+"""One exploration run: set up the team, run each agent's flow on its own thread, record it."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+
+from explorer.backends import make_backend
+from explorer.config import DEFAULT_STEPS, ROOT
+from explorer.console import RunConsole
+from explorer.lockstep import Lockstep, RunStopped
+from explorer.store import SharedStore, UnknownRecipient
+from explorer.summary import RunStats, build_summary
+from explorer.trace import TraceWriter, write_json
+from memory.embedder import EmbedderError, SentenceEmbedder
+from memory.vector_memory import VectorMemory
+from nodes.flow import build_agent_flow
+from perception.mock import MockPerception
+from perception.world import load_world
+
+log = logging.getLogger("explorer")
+
+
+class RunFailed(RuntimeError):
+    """The run could not go on; the summary and trace hold what it did."""
+
+
+class ExplorationRun:
+    def __init__(self, config, embedder=None):
+        """Check the world and the run directory; raises WorldError or ConfigError."""
+        self.config = config
+        self.world = load_world(config.world)
+        self.steps = config.steps or self.world.max_steps or DEFAULT_STEPS
+        self.agent_ids = config.agent_ids()
+        self.run_dir = config.run_dir or _new_run_dir()
+        # Loads in the background while the rest is set up.
+        self.embedder = embedder or SentenceEmbedder()
+
+    def execute(self) -> dict:
+        """Run to the end, Ctrl-C or failure; the summary is written in every case."""
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.store = SharedStore()
+        self.perception = MockPerception(self.world, self.store, self.agent_ids, self.config.seed)
+        for agent_id in self.agent_ids:
+            self.store.register_agent(agent_id, self.perception.get_agent_state(agent_id).to_dict())
+        self.environment = self.perception.get_environment_info()
+        self.stats = RunStats(self.agent_ids)
+        self.console = RunConsole(self.agent_ids, self.steps, self.environment.total_objects, self.config.verbosity)
+        file_log = self._start_logging()
+        self.trace = TraceWriter(self.run_dir / "trace.jsonl")
+        self.lockstep = Lockstep(self.agent_ids, self._commit)
+        self.failure = None
+        write_json(self.run_dir / "config.json", {**self.config.to_dict(), "steps": self.steps, "agent_ids": self.agent_ids})
+        log.info("Run directory: %s", self.run_dir)
+        status, started = "completed", None
+        try:
+            self.embedder.wait_ready()
+            agents = [self._agent_state(agent_id) for agent_id in self.agent_ids]
+            log.info(
+                "%d agents explore %s for %d steps with the %s backend",
+                len(agents), self.world.name, self.steps, self.config.model,
+            )
+            started = time.perf_counter()
+            with self.console:
+                status = self._run_agents(agents)
+        except EmbedderError as error:
+            self.failure, status = str(error), "failed"
+        except KeyboardInterrupt:
+            status = "interrupted"
+        finally:
+            wall = time.perf_counter() - started if started else 0.0
+            self.trace.close()
+            summary = build_summary(
+                self.config, self.environment, self.store, self.stats, wall, status, self.failure
+            )
+            write_json(self.run_dir / "summary.json", summary)
+            self.console.print_summary(summary, self.run_dir)
+            _stop_logging(file_log)
+        if status == "failed":
+            raise RunFailed(f"{self.failure} (see {self.run_dir / 'run.log'})")
+        return summary
+
+    def _agent_state(self, agent_id):
+        """The per-agent dict (spec section 5); the flow reads and writes only this."""
+        memory = VectorMemory(self.embedder)
+        return {
+            "agent_id": agent_id,
+            "team": self.agent_ids,
+            "shared_memory": self.store,
+            "perception": self.perception,
+            "environment": self.environment,
+            "lockstep": self.lockstep,
+            "backend": make_backend(self.config.model, agent_id, self.config.seed, self.config.api_base),
+            "comm_enabled": self.config.comm,
+            "max_steps": self.steps,
+            "memory": memory,
+            "memory_index": memory.index,
+            "memory_texts": memory.texts,
+            "position": None,
+            "step_count": 0,
+            "visible_objects": [],
+            "visible_caption": "",
+            "retrieved_memories": [],
+            "other_agent_messages": [],
+            "action": None,
+            "action_reason": "",
+            "message_to_others": "",
+            "explored_objects": set(),
+            "action_history": [],
+            "timings": {},
+            "step_errors": [],
+        }
+
+    def _run_agents(self, agents):
+        threads = [
+            threading.Thread(target=self._agent_main, args=(agent,), name=agent["agent_id"], daemon=True)
+            for agent in agents
+        ]
+        for thread in threads:
+            thread.start()
+        try:
+            for thread in threads:
+                while thread.is_alive():
+                    thread.join(0.1)
+        except KeyboardInterrupt:
+            log.warning("Interrupted: keeping the finished steps")
+            self.lockstep.stop()
+            return "interrupted"
+        return "failed" if self.failure else "completed"
+
+    def _agent_main(self, agent):
+        try:
+            build_agent_flow().run(agent)
+        except RunStopped:
+            pass
+        except Exception as error:
+            log.error("%s failed: %r", agent["agent_id"], error)
+            log.debug("%s traceback", agent["agent_id"], exc_info=True)
+            self.failure = self.failure or f"{agent['agent_id']} failed: {error!r}"
+            self.lockstep.stop()
+
+    def _commit(self, reports):
+        """Apply a step's reports in agent order: the only place the team's state changes."""
+        for report in reports:
+            record = report.record
+            for recipient, text in report.outgoing_messages:
+                try:
+                    self.perception.send_message(report.agent_id, recipient, text, step=report.step)
+                    log.info("%s -> %s: %s", report.agent_id, recipient, text)
+                except UnknownRecipient as error:
+                    record["errors"].append(f"message not sent: {error}")
+            record["new_objects"] = self.store.add_objects(report.seen_objects, report.agent_id, report.step)
+            for name in record["new_objects"]:
+                log.info("%s found %s at step %d", report.agent_id, name, report.step)
+            self.store.update_position(report.agent_id, report.pose)
+            self.trace.write(record)
+            self.stats.add(record)
+            log.debug(
+                "%s step %d: %s -> %s", report.agent_id, report.step, record.get("action"), record["result"]["outcome"]
+            )
+        round_complete = len(reports) == len(self.agent_ids)
+        if round_complete:
+            self.stats.step_completed(reports[0].step, len(self.store.objects()))
+        self.console.step_committed([r.record for r in reports], self.store.objects(), round_complete)
+
+    def _start_logging(self):
+        logger = log  # not the root logger: libraries' debug output stays out
+        logger.setLevel(logging.DEBUG)
+        file_handler = logging.FileHandler(self.run_dir / "run.log", encoding="utf-8")
+        file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(threadName)s %(message)s"))
+        console_handler = self.console.log_handler()
+        logger.addHandler(file_handler)
+        logger.addHandler(console_handler)
+        return file_handler, console_handler
+
+
+def _stop_logging(handlers):
+    for handler in handlers:
+        log.removeHandler(handler)
+        handler.close()
+
+
+def _new_run_dir():
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    base = ROOT / "runs" / stamp
+    path, n = base, 1
+    while path.exists():
+        n += 1
+        path = base.with_name(f"{stamp}-{n}")
+    return path

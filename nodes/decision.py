@@ -1,0 +1,139 @@
+from perception.actions import ACTION_HELP, safe_action
+from perception.base import Pose
+from explorer.replies import ReplyError, parse_decision
+from nodes.base import StepNode
+from prompts import render
+
+RECENT_ACTIONS = 5
+REPLY_ATTEMPTS = 2  # the reply, then one re-prompt that says what was wrong
+
+
+class DecisionNode(StepNode):
+    """Ask the decision backend what to do; never let a bad reply stop the run."""
+
+    timing_key = "decision"
+
+    def prep(self, shared):
+        context = decision_context(shared)
+        return shared["backend"], context, render_prompt(context)
+
+    def exec(self, prep_res):
+        backend, context, prompt = prep_res
+        available = context["available_actions"]
+        attempts, replies = [], []
+        request = prompt
+        for _ in range(REPLY_ATTEMPTS):
+            reply = backend.complete(request, context)
+            replies.append(reply)
+            try:
+                decision = parse_decision(reply.text, available)
+            except ReplyError as problem:
+                attempts.append({"reply": reply.text, "error": str(problem)})
+                request = prompt + "\n\n" + render(
+                    "reprompt", problem=problem, reply=reply.text, actions=", ".join(available)
+                )
+                continue
+            attempts.append({"reply": reply.text, "error": None})
+            return {"decision": decision, "attempts": attempts, "replies": replies, "parse_failure": False}
+        return {"decision": None, "attempts": attempts, "replies": replies, "parse_failure": True}
+
+    def exec_fallback(self, prep_res, exc):
+        # The backend itself failed (provider down, bug): the run goes on.
+        return {"decision": None, "attempts": [], "replies": [], "parse_failure": False, "error": repr(exc)}
+
+    def post(self, shared, prep_res, outcome):
+        _, context, prompt = prep_res
+        decision = outcome["decision"]
+        if decision is None:
+            decision_fields = {"action": safe_action(context["available_actions"]), "reason": "fallback: no usable decision"}
+        else:
+            decision_fields = decision.to_dict()
+        if "error" in outcome:
+            shared["step_errors"].append(f"decision backend failed: {outcome['error']}")
+        shared["action"] = decision_fields["action"]
+        shared["action_reason"] = decision_fields.get("reason", "")
+        shared["message_to_others"] = decision_fields.get("message_to_others", "") if shared["comm_enabled"] else ""
+        shared["message_to"] = decision_fields.get("message_to", "all")
+        replies = outcome["replies"]
+        shared["step_record"].update(
+            {
+                "prompt": prompt,
+                "raw_reply": replies[-1].text if replies else None,
+                "attempts": outcome["attempts"],
+                "decision": decision.to_dict() if decision else None,
+                "parse_failure": outcome["parse_failure"],
+                "llm": {
+                    "model": replies[-1].model if replies else None,
+                    "calls": len(replies),
+                    "prompt_tokens": sum(r.prompt_tokens for r in replies),
+                    "completion_tokens": sum(r.completion_tokens for r in replies),
+                },
+            }
+        )
+        return "default"
+
+
+def decision_context(shared):
+    """Everything the decision rests on; the prompt and the offline explorer both read it."""
+    store = shared["shared_memory"]
+    agent_id = shared["agent_id"]
+    env = shared["environment"]
+    observation = shared["observation"]
+    return {
+        "agent_id": agent_id,
+        "team": shared["team"],
+        "step": shared["step_count"],
+        "max_steps": shared["max_steps"],
+        "world": env.name,
+        "size": env.size,
+        "view_distance": env.view_distance,
+        "pose": observation.pose.to_dict(),
+        "visible_objects": list(observation.visible_objects),
+        "caption": observation.caption,
+        "seen_cells": observation.seen_cells,
+        "seen_walls": observation.seen_walls,
+        "memories": shared["retrieved_memories"],
+        "messages": shared["other_agent_messages"],
+        "team_objects": store.objects(),
+        "other_agents": {a: p for a, p in store.positions().items() if a != agent_id},
+        "recent_actions": shared["action_history"][-RECENT_ACTIONS:],
+        "available_actions": list(shared["perception"].available_actions(agent_id)),
+        "comm_enabled": shared["comm_enabled"],
+    }
+
+
+def render_prompt(context):
+    return render(
+        "decision",
+        agent_id=context["agent_id"],
+        team_size=len(context["team"]),
+        world=context["world"],
+        max_steps=context["max_steps"],
+        step=context["step"],
+        pose=_pose_text(context["pose"]),
+        size="x".join(map(str, context["size"])) if context["size"] else "of unknown size",
+        view_distance=context["view_distance"] or "a few",
+        visible=context["caption"],
+        memories=_lines([f"{text} (distance {d:.2f})" for text, d in context["memories"]], "Nothing yet."),
+        messages=_lines([f"{m['sender']}: {m['message']}" for m in context["messages"]], "No messages from other agents"),
+        team_objects=", ".join(context["team_objects"]) or "Nothing yet.",
+        other_agents=_lines([f"{a}: {_pose_text(p)}" for a, p in context["other_agents"].items()], "You are alone."),
+        recent_actions=_lines(
+            [f"step {a['step']}: {a['action']} -> {a['outcome']}: {a['detail']}" for a in context["recent_actions"]],
+            "None yet: this is your first step.",
+        ),
+        actions="\n".join(f"- {a}: {ACTION_HELP.get(a, '')}" for a in context["available_actions"]),
+        comm_note=(
+            "You may send one short message per step to a teammate or to all."
+            if context["comm_enabled"]
+            else "Messaging is off in this run: leave out message_to_others."
+        ),
+    )
+
+
+def _pose_text(pose):
+    return Pose.from_dict(pose).describe()
+
+
+def _lines(items, empty):
+    return "\n".join(f"- {item}" for item in items) if items else empty

@@ -1,0 +1,140 @@
+"""The perception interface (spec section 3) and the values it passes around."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field, replace
+
+from perception.actions import ACTIONS
+
+FACINGS = ("north", "east", "south", "west")  # clockwise; north is +y
+FACING_VECTORS = {"north": (0, 1), "east": (1, 0), "south": (0, -1), "west": (-1, 0)}
+
+
+def turn(facing, quarters):
+    """The facing after `quarters` quarter turns clockwise (negative turns left)."""
+    return FACINGS[(FACINGS.index(facing) + quarters) % len(FACINGS)]
+
+
+@dataclass(frozen=True)
+class Pose:
+    """Where an agent is and how its head is turned."""
+
+    x: int
+    y: int
+    z: int = 0
+    facing: str = "north"
+    pitch: int = 0  # -1 looks a level down, +1 a level up
+    roll: int = 0  # changes nothing that is seen
+
+    @property
+    def cell(self):
+        return (self.x, self.y, self.z)
+
+    def moved(self, **changes):
+        return replace(self, **changes)
+
+    def to_dict(self):
+        return {
+            "position": [self.x, self.y, self.z],
+            "facing": self.facing,
+            "pitch": self.pitch,
+            "roll": self.roll,
+        }
+
+    @classmethod
+    def from_dict(cls, data):
+        x, y, z = data["position"]
+        return cls(x, y, z, data["facing"], data.get("pitch", 0), data.get("roll", 0))
+
+    def describe(self):
+        return (
+            f"({self.x}, {self.y}, {self.z}) facing {self.facing}, "
+            f"pitch {self.pitch:+d}, roll {self.roll:+d}"
+        )
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What one agent perceives at the start of a step."""
+
+    pose: Pose
+    visible_objects: tuple[str, ...]
+    caption: str
+    # Mock worlds also report the cells in sight, as a depth sensor would:
+    # free cells as (x, y, level) and wall cells as (x, y). Empty elsewhere.
+    seen_cells: tuple[tuple[int, int, int], ...] = ()
+    seen_walls: tuple[tuple[int, int], ...] = ()
+    image_path: str | None = None
+
+
+@dataclass(frozen=True)
+class ActionResult:
+    """The outcome of one action: `moved`, `turned`, `blocked` or `unavailable`."""
+
+    action: str
+    outcome: str
+    pose: Pose
+    detail: str = ""
+
+    def to_dict(self):
+        return {
+            "action": self.action,
+            "outcome": self.outcome,
+            "detail": self.detail,
+            "pose": self.pose.to_dict(),
+        }
+
+
+@dataclass
+class EnvironmentInfo:
+    """Global facts about the world an agent may be told."""
+
+    name: str
+    size: tuple[int, int, int] | None = None  # (W, D, H); None when unknown
+    view_distance: int | None = None
+    max_steps: int | None = None
+    total_objects: int | None = None  # None where the objects are not known
+    extra: dict = field(default_factory=dict)
+
+
+class PerceptionInterface(ABC):
+    """How nodes see and act, whatever the backend.
+
+    Messages travel through the team's SharedStore, which every backend is
+    given; a backend with its own channel may override send/poll.
+    """
+
+    def __init__(self, store):
+        self.store = store
+
+    @abstractmethod
+    def get_visible_objects(self, agent_id, position=None) -> list[str]:
+        """Names of the objects the agent sees now."""
+
+    @abstractmethod
+    def get_agent_state(self, agent_id) -> Pose:
+        """The agent's current pose."""
+
+    @abstractmethod
+    def execute_action(self, agent_id, action, params=None) -> ActionResult:
+        """Carry out one action and return its outcome with the new pose."""
+
+    @abstractmethod
+    def get_environment_info(self) -> EnvironmentInfo:
+        """Global information about the world."""
+
+    def available_actions(self, agent_id) -> tuple[str, ...]:
+        return ACTIONS
+
+    def observe(self, agent_id) -> Observation:
+        """Pose and sight together; backends that see more override this."""
+        objects = tuple(self.get_visible_objects(agent_id))
+        caption = f"I see {', '.join(objects)}." if objects else "I see nothing notable."
+        return Observation(self.get_agent_state(agent_id), objects, caption)
+
+    def send_message(self, sender, recipient, message, step=None):
+        return self.store.send_message(sender, recipient, message, step=step)
+
+    def poll_messages(self, agent_id):
+        return self.store.read_mailbox(agent_id)

@@ -1,0 +1,88 @@
+"""A perception backend over a grid world: no screen and no model, the same interface."""
+
+from __future__ import annotations
+
+import random
+import threading
+
+from perception.base import (
+    FACING_VECTORS,
+    FACINGS,
+    ActionResult,
+    EnvironmentInfo,
+    Observation,
+    PerceptionInterface,
+    Pose,
+)
+from perception.geometry import apply_action
+
+
+class MockPerception(PerceptionInterface):
+    """Agents moving through a World, each seeing what its pose allows.
+
+    Agents never block each other. Each agent's thread moves only that agent,
+    but the poses are shared, so a lock guards them.
+    """
+
+    def __init__(self, world, store, agent_ids, seed):
+        super().__init__(store)
+        self.world = world
+        self._lock = threading.Lock()
+        self._poses = self._place_agents(list(agent_ids), seed)
+
+    def _place_agents(self, agent_ids, seed):
+        """Given starts first, then seeded free ground cells, kept apart while cells last."""
+        rng = random.Random(f"{seed}:placement")
+        free = self.world.free_cells()
+        poses = {}
+        for index, agent_id in enumerate(agent_ids):
+            if index < len(self.world.agent_starts):
+                poses[agent_id] = self.world.agent_starts[index]
+                continue
+            taken = {pose.cell for pose in poses.values()}
+            x, y, z = rng.choice([cell for cell in free if cell not in taken] or free)
+            poses[agent_id] = Pose(x, y, z, rng.choice(FACINGS))
+        return poses
+
+    def get_agent_state(self, agent_id) -> Pose:
+        with self._lock:
+            return self._poses[agent_id]
+
+    def get_visible_objects(self, agent_id, position=None) -> list[str]:
+        """What the agent sees now, or from `position` when that is a Pose."""
+        pose = self.get_agent_state(agent_id)
+        if isinstance(position, Pose):
+            pose = position
+        objects, _, _ = self.world.view(pose)
+        return list(objects)
+
+    def observe(self, agent_id) -> Observation:
+        pose = self.get_agent_state(agent_id)
+        objects, cells, walls = self.world.view(pose)
+        return Observation(pose, objects, self._caption(pose, objects, walls), cells, walls)
+
+    def _caption(self, pose, objects, seen_walls):
+        caption = f"I see {', '.join(objects)}." if objects else "I see nothing notable."
+        forward_x, forward_y = FACING_VECTORS[pose.facing]
+        for ahead in range(1, self.world.view_distance + 1):
+            if (pose.x + ahead * forward_x, pose.y + ahead * forward_y) in seen_walls:
+                cells = "cell" if ahead == 1 else "cells"
+                return f"{caption} A wall is {ahead} {cells} ahead."
+        return caption
+
+    def execute_action(self, agent_id, action, params=None) -> ActionResult:
+        """Carry out one action; `params` is unused, every action is one fixed step."""
+        with self._lock:
+            pose, outcome, detail = apply_action(self._poses[agent_id], action, self.world.size, self.world.walls)
+            self._poses[agent_id] = pose
+            return ActionResult(action, outcome, pose, detail)
+
+    def get_environment_info(self) -> EnvironmentInfo:
+        world = self.world
+        return EnvironmentInfo(
+            name=world.name,
+            size=world.size,
+            view_distance=world.view_distance,
+            max_steps=world.max_steps,
+            total_objects=len(world.objects),
+        )

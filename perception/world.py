@@ -1,0 +1,273 @@
+"""Grid worlds read from YAML files, and what a pose can see in them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import yaml
+
+from perception.base import FACINGS, Pose
+from perception.geometry import sight
+
+WORLD_KEYS = ("name", "size", "walls", "objects", "agents", "view_distance", "max_steps")
+OBJECT_KEYS = ("name", "position")
+AGENT_KEYS = ("position", "facing", "pitch", "roll")
+DEFAULT_VIEW_DISTANCE = 3
+
+
+class WorldError(Exception):
+    """A world file that cannot be used; the message is one line naming the file."""
+
+    def __init__(self, path, problem):
+        self.path = str(path)
+        self.problem = " ".join(str(problem).split())
+        super().__init__(f"{self.path}: {self.problem}")
+
+
+@dataclass(frozen=True)
+class World:
+    """A grid of cells x in [0, width), y in [0, depth), z in [0, height).
+
+    Walls are (x, y) columns blocked at every level: they stop movement and sight.
+    """
+
+    name: str
+    width: int
+    depth: int
+    height: int
+    walls: frozenset
+    objects: dict  # name -> (x, y, z), in file order
+    agent_starts: tuple = ()
+    view_distance: int = DEFAULT_VIEW_DISTANCE
+    max_steps: int | None = None
+    path: str = ""
+
+    @property
+    def size(self):
+        return (self.width, self.depth, self.height)
+
+    def in_bounds(self, x, y, z=0):
+        return 0 <= x < self.width and 0 <= y < self.depth and 0 <= z < self.height
+
+    def is_free(self, x, y, z=0):
+        return self.in_bounds(x, y, z) and (x, y) not in self.walls
+
+    def free_cells(self):
+        """Ground cells that are not walls, sorted."""
+        return [
+            (x, y, 0)
+            for x in range(self.width)
+            for y in range(self.depth)
+            if (x, y) not in self.walls
+        ]
+
+    def view(self, pose):
+        """What `pose` sees: (objects, seen_cells as (x, y, level), seen_walls as (x, y))."""
+        cells, walls = sight(pose, self.view_distance, self.size, self.walls)
+        seen = set(cells)
+        origin = (pose.x, pose.y)
+        objects = sorted(
+            (name for name, cell in self.objects.items() if cell in seen),
+            key=lambda name: (_squared_distance(origin, self.objects[name]), name),
+        )
+        return tuple(objects), cells, walls
+
+def _squared_distance(origin, cell):
+    return (cell[0] - origin[0]) ** 2 + (cell[1] - origin[1]) ** 2
+
+
+
+
+class _Invalid(Exception):
+    """A problem in a world's data; load_world adds the path."""
+
+
+def load_world(path) -> World:
+    """Read and check a world file; any problem raises WorldError."""
+    data = _parse(path, _read(path))
+    try:
+        return _build_world(data, str(path))
+    except _Invalid as problem:
+        raise WorldError(path, problem) from None
+
+
+def _read(path):
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise WorldError(path, "no such file") from None
+    except IsADirectoryError:
+        raise WorldError(path, "is a directory, not a world file") from None
+    except UnicodeDecodeError:
+        raise WorldError(path, "cannot read the file: it is not UTF-8 text") from None
+    except OSError as error:
+        raise WorldError(path, f"cannot read the file: {error.strerror}") from None
+
+
+def _parse(path, text):
+    try:
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as error:
+        where = f" at line {error.problem_mark.line + 1}" if error.problem_mark else ""
+        raise WorldError(path, f"invalid YAML{where}: {error.problem}") from None
+    except yaml.YAMLError as error:
+        raise WorldError(path, f"invalid YAML: {error}") from None
+    if data is None:
+        raise WorldError(path, "the file is empty")
+    if not isinstance(data, dict):
+        raise WorldError(path, f"the top level must be a mapping of keys, not a {_kind(data)}")
+    return data
+
+
+def _build_world(data, path):
+    _check_keys(data, WORLD_KEYS, "world")
+    name = data.get("name")
+    if name is None:
+        raise _Invalid("'name' is missing")
+    if not isinstance(name, str) or not name.strip():
+        raise _Invalid(f"'name' must be a non-empty string, got {name!r}")
+    width, depth, height = _size(data.get("size"))
+    bounds = World(name, width, depth, height, frozenset(), {})
+    walls = frozenset(_wall(bounds, entry) for entry in _list(data, "walls"))
+    grid = replace(bounds, walls=walls)
+
+    if data.get("objects") is None:
+        raise _Invalid("'objects' is missing: list at least one object")
+    entries = _list(data, "objects")
+    if not entries:
+        raise _Invalid("'objects' must be a non-empty list")
+    objects = {}
+    for entry in entries:
+        object_name, cell = _object(grid, entry)
+        if object_name in objects:
+            raise _Invalid(f"object name '{object_name}' is used twice")
+        objects[object_name] = cell
+    starts = tuple(
+        _agent_start(grid, number, entry)
+        for number, entry in enumerate(_list(data, "agents"), 1)
+    )
+
+    return World(
+        name=name,
+        width=width,
+        depth=depth,
+        height=height,
+        walls=walls,
+        objects=objects,
+        agent_starts=starts,
+        view_distance=_positive_int(data, "view_distance", DEFAULT_VIEW_DISTANCE),
+        max_steps=_positive_int(data, "max_steps", None),
+        path=path,
+    )
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)  # YAML `yes` is a bool
+
+
+def _kind(value):
+    """What a YAML value is, in words."""
+    kinds = {dict: "mapping", list: "list", str: "string", bool: "boolean", int: "number"}
+    return kinds.get(type(value), "number" if isinstance(value, float) else type(value).__name__)
+
+
+def _check_keys(mapping, allowed, what):
+    unknown = sorted(str(key) for key in mapping if key not in allowed)
+    if unknown:
+        raise _Invalid(f"unknown {what} key '{unknown[0]}' (allowed: {', '.join(allowed)})")
+
+
+def _list(data, key):
+    """An optional list; a key left empty counts as absent."""
+    value = data.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _Invalid(f"'{key}' must be a list, not a {_kind(value)}")
+    return value
+
+
+def _size(value):
+    if value is None:
+        raise _Invalid("'size' is missing: give [width, depth] or [width, depth, height]")
+    if (
+        not isinstance(value, list)
+        or len(value) not in (2, 3)
+        or not all(_is_int(n) and n > 0 for n in value)
+    ):
+        raise _Invalid(f"'size' must be 2 or 3 positive integers, got {value!r}")
+    width, depth, *height = value
+    return width, depth, height[0] if height else 1
+
+
+def _positive_int(data, key, default):
+    value = data.get(key)
+    if value is None:
+        return default
+    if not _is_int(value) or value <= 0:
+        raise _Invalid(f"'{key}' must be a positive integer, got {value!r}")
+    return value
+
+
+def _position(value, what):
+    if not isinstance(value, list) or len(value) not in (2, 3) or not all(map(_is_int, value)):
+        raise _Invalid(f"{what} position must be [x, y] or [x, y, z] integers, got {value!r}")
+    x, y, *z = value
+    return (x, y, z[0] if z else 0)
+
+
+def _place(grid, value, what):
+    """A checked (x, y, z) cell: on the grid and not inside a wall."""
+    x, y, z = cell = _position(value, what)
+    if not grid.in_bounds(x, y, z):
+        raise _Invalid(
+            f"{what} at [{x}, {y}, {z}] is off the grid "
+            f"(size {grid.width}x{grid.depth}x{grid.height})"
+        )
+    if (x, y) in grid.walls:
+        raise _Invalid(f"{what} at [{x}, {y}, {z}] is inside a wall")
+    return cell
+
+
+def _wall(grid, entry):
+    if not isinstance(entry, list) or len(entry) != 2 or not all(map(_is_int, entry)):
+        raise _Invalid(f"each wall must be an [x, y] pair of integers, got {entry!r}")
+    x, y = entry
+    if not grid.in_bounds(x, y):
+        raise _Invalid(f"wall at [{x}, {y}] is off the grid (size {grid.width}x{grid.depth})")
+    return (x, y)
+
+
+def _object(grid, entry):
+    if not isinstance(entry, dict):
+        raise _Invalid(f"each object must be a mapping with name and position, got {entry!r}")
+    _check_keys(entry, OBJECT_KEYS, "object")
+    if "name" not in entry:
+        raise _Invalid(f"object without a name: {entry!r}")
+    name = entry["name"]
+    if not isinstance(name, str) or not name.strip():
+        raise _Invalid(f"object name must be a non-empty string, got {name!r}")
+    if "position" not in entry:
+        raise _Invalid(f"object '{name}' has no position")
+    return name, _place(grid, entry["position"], f"object '{name}'")
+
+
+def _agent_start(grid, number, entry):
+    what = f"agent {number}"
+    if not isinstance(entry, dict):
+        raise _Invalid(f"{what} must be a mapping with a position, got {entry!r}")
+    _check_keys(entry, AGENT_KEYS, "agent")
+    if "position" not in entry:
+        raise _Invalid(f"{what} has no position")
+    x, y, z = _place(grid, entry["position"], what)
+    facing = entry.get("facing", "north")
+    if facing not in FACINGS:
+        raise _Invalid(f"{what} facing must be one of {', '.join(FACINGS)}, got {facing!r}")
+    head = {}
+    for angle in ("pitch", "roll"):
+        value = entry.get(angle, 0)
+        if not _is_int(value) or not -1 <= value <= 1:
+            raise _Invalid(f"{what} {angle} must be -1, 0 or 1, got {value!r}")
+        head[angle] = value
+    return Pose(x, y, z, facing, **head)

@@ -1,0 +1,54 @@
+import numpy as np
+
+from memory.vector_memory import VectorMemory
+
+
+def remember(memory, *texts):
+    for text in texts:
+        memory.add(text, memory.embed(text))
+
+
+def test_embeddings_are_384_dimensional_and_normalised(embedder):
+    vectors = embedder.encode(["a red sofa", "a blue lamp"])
+    assert vectors.shape == (2, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+
+
+def test_a_related_memory_ranks_above_unrelated_ones(embedder):
+    memory = VectorMemory(embedder)
+    remember(
+        memory,
+        "At position (2, 3, 0) facing north, I saw ['bed', 'wardrobe']. I decided to look_left.",
+        "At position (7, 1, 0) facing east, I saw ['fridge', 'stove']. I decided to forward.",
+        "At position (0, 5, 0) facing south, I saw ['rose_bush']. I decided to backward.",
+        "At position (4, 4, 0) facing west, I saw []. I decided to look_right.",
+    )
+    results = memory.search("What do I know about the kitchen with what I see: refrigerator, oven?", top_k=3)
+    assert len(results) == 3
+    assert "fridge" in results[0][0]
+    distances = [distance for _, distance in results]
+    assert distances == sorted(distances)
+    assert all(isinstance(text, str) and isinstance(d, float) for text, d in results)
+
+
+def test_search_returns_at_most_what_is_stored(embedder):
+    memory = VectorMemory(embedder)
+    assert memory.search("anything") == []
+    remember(memory, "only one memory")
+    assert [text for text, _ in memory.search("anything", top_k=3)] == ["only one memory"]
+
+
+def test_memories_are_private_to_each_agent(embedder):
+    mine, yours = VectorMemory(embedder), VectorMemory(embedder)
+    remember(mine, "I saw a piano in the hall")
+    assert len(mine) == 1 and len(yours) == 0
+    assert yours.search("piano") == []
+    assert mine.index.ntotal == 1 and yours.index.ntotal == 0
+
+
+def test_exact_search_finds_a_stored_text_at_distance_zero(embedder):
+    memory = VectorMemory(embedder)
+    remember(memory, "a green door", "a yellow car", "a cup of tea")
+    text, distance = memory.search("a yellow car", top_k=1)[0]
+    assert text == "a yellow car"
+    assert distance < 1e-4
