@@ -12,7 +12,7 @@ from explorer.backends import make_backend
 from explorer.config import DEFAULT_STEPS, ROOT
 from explorer.console import RunConsole
 from explorer.lockstep import Lockstep, RunStopped
-from explorer.store import SharedStore, UnknownRecipient
+from explorer.store import SharedStore, BadRecipient
 from explorer.summary import RunStats, build_summary
 from explorer.trace import TraceWriter, write_json
 from memory.embedder import EmbedderError, SentenceEmbedder
@@ -29,9 +29,10 @@ class RunFailed(RuntimeError):
 
 
 class ExplorationRun:
-    def __init__(self, config, embedder=None):
+    def __init__(self, config, embedder=None, backend_factory=make_backend):
         """Check the world and the run directory; raises WorldError or ConfigError."""
         self.config = config
+        self.backend_factory = backend_factory
         self.world = load_world(config.world)
         self.steps = config.steps or self.world.max_steps or DEFAULT_STEPS
         self.agent_ids = config.agent_ids()
@@ -93,7 +94,7 @@ class ExplorationRun:
             "perception": self.perception,
             "environment": self.environment,
             "lockstep": self.lockstep,
-            "backend": make_backend(self.config.model, agent_id, self.config.seed, self.config.api_base),
+            "backend": self.backend_factory(self.config.model, agent_id, self.config.seed, self.config.api_base),
             "comm_enabled": self.config.comm,
             "max_steps": self.steps,
             "memory": memory,
@@ -150,7 +151,7 @@ class ExplorationRun:
                 try:
                     self.perception.send_message(report.agent_id, recipient, text, step=report.step)
                     log.info("%s -> %s: %s", report.agent_id, recipient, text)
-                except UnknownRecipient as error:
+                except BadRecipient as error:
                     record["errors"].append(f"message not sent: {error}")
             record["new_objects"] = self.store.add_objects(report.seen_objects, report.agent_id, report.step)
             for name in record["new_objects"]:

@@ -23,8 +23,8 @@ class Message:
         return {"sender": self.sender, "recipient": self.recipient, "message": self.message, "step": self.step}
 
 
-class UnknownRecipient(ValueError):
-    """A message named an agent that is not in the team."""
+class BadRecipient(ValueError):
+    """A message named an agent that is not in the team, or its own sender."""
 
 
 class SharedStore:
@@ -49,19 +49,20 @@ class SharedStore:
     def send_message(self, sender, recipient, message, step=None) -> Message:
         """Deliver to one mailbox, or to every other agent's for "all".
 
-        An unknown recipient is recorded as an error and raises
-        UnknownRecipient; nothing is delivered.
+        An unknown recipient, or the sender itself, is recorded as an error
+        and raises BadRecipient; nothing is delivered.
         """
         msg = Message(sender, recipient, message, step)
         with self._lock:
             if recipient == BROADCAST:
                 targets = [a for a in self._mailboxes if a != sender]
-            elif recipient in self._mailboxes:
+            elif recipient in self._mailboxes and recipient != sender:
                 targets = [recipient]
             else:
-                error = {"sender": sender, "recipient": recipient, "step": step, "error": f"unknown recipient {recipient!r}"}
+                problem = "is the sender" if recipient == sender else "is not in the team"
+                error = {"sender": sender, "recipient": recipient, "step": step, "error": f"recipient {recipient!r} {problem}"}
                 self._errors.append(error)
-                raise UnknownRecipient(error["error"])
+                raise BadRecipient(error["error"])
             for target in targets:
                 self._mailboxes[target].append(msg)
             self._history.append(msg)

@@ -3,7 +3,7 @@ import threading
 import pytest
 
 from explorer.lockstep import Lockstep, RunStopped
-from explorer.store import SharedStore, UnknownRecipient
+from explorer.store import SharedStore, BadRecipient
 
 
 def team(*agent_ids):
@@ -55,13 +55,21 @@ def test_history_keeps_every_message_after_reading():
 
 def test_message_to_unknown_agent_is_a_recorded_error_and_delivers_nothing():
     store = team("Agent1", "Agent2")
-    with pytest.raises(UnknownRecipient):
+    with pytest.raises(BadRecipient):
         store.send_message("Agent1", "Agent9", "hi", step=4)
     assert store.errors() == [
-        {"sender": "Agent1", "recipient": "Agent9", "step": 4, "error": "unknown recipient 'Agent9'"}
+        {"sender": "Agent1", "recipient": "Agent9", "step": 4, "error": "recipient 'Agent9' is not in the team"}
     ]
     assert store.history() == []
     assert store.read_mailbox("Agent2") == []
+
+
+def test_a_message_to_oneself_is_a_recorded_error():
+    store = team("Agent1", "Agent2")
+    with pytest.raises(BadRecipient, match="is the sender"):
+        store.send_message("Agent1", "Agent1", "note to self")
+    assert store.read_mailbox("Agent1") == [] and store.history() == []
+    assert len(store.errors()) == 1
 
 
 def test_objects_only_grow_and_remember_the_first_finder():

@@ -1,0 +1,193 @@
+"""Whole runs in-process: the real embedding model, mock perception, offline or stubbed backends."""
+
+import json
+
+import pytest
+
+from explorer.config import ROOT, RunConfig
+from explorer.llm import Reply
+from explorer.runner import ExplorationRun
+from explorer.trace import TIMING_FIELDS, read_trace
+
+TRACE_FIELDS = {
+    "agent_id", "step", "pose", "visible_objects", "retrieved_memories", "messages_in", "prompt",
+    "raw_reply", "decision", "action", "result", "message_out", "new_objects", "timings", "errors",
+}
+SUMMARY_FIELDS = {
+    "mode", "world", "seed", "model", "agents", "steps", "objects_discovered", "total_objects", "coverage",
+    "first_full_discovery_step", "discovery_curve", "messages_sent", "llm", "wall_seconds",
+}
+
+
+def run(tmp_path, embedder, name="run", backend_factory=None, **settings):
+    config = RunConfig(run_dir=tmp_path / name, verbosity=-1, **settings)
+    extra = {"backend_factory": backend_factory} if backend_factory else {}
+    summary = ExplorationRun(config, embedder=embedder, **extra).execute()
+    return summary, read_trace(tmp_path / name / "trace.jsonl")
+
+
+class ScriptedBackend:
+    """A stand-in model that answers with its scripted replies in turn, over and over."""
+
+    def __init__(self, replies):
+        self.replies = list(replies)
+        self.calls = 0
+
+    def complete(self, prompt, context):
+        reply = self.replies[self.calls % len(self.replies)]
+        self.calls += 1
+        if isinstance(reply, Exception):
+            raise reply
+        return Reply(reply, "stub", prompt_tokens=7, completion_tokens=3)
+
+
+def scripted(replies):
+    return lambda model, agent_id, seed, api_base: ScriptedBackend(replies)
+
+
+def test_two_agents_explore_the_default_world_and_record_everything(tmp_path, embedder):
+    summary, trace = run(tmp_path, embedder, agents=2)
+
+    assert SUMMARY_FIELDS <= set(summary)
+    assert summary["status"] == "completed"
+    assert summary["agents"] == ["Agent1", "Agent2"]
+    assert summary["steps"] == {"Agent1": 40, "Agent2": 40}
+    assert summary["total_objects"] == 12
+    assert summary["coverage"] == 1.0
+    assert summary["objects_discovered"] == sorted(summary["objects_discovered"])
+    assert summary["first_full_discovery_step"] <= 40
+    curve = summary["discovery_curve"]
+    assert [k for k, _ in curve] == list(range(1, 41))
+    assert [n for _, n in curve] == sorted(n for _, n in curve)
+    assert curve[summary["first_full_discovery_step"] - 1][1] == 12
+    assert summary["messages_sent"] > 0
+    assert summary["llm"]["calls"] == 80 and summary["llm"]["parse_failures"] == 0
+    assert json.loads((tmp_path / "run" / "summary.json").read_text()) == summary
+
+    assert len(trace) == 80
+    assert [(r["step"], r["agent_id"]) for r in trace] == [(k, a) for k in range(1, 41) for a in ("Agent1", "Agent2")]
+    for record in trace:
+        assert TRACE_FIELDS <= set(record)
+    # Every discovery is credited once, to the step that found it.
+    credited = [name for record in trace for name in record["new_objects"]]
+    assert sorted(credited) == summary["objects_discovered"]
+    # Messages sent in step k are read by the other agent in step k + 1.
+    sent = [(r["step"], r["agent_id"], r["message_out"]["message"]) for r in trace if r["message_out"]]
+    received = {(r["step"], r["agent_id"], m["message"]) for r in trace for m in r["messages_in"]}
+    assert sent
+    for step, sender, text in sent:
+        other = "Agent2" if sender == "Agent1" else "Agent1"
+        if step < 40:
+            assert (step + 1, other, text) in received
+    # Memory: one memory per step, recalled from the second step on.
+    assert trace[0]["retrieved_memories"] == []
+    assert all(len(r["retrieved_memories"]) == min(3, r["step"] - 1) for r in trace)
+
+
+def without_timings(trace):
+    return [{k: v for k, v in record.items() if k not in TIMING_FIELDS} for record in trace]
+
+
+@pytest.mark.parametrize("agents", [1, 3])
+def test_the_same_seed_gives_the_same_trace(tmp_path, embedder, agents):
+    settings = dict(agents=agents, steps=12, world=ROOT / "worlds" / "office.yaml", seed=7)
+    first, first_trace = run(tmp_path, embedder, "first", **settings)
+    second, second_trace = run(tmp_path, embedder, "second", **settings)
+    assert without_timings(first_trace) == without_timings(second_trace)
+    assert first["discovery_curve"] == second["discovery_curve"]
+
+
+def test_another_seed_gives_another_run(tmp_path, embedder):
+    settings = dict(agents=2, steps=5, world=ROOT / "worlds" / "office.yaml")
+    _, first = run(tmp_path, embedder, "first", seed=1, **settings)
+    _, second = run(tmp_path, embedder, "second", seed=2, **settings)
+    assert [r["pose"] for r in first] != [r["pose"] for r in second]
+
+
+def test_two_agents_need_fewer_steps_than_one(tmp_path, embedder):
+    garden = ROOT / "worlds" / "garden.yaml"
+    alone, _ = run(tmp_path, embedder, "alone", agents=1, steps=50, world=garden)
+    pair, _ = run(tmp_path, embedder, "pair", agents=2, steps=50, world=garden)
+    assert pair["coverage"] == 1.0
+    assert pair["first_full_discovery_step"] < alone["first_full_discovery_step"]
+
+
+def test_unreadable_replies_fall_back_to_a_scanning_action_and_are_counted(tmp_path, embedder):
+    summary, trace = run(tmp_path, embedder, agents=2, steps=3, backend_factory=scripted(["I refuse.", "action: fly"]))
+    assert summary["status"] == "completed"
+    assert summary["llm"]["parse_failures"] == 6
+    assert summary["llm"]["calls"] == 12  # each step: the reply and one re-prompt
+    for record in trace:
+        assert record["parse_failure"] is True
+        assert record["action"] == "look_right"
+        assert record["decision"] is None
+        assert [a["error"] for a in record["attempts"]] == ["the reply has no `action` field", "unknown action 'fly'"]
+        assert record["raw_reply"] == "action: fly"
+    assert "could not be used" not in trace[0]["prompt"]
+
+
+def test_a_bad_reply_is_re_prompted_with_what_was_wrong(tmp_path, embedder):
+    prompts = []
+
+    class Recording(ScriptedBackend):
+        def complete(self, prompt, context):
+            prompts.append(prompt)
+            return super().complete(prompt, context)
+
+    factory = lambda *args: Recording(["action: teleport", "action: forward"])
+    summary, trace = run(tmp_path, embedder, agents=1, steps=1, backend_factory=factory)
+    assert trace[0]["action"] == "forward" and trace[0]["parse_failure"] is False
+    assert "unknown action 'teleport'" in prompts[1] and "action: teleport" in prompts[1]
+    assert summary["llm"] == {"calls": 2, "prompt_tokens": 14, "completion_tokens": 6, "parse_failures": 0, "errors": 0}
+
+
+def test_a_failing_backend_is_recorded_and_the_run_goes_on(tmp_path, embedder):
+    summary, trace = run(tmp_path, embedder, agents=1, steps=2, backend_factory=scripted([ConnectionError("down")]))
+    assert summary["status"] == "completed" and summary["steps"] == {"Agent1": 2}
+    assert summary["llm"]["errors"] == 2
+    assert "ConnectionError('down')" in trace[0]["errors"][0]
+    assert trace[0]["action"] == "look_right"
+
+
+def test_a_message_to_an_unknown_agent_is_an_error_not_a_crash(tmp_path, embedder):
+    reply = "action: forward\nmessage_to_others: hello\nmessage_to: Agent9"
+    summary, trace = run(tmp_path, embedder, agents=2, steps=2, backend_factory=scripted([reply]))
+    assert summary["status"] == "completed"
+    assert summary["messages_sent"] == 0
+    assert summary["message_errors"][0]["recipient"] == "Agent9"
+    assert trace[0]["errors"] == ["message not sent: recipient 'Agent9' is not in the team"]
+
+
+def test_direct_messages_reach_only_their_recipient(tmp_path, embedder):
+    reply = "action: look_left\nmessage_to_others: psst\nmessage_to: Agent3"
+    summary, trace = run(tmp_path, embedder, agents=3, steps=2, backend_factory=scripted([reply]))
+    step2 = {r["agent_id"]: [m["sender"] for m in r["messages_in"]] for r in trace if r["step"] == 2}
+    assert step2 == {"Agent1": [], "Agent2": [], "Agent3": ["Agent1", "Agent2"]}
+    assert summary["messages_sent"] == 4  # two a step; Agent3's note to itself is refused
+    assert [r["errors"] for r in trace if r["agent_id"] == "Agent3"] == [["message not sent: recipient 'Agent3' is the sender"]] * 2
+
+
+def test_no_comm_sends_and_reads_nothing(tmp_path, embedder):
+    reply = "action: forward\nmessage_to_others: hello"
+    summary, trace = run(tmp_path, embedder, agents=2, steps=3, comm=False, backend_factory=scripted([reply]))
+    assert summary["messages_sent"] == 0
+    assert all(r["message_out"] is None and r["messages_in"] == [] for r in trace)
+    assert "Messaging is off" in trace[0]["prompt"]
+
+
+def test_random_backend_takes_valid_varied_actions(tmp_path, embedder):
+    summary, trace = run(tmp_path, embedder, agents=2, steps=15, model="random")
+    actions = [r["action"] for r in trace]
+    assert len(set(actions)) >= 5
+    assert summary["llm"]["parse_failures"] == 0
+    assert all(r["result"]["outcome"] in ("moved", "turned", "blocked") for r in trace)
+
+
+def test_the_prompt_carries_the_context(tmp_path, embedder):
+    _, trace = run(tmp_path, embedder, agents=2, steps=3)
+    prompt = trace[-1]["prompt"]
+    for part in ("Agent2", "Step 3 of 3", "(x grows to the east", "Found by the team so far",
+                 "Where the other agents are", "- Agent1: (", "Your last actions", "step 2: ",
+                 "- forward: move one cell ahead", "message_to_others"):
+        assert part in prompt, part
+
