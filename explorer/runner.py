@@ -116,23 +116,29 @@ class ExplorationRun:
         }
 
     def _run_agents(self, agents):
+        finished = [threading.Event() for _ in agents]
         threads = [
-            threading.Thread(target=self._agent_main, args=(agent,), name=agent["agent_id"], daemon=True)
-            for agent in agents
+            threading.Thread(target=self._agent_main, args=(agent, done), name=agent["agent_id"], daemon=True)
+            for agent, done in zip(agents, finished)
         ]
         for thread in threads:
             thread.start()
         try:
-            for thread in threads:
-                while thread.is_alive():
-                    thread.join(0.1)
+            _wait(finished)
         except KeyboardInterrupt:
             log.warning("Interrupted: keeping the finished steps")
             self.lockstep.stop()
-            return "interrupted"
-        return "failed" if self.failure else "completed"
+            # Each agent leaves at its next hand-in; the interpreter must not
+            # shut down under a thread that is still inside torch.
+            _wait(finished)
+            status = "interrupted"
+        else:
+            status = "failed" if self.failure else "completed"
+        for thread in threads:
+            thread.join()
+        return status
 
-    def _agent_main(self, agent):
+    def _agent_main(self, agent, finished):
         try:
             build_agent_flow().run(agent)
         except RunStopped:
@@ -142,6 +148,8 @@ class ExplorationRun:
             log.debug("%s traceback", agent["agent_id"], exc_info=True)
             self.failure = self.failure or f"{agent['agent_id']} failed: {error!r}"
             self.lockstep.stop()
+        finally:
+            finished.set()
 
     def _commit(self, reports):
         """Apply a step's reports in agent order: the only place the team's state changes."""
@@ -176,6 +184,14 @@ class ExplorationRun:
         logger.addHandler(file_handler)
         logger.addHandler(console_handler)
         return file_handler, console_handler
+
+
+def _wait(events):
+    # Not Thread.join: on Python 3.11, Ctrl-C during join() can mark a thread
+    # that is still running as stopped (bpo-45274's cleanup).
+    for event in events:
+        while not event.wait(0.1):  # short waits keep Ctrl-C responsive everywhere
+            pass
 
 
 def _stop_logging(handlers):
