@@ -46,14 +46,31 @@ class OfflineExplorer:
             return Decision(safe_action(available), "I do not know the world's extent.", "scan around")
         pose = Pose.from_dict(context["pose"])
         self._learn(context, pose)
-        unseen = self._unseen(context["size"])
         message = self._news(context, pose)
         rng = random.Random(f"{self.seed}:{context['step']}")
 
-        gains = {a: self._gain(self._after(pose, a, context), unseen, context) for a in available}
-        best = max(gains.values(), default=0)
+        # Ground a teammate has probably seen is left to it; but its sight is
+        # only estimated (with the walls I know of), so once nothing else is
+        # left, that ground is checked too.
+        for unseen in (self._unseen(context["size"], self.seen_by_others), self._unseen(context["size"], ())):
+            gains = {a: self._gain(self._after(pose, a, context), unseen, context) for a in available}
+            best = max(gains.values(), default=0)
+            if best > 0:
+                break
+            action, target = self._head_for_vantage(pose, unseen, context, available)
+            if action is not None:
+                return Decision(
+                    action,
+                    f"Nothing new from here; the best vantage point is ({target[0]}, {target[1]}, {target[2]}).",
+                    "walk towards unexplored ground, away from teammates",
+                    message,
+                )
         if best > 0:
-            choices = [a for a in available if gains[a] == best]
+            # Among equal gains, look away from teammates; the seeded coin decides the rest.
+            others = _teammate_cells(context)
+            tied = [a for a in available if gains[a] == best]
+            crowding = {a: self._crowding(_focus(self._after(pose, a, context), context), others) for a in tied}
+            choices = [a for a in tied if crowding[a] == min(crowding.values())]
             action = choices[0] if len(choices) == 1 else rng.choice(choices)
             return Decision(
                 action,
@@ -61,15 +78,7 @@ class OfflineExplorer:
                 "look at unseen ground",
                 message,
             )
-        action, target = self._head_for_vantage(pose, unseen, context, available)
-        if action is None:
-            return Decision(safe_action(available), "Everything within reach has been seen.", "keep scanning", message)
-        return Decision(
-            action,
-            f"Nothing new from here; the best vantage point is ({target[0]}, {target[1]}, {target[2]}).",
-            "walk towards unexplored ground, away from teammates",
-            message,
-        )
+        return Decision(safe_action(available), "Everything within reach has been seen.", "keep scanning", message)
 
     def _learn(self, context, pose):
         seen_now = set(map(tuple, context["seen_cells"]))
@@ -87,7 +96,7 @@ class OfflineExplorer:
             if other:
                 self.seen_by_others.update(self._sight(Pose.from_dict(other), context))
 
-    def _unseen(self, size):
+    def _unseen(self, size, left_to_others):
         width, depth, height = size
         return {
             (x, y, z)
@@ -95,7 +104,7 @@ class OfflineExplorer:
             for y in range(depth)
             if (x, y) not in self.walls
             for z in range(height)
-        } - self.seen - self.seen_by_others
+        } - self.seen - set(left_to_others)
 
     def _sight(self, pose, context):
         return sight(pose, context["view_distance"], context["size"], self.walls)[0]
@@ -127,7 +136,7 @@ class OfflineExplorer:
             return None, None
         start = pose.cell
         max_gain = 1 + sum(2 * f + 1 for f in range(1, context["view_distance"] + 1))
-        others = [tuple(p["position"]) for p in context["other_agents"].values() if p]
+        others = _teammate_cells(context)
         first_step = {start: None}
         queue = deque([(start, 0)])
         best, best_utility = None, float("-inf")
@@ -190,3 +199,14 @@ class OfflineExplorer:
 def _view_key(pose):
     """What decides a view: everything in a pose but the roll."""
     return pose.x, pose.y, pose.z, pose.facing, pose.pitch
+
+
+def _teammate_cells(context):
+    return [tuple(p["position"]) for p in context["other_agents"].values() if p]
+
+
+def _focus(pose, context):
+    """The cell a pose looks at: half its sight ahead."""
+    dx, dy = FACING_VECTORS[pose.facing]
+    ahead = (context["view_distance"] + 1) // 2
+    return pose.x + ahead * dx, pose.y + ahead * dy, pose.z + pose.pitch
