@@ -23,7 +23,7 @@ class RunConsole:
         self.progress = Progress(
             TextColumn("steps"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=self.console
         )
-        self.task = self.progress.add_task("steps", total=steps)
+        self.task = self.progress.add_task("steps", total=steps, start=False)
         self.live = None
 
     def log_handler(self):
@@ -33,6 +33,7 @@ class RunConsole:
         return handler
 
     def __enter__(self):
+        self.progress.start_task(self.task)  # the clock starts with the agents, not the model load
         if self.verbosity >= 0:
             self.live = Live(self._view(), console=self.console, refresh_per_second=4)
             self.live.start()

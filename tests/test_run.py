@@ -191,3 +191,10 @@ def test_the_prompt_carries_the_context(tmp_path, embedder):
                  "- forward: move one cell ahead", "message_to_others"):
         assert part in prompt, part
 
+
+
+@pytest.mark.parametrize("world", sorted((ROOT / "worlds").glob("*.yaml")), ids=lambda path: path.stem)
+def test_two_agents_find_every_object_of_each_shipped_world_within_its_budget(tmp_path, embedder, world):
+    summary, _ = run(tmp_path, embedder, agents=2, world=world)
+    assert summary["coverage"] == 1.0, summary["objects_discovered"]
+    assert summary["first_full_discovery_step"] <= max(summary["steps"].values())

@@ -1,0 +1,61 @@
+"""A litellm model through the real litellm path, against a local OpenAI-compatible server."""
+
+import os
+import subprocess
+import sys
+
+from explorer.trace import read_trace
+from explorer.config import ROOT, RunConfig
+from explorer.runner import ExplorationRun
+from tests.openai_stub_server import ChatServer
+
+REPLY = """Here is my decision:
+```yaml
+thinking: "I should look around"
+action: look_left
+reason: "scan the room"
+message_to_others: "Scanning the living room"
+```"""
+
+
+def test_a_litellm_model_decides_every_step(tmp_path, embedder, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with ChatServer(lambda request: REPLY) as server:
+        config = RunConfig(
+            agents=2, steps=3, model="openai/test-model", api_base=server.api_base,
+            run_dir=tmp_path / "run", verbosity=-1,
+        )
+        summary = ExplorationRun(config, embedder=embedder).execute()
+    trace = read_trace(tmp_path / "run" / "trace.jsonl")
+
+    assert summary["status"] == "completed"
+    assert len(server.requests) == 6  # one call per agent-step
+    assert summary["llm"] == {"calls": 6, "prompt_tokens": 600, "completion_tokens": 120, "parse_failures": 0, "errors": 0}
+    assert all(r["action"] == "look_left" and r["llm"]["model"] == "openai/test-model" for r in trace)
+    # The request carries the prompt the trace recorded.
+    prompts = {r["prompt"] for r in trace}
+    assert {request["messages"][-1]["content"] for request in server.requests} == prompts
+    assert all(request["model"] == "test-model" for request in server.requests)
+    assert summary["messages_sent"] == 6
+    assert "OPENAI_API_KEY" not in os.environ
+
+
+def test_litellm_is_imported_without_touching_the_network():
+    # In a fresh process, every host lookup and connection is counted and refused.
+    # (Without the settings, litellm looks up raw.githubusercontent.com here.)
+    script = """
+import socket
+attempts = []
+def refuse(*args):
+    attempts.append(args)
+    raise OSError("no network in tests")
+socket.getaddrinfo = refuse  # a fetch looks up its host first
+socket.socket.connect = refuse
+from explorer import llm
+assert llm._litellm().model_cost  # the local price table
+print(len(attempts))
+"""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LITELLM_")}
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "0"
