@@ -65,11 +65,6 @@ class Lockstep:
             finally:
                 self._cond.notify_all()
 
-    @property
-    def stopped(self):
-        with self._cond:
-            return self._stopped
-
     def _commit_pending(self):
         reports = [self._pending[a] for a in sorted(self._pending, key=self._order.__getitem__)]
         self._pending = {}

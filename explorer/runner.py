@@ -6,13 +6,12 @@ import logging
 import threading
 import time
 from datetime import datetime
-from pathlib import Path
 
 from explorer.backends import make_backend
 from explorer.config import DEFAULT_STEPS, ROOT
 from explorer.console import RunConsole
 from explorer.lockstep import Lockstep, RunStopped
-from explorer.store import SharedStore, BadRecipient
+from explorer.store import BadRecipient, SharedStore
 from explorer.summary import RunStats, build_summary
 from explorer.trace import TraceWriter, write_json
 from memory.embedder import EmbedderError, SentenceEmbedder

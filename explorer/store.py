@@ -42,10 +42,6 @@ class SharedStore:
             self._mailboxes.setdefault(agent_id, [])
             self._positions[agent_id] = position
 
-    def agent_ids(self):
-        with self._lock:
-            return list(self._mailboxes)
-
     def send_message(self, sender, recipient, message, step=None) -> Message:
         """Deliver to one mailbox, or to every other agent's for "all".
 

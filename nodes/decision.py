@@ -1,7 +1,7 @@
-from perception.actions import ACTION_HELP, safe_action
-from perception.base import Pose
 from explorer.replies import ReplyError, parse_decision
 from nodes.base import StepNode
+from perception.actions import ACTION_HELP, safe_action
+from perception.base import Pose
 from prompts import render
 
 RECENT_ACTIONS = 5

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from perception.actions import ACTIONS
 
@@ -95,7 +95,6 @@ class EnvironmentInfo:
     view_distance: int | None = None
     max_steps: int | None = None
     total_objects: int | None = None  # None where the objects are not known
-    extra: dict = field(default_factory=dict)
 
 
 class PerceptionInterface(ABC):

@@ -4,9 +4,9 @@ import os
 import subprocess
 import sys
 
-from explorer.trace import read_trace
 from explorer.config import ROOT, RunConfig
 from explorer.runner import ExplorationRun
+from explorer.trace import read_trace
 from tests.openai_stub_server import ChatServer
 
 REPLY = """Here is my decision:

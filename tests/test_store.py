@@ -3,7 +3,7 @@ import threading
 import pytest
 
 from explorer.lockstep import Lockstep, RunStopped
-from explorer.store import SharedStore, BadRecipient
+from explorer.store import BadRecipient, SharedStore
 
 
 def team(*agent_ids):
