@@ -37,18 +37,27 @@ class RandomBackend:
 
 
 class LiteLLMBackend:
-    def __init__(self, model, api_base=None):
-        self.model = model
-        self.api_base = api_base
+    def __init__(self, settings):
+        self.settings = settings
 
     def complete(self, prompt, context):
-        return llm.complete(self.model, prompt, api_base=self.api_base)
+        return llm.complete_prompt(self.settings, prompt)
 
 
-def make_backend(model, agent_id, seed, api_base=None):
-    agent_seed = stable_seed(seed, agent_id)
-    if model == OFFLINE:
+def make_backend(profile, agent_id, config):
+    """The backend an agent's profile asks for; `config` gives the run's seed and model settings."""
+    agent_seed = stable_seed(config.seed, agent_id)
+    if profile.model == OFFLINE:
         return OfflineExplorer(agent_seed)
-    if model == RANDOM:
+    if profile.model == RANDOM:
         return RandomBackend(agent_seed)
-    return LiteLLMBackend(model, api_base)
+    return LiteLLMBackend(
+        llm.LLMSettings(
+            model=profile.model,
+            api_base=config.api_base,
+            temperature=profile.temperature,
+            timeout=config.timeout,
+            price_in=config.price_in,
+            price_out=config.price_out,
+        )
+    )

@@ -32,6 +32,10 @@ def build_parser():
         help="offline (built-in explorer, the default), random, or a litellm model such as gpt-4o-mini",
     )
     parser.add_argument("--api-base", help="base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
+    parser.add_argument("--profiles", type=Path, help="YAML file of agent profiles: role, persona, model, temperature")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds before a model call is cut off (default 60)")
+    parser.add_argument("--price-in", type=float, help="dollars per million prompt tokens, for models litellm cannot price")
+    parser.add_argument("--price-out", type=float, help="dollars per million completion tokens, likewise")
     parser.add_argument("--no-comm", action="store_true", help="turn off all messages between agents")
     parser.add_argument("--run-dir", type=Path, help="where to write the run (default runs/<timestamp>/)")
     volume = parser.add_mutually_exclusive_group()
@@ -52,23 +56,28 @@ def parse_config(argv) -> RunConfig:
         api_base=args.api_base,
         comm=not args.no_comm,
         run_dir=args.run_dir,
+        profiles=args.profiles,
+        timeout=args.timeout,
+        price_in=args.price_in,
+        price_out=args.price_out,
         verbosity=-1 if args.quiet else 1 if args.verbose else 0,
     ).check()
 
 
 def main(argv=None) -> int:
     # Imported here so that --help and argument errors answer at once.
+    from explorer.profiles import ProfileError
     from explorer.runner import ExplorationRun, RunFailed
     from perception.world import WorldError
 
     try:
         run = ExplorationRun(parse_config(sys.argv[1:] if argv is None else argv))
-    except (ConfigError, WorldError) as error:
+    except (ConfigError, WorldError, ProfileError) as error:
         print(f"main.py: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     try:
         summary = run.execute()
     except RunFailed as error:
         print(f"main.py: error: {error}", file=sys.stderr)
-        return EXIT_FAILED
+        return EXIT_USAGE if error.users_mistake else EXIT_FAILED
     return EXIT_INTERRUPTED if summary["status"] == "interrupted" else 0

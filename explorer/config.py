@@ -26,6 +26,10 @@ class RunConfig:
     api_base: str | None = None
     comm: bool = True
     run_dir: Path | None = None  # None: runs/<timestamp>/
+    profiles: Path | None = None
+    timeout: float = 60.0  # seconds per model call
+    price_in: float | None = None  # dollars per million prompt tokens, for models litellm cannot price
+    price_out: float | None = None
     verbosity: int = 0  # -1 quiet, 0 normal, 1 verbose
 
     def check(self):
@@ -41,6 +45,13 @@ class RunConfig:
             raise ConfigError(f"world file not found: {self.world}")
         if not self.model.strip():
             raise ConfigError("--model must not be empty")
+        if self.profiles is not None and not self.profiles.is_file():
+            raise ConfigError(f"profiles file not found: {self.profiles}")
+        if not self.timeout > 0:
+            raise ConfigError(f"--timeout must be more than 0 seconds, not {self.timeout}")
+        for flag, price in (("--price-in", self.price_in), ("--price-out", self.price_out)):
+            if price is not None and price < 0:
+                raise ConfigError(f"{flag} must not be negative, not {price}")
         if self.run_dir is not None and self.run_dir.exists() and any(self.run_dir.iterdir()):
             raise ConfigError(f"run directory {self.run_dir} is not empty; choose another --run-dir")
         return self
@@ -58,4 +69,8 @@ class RunConfig:
             "model": self.model,
             "api_base": self.api_base,
             "comm": self.comm,
+            "profiles": str(self.profiles) if self.profiles else None,
+            "timeout": self.timeout,
+            "price_in": self.price_in,
+            "price_out": self.price_out,
         }

@@ -73,17 +73,19 @@ class RunConsole:
     def print_summary(self, summary, run_dir):
         self.console.print()
         table = Table(title=f"Run summary: {summary['world']} ({summary['status']})")
-        for column in ("Agent", "Steps", "Found first", "Messages", "Model calls", "Parse failures", "Errors"):
+        for column in ("Agent", "Steps", "Found first", "Messages", "Model calls", "Retries", "Parse failures", "Errors"):
             table.add_column(column)
         for agent_id, agent in summary["per_agent"].items():
+            llm = agent["llm"]
             table.add_row(
                 agent_id,
                 str(agent["steps"]),
                 str(len(agent["found_first"])),
                 str(agent["messages_sent"]),
-                str(agent["calls"]),
-                str(agent["parse_failures"]),
-                str(agent["errors"]),
+                str(llm["calls"]),
+                str(llm["retries"]),
+                str(llm["parse_failures"]),
+                str(llm["errors"]),
             )
         self.console.print(table)
         total = summary["total_objects"]
@@ -94,9 +96,12 @@ class RunConsole:
             full = summary["first_full_discovery_step"]
             self.console.print(f"All objects found by step: {full if full is not None else 'not within this run'}")
         llm = summary["llm"]
+        cost = "unknown" if llm["cost_usd"] is None else f"${llm['cost_usd']:.4f}"
+        latency = llm["latency_seconds"]
+        latency_text = "" if latency["p50"] is None else f", latency p50 {latency['p50']:.2f} s, p90 {latency['p90']:.2f} s"
         self.console.print(
-            f"Messages sent: {summary['messages_sent']}    Model calls: {llm['calls']} "
-            f"(tokens {llm['prompt_tokens']} in, {llm['completion_tokens']} out)    "
-            f"Wall time: {summary['wall_seconds']:.1f} s"
+            f"Model calls: {llm['calls']} (tokens {llm['prompt_tokens']} in, {llm['completion_tokens']} out, "
+            f"cost {cost}{latency_text})"
         )
+        self.console.print(f"Messages sent: {summary['messages_sent']}    Wall time: {summary['wall_seconds']:.1f} s")
         self.console.print(f"Run directory: {run_dir}", soft_wrap=True)

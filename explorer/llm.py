@@ -1,14 +1,56 @@
 """Every call to a language model goes through here; the only module that imports litellm.
 
 litellm is imported on first use, after the settings that stop it from
-fetching a price map or reading .env files at import.
+fetching a price map or reading .env files at import. litellm keeps global
+state, so each call passes all of its settings. The SDK's own retries are
+off: this module retries rate limits, server errors, timeouts and lost
+connections itself, with backoff, so they are counted and bounded.
 """
 
 from __future__ import annotations
 
+import base64
+import json
+import logging
 import os
+import random
+import re
 import time
 from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+import yaml
+
+from prompts import render
+
+log = logging.getLogger("explorer")
+
+BACKOFF_BASE = 0.5  # seconds: the first retry waits up to this (full jitter), doubling each time
+BACKOFF_CAP = 8.0
+RETRY_AFTER_CAP = 30.0  # a server's Retry-After is honoured up to this
+RETRYABLE = frozenset({"rate_limit", "server", "timeout", "connection"})
+BAD_REPLY_RETRIES = 1  # a reply with no text is asked again once; the same prompt tends to fail the same way
+SECRET_SUFFIXES = ("_KEY", "_TOKEN")  # covers *_API_KEY
+MIN_SECRET_LENGTH = 4  # shorter values are no secret, and replacing them would garble every message
+MESSAGE_LIMIT = 400
+RAW_REPLY_LIMIT = 200
+MAX_OBJECTS = 30
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
+_FENCE = re.compile(r"```[\w-]*[ \t]*\n(.*?)```", re.DOTALL)
+_LITELLM_PREFIX = re.compile(r"^litellm\.\w+:\s*(?:\w+Error:\s*)?")
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    model: str
+    api_base: str | None = None
+    temperature: float = 0.2
+    timeout: float = 60.0  # seconds per attempt
+    max_tokens: int = 600
+    max_retries: int = 4  # retries after the first attempt, for retryable failures only
+    price_in: float | None = None  # dollars per million prompt tokens, for models litellm has no price for
+    price_out: float | None = None  # dollars per million completion tokens
 
 
 @dataclass(frozen=True)
@@ -17,7 +59,35 @@ class Reply:
     model: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    latency: float = 0.0
+    latency: float = 0.0  # seconds, the whole call with its retries and waits
+    retries: int = 0
+    cost_usd: float | None = None  # None when unknown
+
+
+class LLMError(RuntimeError):
+    """A model call failed. `kind` says how; the message is one line with secrets redacted."""
+
+    def __init__(self, message, kind, status=None, retries=0):
+        super().__init__(_clean(message))
+        self.kind = kind
+        self.status = status
+        self.retries = retries
+
+
+class AuthenticationFailed(LLMError):
+    """The provider refused the credentials (or there are none): retrying cannot help, so the run stops."""
+
+    def __init__(self, message, status=None, retries=0):
+        super().__init__(message, "auth", status, retries)
+
+
+class _Failure(NamedTuple):
+    """One failed attempt, classified; `detail` is already redacted."""
+
+    kind: str
+    status: int | None
+    detail: str
+    retry_after: float | None = None
 
 
 def _litellm():
@@ -25,32 +95,298 @@ def _litellm():
     os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
     import litellm
 
+    # Otherwise litellm prints a "Give Feedback" banner to stdout on every error, through the live view.
+    litellm.suppress_debug_info = True
     return litellm
 
 
-def complete(model, prompt, api_base=None, temperature=0.2, timeout=60.0, max_tokens=600) -> Reply:
-    """One chat completion; the API key comes from the environment, as litellm expects."""
+def redact(text):
+    """`text` with the value of every *_KEY or *_TOKEN environment variable replaced by ***."""
+    secrets = {
+        value
+        for name, value in os.environ.items()
+        if name.upper().endswith(SECRET_SUFFIXES) and len(value) >= MIN_SECRET_LENGTH
+    }
+    for secret in sorted(secrets, key=len, reverse=True):  # longest first, so a key inside another goes too
+        text = text.replace(secret, "***")
+    return text
+
+
+def _clean(text):
+    """One redacted line, cut short. Redacted before cutting, so no key survives in part."""
+    line = " ".join(redact(str(text)).split())
+    return line if len(line) <= MESSAGE_LIMIT else line[: MESSAGE_LIMIT - 3] + "..."
+
+
+# ---- chat ------------------------------------------------------------------------------------
+
+
+def complete(settings, messages, sleep=time.sleep) -> Reply:
+    """One chat completion (OpenAI message list), retried on rate limits, server errors, timeouts
+    and lost connections; raises LLMError (AuthenticationFailed for refused credentials)."""
     litellm = _litellm()
-    kwargs = {}
-    if api_base:
-        kwargs["api_base"] = api_base
-        # Local OpenAI-compatible servers need some key; they ignore its value.
-        if model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
-            kwargs["api_key"] = "not-needed"
+    rng = random.Random()  # per call: threads share no random state
     start = time.perf_counter()
-    response = litellm.completion(
-        model=model,
-        messages=[{"role": "user", "content": prompt}],
-        temperature=temperature,
-        timeout=timeout,
-        max_tokens=max_tokens,
-        **kwargs,
-    )
+    retries = bad_replies = 0
+    while True:
+        response, text, failure = _attempt(litellm, settings, messages)
+        if failure is None:
+            break
+        bad_replies += failure.kind == "bad_response"
+        if retries >= settings.max_retries or not _retryable(failure.kind, bad_replies):
+            raise _error(failure, settings.model, retries)
+        delay = _backoff(retries, rng, failure.retry_after)
+        log.warning("%s: %s; retry %d of %d in %.1f s", settings.model, failure.detail, retries + 1, settings.max_retries, delay)
+        sleep(delay)
+        retries += 1
     usage = getattr(response, "usage", None)
+    prompt_tokens = getattr(usage, "prompt_tokens", 0) or 0
+    completion_tokens = getattr(usage, "completion_tokens", 0) or 0
     return Reply(
-        text=response.choices[0].message.content or "",
-        model=model,
-        prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-        completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+        text=redact(text),
+        model=settings.model,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
         latency=round(time.perf_counter() - start, 4),
+        retries=retries,
+        cost_usd=_cost(litellm, response, settings, prompt_tokens, completion_tokens),
+    )
+
+
+def complete_prompt(settings, prompt, sleep=time.sleep) -> Reply:
+    """One user message, one reply."""
+    return complete(settings, [{"role": "user", "content": prompt}], sleep=sleep)
+
+
+def _attempt(litellm, settings, messages):
+    """(response, text, None) or (None, None, failure). The failure is built outside the except
+    block, so nothing raised later carries litellm's exception, whose text may hold the key."""
+    try:
+        response = litellm.completion(**_request(settings, messages))
+    except _api_errors(litellm) as error:
+        failure = _classify(error)
+    else:
+        text = _reply_text(response)
+        if text is not None:
+            return response, text, None
+        failure = _Failure("bad_response", None, "the reply has no text")
+    return None, None, failure
+
+
+def _request(settings, messages):
+    request = {
+        "model": settings.model,
+        "messages": messages,
+        "temperature": settings.temperature,
+        "max_tokens": settings.max_tokens,
+        "timeout": settings.timeout,
+        "max_retries": 0,  # the SDK retries twice by default; we retry ourselves
+        "drop_params": True,  # reasoning models refuse a temperature; litellm then leaves it out
+    }
+    if settings.api_base:
+        request["api_base"] = settings.api_base
+        # Local OpenAI-compatible servers need some key; they ignore its value.
+        if settings.model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
+            request["api_key"] = "not-needed"
+    return request
+
+
+def _api_errors(litellm):
+    import openai
+
+    return (openai.OpenAIError, *litellm.LITELLM_EXCEPTION_TYPES)
+
+
+def _reply_text(response):
+    """The first choice's text, or None when there is none (no choices, no content, only blanks)."""
+    choices = getattr(response, "choices", None) or []
+    message = getattr(choices[0], "message", None) if choices else None
+    content = getattr(message, "content", None)
+    return content if isinstance(content, str) and content.strip() else None
+
+
+def _retryable(kind, bad_replies):
+    return kind in RETRYABLE or (kind == "bad_response" and bad_replies <= BAD_REPLY_RETRIES)
+
+
+def _backoff(retries, rng, retry_after):
+    """Seconds to wait before retry number `retries` + 1: the server's word if it gave one, else full jitter."""
+    if retry_after is not None:
+        return min(retry_after, RETRY_AFTER_CAP)
+    return rng.uniform(0, min(BACKOFF_CAP, BACKOFF_BASE * 2**retries))
+
+
+def _error(failure, model, retries):
+    status = f" (HTTP {failure.status})" if failure.status else ""
+    tried = f" after {retries} {'retry' if retries == 1 else 'retries'}" if retries else ""
+    message = f"{model}: {failure.kind} error{status}{tried}: {failure.detail}"
+    if failure.kind == "auth":
+        return AuthenticationFailed(message, failure.status, retries)
+    return LLMError(message, failure.kind, failure.status, retries)
+
+
+# ---- classifying failures ----------------------------------------------------------------------
+
+
+def _classify(error) -> _Failure:
+    """What went wrong. litellm reports a refused connection or an unreadable body as a 500,
+    so the causes it wraps are looked at before the status code."""
+    detail = _clean(_LITELLM_PREFIX.sub("", getattr(error, "message", None) or str(error)))
+    kind = _kind_from_causes(_causes(error))
+    if kind:
+        return _Failure(kind, None, detail)
+    status = getattr(error, "status_code", None)
+    kind = _kind_from_status(status) if isinstance(status, int) else _kind_from_type(error)
+    return _Failure(kind, status if isinstance(status, int) else None, detail, _retry_after(error))
+
+
+def _causes(error):
+    chain, seen = [], set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        chain.append(error)
+        error = error.__cause__ or error.__context__
+    return chain
+
+
+def _kind_from_causes(chain):
+    import openai
+
+    if any(isinstance(e, (openai.APITimeoutError, TimeoutError)) for e in chain):
+        return "timeout"
+    if any(isinstance(e, (openai.APIConnectionError, ConnectionError)) for e in chain):
+        return "connection"
+    if any(isinstance(e, json.JSONDecodeError) for e in chain):
+        return "bad_response"
+    # The OpenAI client itself raises its bare base class when it has no key to send.
+    if any(type(e) is openai.OpenAIError for e in chain):
+        return "auth"
+    return None
+
+
+def _kind_from_status(status):
+    if status in (401, 403):
+        return "auth"
+    if status == 404:
+        return "not_found"
+    if status == 408:
+        return "timeout"
+    if status == 429:
+        return "rate_limit"
+    if 400 <= status < 500:
+        return "bad_request"
+    return "server"
+
+
+def _kind_from_type(error):
+    import openai
+
+    if isinstance(error, (openai.AuthenticationError, openai.PermissionDeniedError)):
+        return "auth"
+    if isinstance(error, openai.NotFoundError):
+        return "not_found"
+    if isinstance(error, openai.RateLimitError):
+        return "rate_limit"
+    if isinstance(error, (openai.BadRequestError, openai.UnprocessableEntityError)):
+        return "bad_request"
+    return "server"
+
+
+def _retry_after(error):
+    """Seconds the server asked us to wait (Retry-After or OpenAI's retry-after-ms), if it said."""
+    headers = getattr(error, "litellm_response_headers", None) or {}
+    for name, seconds_per_unit in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        try:
+            value = float(headers.get(name)) * seconds_per_unit
+        except (TypeError, ValueError):  # absent, or an HTTP date
+            continue
+        if value >= 0:
+            return value
+    return None
+
+
+# ---- cost ---------------------------------------------------------------------------------------
+
+
+def _cost(litellm, response, settings, prompt_tokens, completion_tokens):
+    """litellm's price for the model if it has one, else the settings' prices, else None."""
+    try:
+        return litellm.completion_cost(completion_response=response)
+    except Exception as error:  # unknown models raise; a price is never worth failing a call for
+        log.debug("%s: litellm has no price: %s", settings.model, _clean(error))
+    if settings.price_in is None and settings.price_out is None:
+        return None
+    return (prompt_tokens * (settings.price_in or 0.0) + completion_tokens * (settings.price_out or 0.0)) / 1e6
+
+
+# ---- vision -------------------------------------------------------------------------------------
+
+
+def caption_image(settings, image_path) -> tuple[str, Reply]:
+    """A short description of the image."""
+    reply = complete(settings, [_image_message(image_path, render("vision_caption"))])
+    return reply.text.strip(), reply
+
+
+def extract_objects_from_image(settings, image_path) -> tuple[list[str], Reply]:
+    """The names of the objects in the image, lower-case, without repeats."""
+    reply = complete(settings, [_image_message(image_path, render("vision_objects", max_objects=MAX_OBJECTS))])
+    loaded = _load_yaml(reply.text)
+    if isinstance(loaded, dict):  # a list under a label is still the list
+        loaded = loaded.get("objects")
+    if not isinstance(loaded, list):
+        raise _unparseable(reply, "a YAML list of objects")
+    return _object_names(loaded), reply
+
+
+def describe_image(settings, image_path) -> tuple[str, list[str], Reply]:
+    """Caption and objects from one call."""
+    reply = complete(settings, [_image_message(image_path, render("vision_describe", max_objects=MAX_OBJECTS))])
+    loaded = _load_yaml(reply.text)
+    caption = loaded.get("caption") if isinstance(loaded, dict) else None
+    objects = loaded.get("objects") if isinstance(loaded, dict) else None
+    if not isinstance(caption, str) or not caption.strip() or not isinstance(objects, (list, type(None))):
+        raise _unparseable(reply, "YAML with a `caption` and a list of `objects`")
+    return caption.strip(), _object_names(objects or []), reply
+
+
+def _image_message(image_path, prompt):
+    """One user message: the image as a base64 data URL, then the prompt."""
+    path = Path(image_path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise LLMError(f"image file not found: {path}", "bad_request") from None
+    except OSError as error:
+        raise LLMError(f"cannot read image {path}: {error.strerror or error}", "bad_request") from None
+    mime = IMAGE_TYPES.get(path.suffix.lower())
+    if mime is None:
+        raise LLMError(f"unsupported image type {path.suffix or '(none)'!r} for {path}: use PNG, JPEG, GIF or WebP", "bad_request")
+    url = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+    return {"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}, {"type": "text", "text": prompt}]}
+
+
+def _load_yaml(text):
+    """The YAML in the first fenced block (prose around it is fine), else in the whole text; None if invalid."""
+    fenced = _FENCE.search(text)
+    try:
+        return yaml.safe_load(fenced.group(1) if fenced else text)
+    except yaml.YAMLError:
+        return None
+
+
+def _object_names(items):
+    names = []
+    for item in items:
+        name = item.strip().lower() if isinstance(item, str) else ""
+        if name and name not in names:
+            names.append(name)
+    return names[:MAX_OBJECTS]
+
+
+def _unparseable(reply, expected):
+    return LLMError(
+        f"{reply.model}: bad_response error: the reply is not {expected}: {reply.text[:RAW_REPLY_LIMIT]!r}",
+        "bad_response",
+        retries=reply.retries,
     )

@@ -1,4 +1,10 @@
-"""Reading a decision out of a model's reply (the YAML of spec section 4)."""
+"""Reading a decision out of a model's reply (the YAML of spec section 4).
+
+Models answer in every shape: fenced or bare YAML, JSON, prose around it,
+reasoning wrapped in <think> tags, tabs, "Move Forward" for `forward`. All of
+that is read here, always with a safe loader; anything that still names no
+available action is a ReplyError, never a guess.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +16,28 @@ import yaml
 from explorer.store import BROADCAST
 
 FIELDS = ("thinking", "action", "reason", "message_to_others", "message_to")
-_FENCE = re.compile(r"```[ \t]*(?:ya?ml)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
-_FIELD_LINE = re.compile(rf"^({'|'.join(FIELDS)})\s*:", re.MULTILINE)
+MAX_REPLY_CHARS = 20_000  # read no further: a decision is a few lines
+# Longest text kept per field: a runaway reply must not swell the trace and prompts.
+FIELD_LIMITS = {"thinking": 1000, "reason": 500, "message_to_others": 300, "message_to": 40}
+_FENCE = re.compile(r"```[ \t]*(?:ya?ml|json)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
+_FIELD_LINE = re.compile(rf"^({'|'.join(FIELDS)})[ \t]*:", re.MULTILINE)
+_REASONING = re.compile(r"<(think|thinking|reasoning)>.*?(</\1>|$)", re.DOTALL | re.IGNORECASE)
+_LEADING_TABS = re.compile(r"^\t+", re.MULTILINE)
+_BACKTICKED_VALUE = re.compile(r"^([ \t]*\w+[ \t]*:[ \t]*)`([^`\n]*)`[ \t]*$", re.MULTILINE)
+# Phrasings models use for the actions, after lower-casing and joining words with "_".
+ACTION_SYNONYMS = {
+    "move_forward": "forward", "go_forward": "forward", "walk_forward": "forward", "ahead": "forward",
+    "move_ahead": "forward", "step_forward": "forward", "go_straight": "forward",
+    "move_backward": "backward", "move_back": "backward", "go_back": "backward", "step_back": "backward",
+    "back": "backward", "walk_backward": "backward",
+    "strafe_left": "move_left", "step_left": "move_left", "strafe_right": "move_right", "step_right": "move_right",
+    "go_up": "move_up", "ascend": "move_up", "rise": "move_up", "up": "move_up",
+    "go_down": "move_down", "descend": "move_down", "down": "move_down",
+    "turn_left": "look_left", "rotate_left": "look_left", "turn_right": "look_right", "rotate_right": "look_right",
+    "tilt_up": "look_up", "tilt_down": "look_down",
+    "roll_left": "tilt_left", "roll_right": "tilt_right",
+}
+BROADCAST_NAMES = {"all", "everyone", "everybody", "team", "all_agents", "*", "others", "broadcast"}
 
 
 class ReplyError(ValueError):
@@ -36,21 +62,34 @@ class Decision:
 
 
 def parse_decision(text, available_actions) -> Decision:
-    """The decision in `text`, which may be fenced, bare, or wrapped in prose."""
-    fields = _load_fields(text or "")
+    """The decision in `text`, which may be fenced, bare, JSON, or wrapped in prose."""
+    fields = _load_fields(_REASONING.sub("", (text or "")[:MAX_REPLY_CHARS]))
     action = fields.get("action")
     if not isinstance(action, str) or not action.strip():
         raise ReplyError("the reply has no `action` field")
-    action = action.strip().lower()
+    values = {name: _text(fields.get(name), FIELD_LIMITS[name]) for name in FIELDS if name != "action"}
+    values["message_to"] = values["message_to"] or BROADCAST
+    return Decision(action=normalise_action(action, available_actions), **values)
+
+
+def normalise_action(raw, available_actions):
+    """The available action `raw` names ("Move Forward" is `forward`), or ReplyError."""
+    words = re.sub(r"[^a-z0-9]+", "_", raw.strip().lower()).strip("_")
+    action = ACTION_SYNONYMS.get(words, words)
     if action not in available_actions:
-        raise ReplyError(f"unknown action {action!r}")
-    return Decision(
-        action=action,
-        thinking=_text(fields.get("thinking")),
-        reason=_text(fields.get("reason")),
-        message_to_others=_text(fields.get("message_to_others")),
-        message_to=_text(fields.get("message_to")) or BROADCAST,
-    )
+        raise ReplyError(f"unknown action {raw.strip()[:40]!r}")
+    return action
+
+
+def resolve_recipient(message_to, sender, team):
+    """(recipient, note): a teammate's id, or "all"; the note says what was changed, if anything."""
+    wanted = (message_to or BROADCAST).strip()
+    if re.sub(r"[^a-z*]+", "_", wanted.lower()).strip("_") in BROADCAST_NAMES:
+        return BROADCAST, None
+    for agent_id in team:
+        if agent_id.lower() == wanted.lower().replace(" ", "") and agent_id != sender:
+            return agent_id, None
+    return BROADCAST, f"message_to {wanted[:40]!r} is not a teammate; the message went to all"
 
 
 def _load_fields(text):
@@ -59,7 +98,7 @@ def _load_fields(text):
     error = None
     for candidate in filter(None, candidates):
         try:
-            loaded = yaml.safe_load(candidate)
+            loaded = yaml.safe_load(_tidy(candidate))
         except yaml.YAMLError as exc:
             error = exc
             continue
@@ -68,6 +107,12 @@ def _load_fields(text):
     if error is not None:
         raise ReplyError(f"the reply is not valid YAML ({_first_line(error)})")
     raise ReplyError("the reply has no `action` field")
+
+
+def _tidy(text):
+    """What models write that YAML refuses: tab indentation, `backticked` values."""
+    text = _LEADING_TABS.sub(lambda tabs: "  " * len(tabs.group()), text)
+    return _BACKTICKED_VALUE.sub(r"\1\2", text)
 
 
 def _field_block(text):
@@ -84,8 +129,18 @@ def _field_block(text):
     return "\n".join(block)
 
 
-def _text(value):
-    return "" if value is None else str(value).strip()
+def _text(value, limit):
+    """A field as bounded text: scalars, or a flat list of them.
+
+    Nested values are dropped: through YAML aliases a few hundred bytes can
+    nest into a structure whose text is exponentially long.
+    """
+    if isinstance(value, list) and all(isinstance(item, (str, int, float, bool)) for item in value):
+        value = "; ".join(map(str, value[:50]))
+    if not isinstance(value, (str, int, float, bool)):
+        return ""
+    text = str(value).strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _first_line(error):

@@ -10,7 +10,9 @@ from datetime import datetime
 from explorer.backends import make_backend
 from explorer.config import DEFAULT_STEPS, ROOT
 from explorer.console import RunConsole
+from explorer.llm import AuthenticationFailed
 from explorer.lockstep import Lockstep, RunStopped
+from explorer.profiles import default_profiles, load_profiles
 from explorer.store import BadRecipient, SharedStore
 from explorer.summary import RunStats, build_summary
 from explorer.trace import TraceWriter, write_json
@@ -26,6 +28,10 @@ log = logging.getLogger("explorer")
 class RunFailed(RuntimeError):
     """The run could not go on; the summary and trace hold what it did."""
 
+    def __init__(self, message, users_mistake=False):
+        super().__init__(message)
+        self.users_mistake = users_mistake  # e.g. an API key the provider refuses
+
 
 class ExplorationRun:
     def __init__(self, config, embedder=None, backend_factory=make_backend):
@@ -35,6 +41,11 @@ class ExplorationRun:
         self.world = load_world(config.world)
         self.steps = config.steps or self.world.max_steps or DEFAULT_STEPS
         self.agent_ids = config.agent_ids()
+        self.profiles = (
+            load_profiles(config.profiles, config.agents, config.model)
+            if config.profiles
+            else default_profiles(config.agents, config.model)
+        )
         self.run_dir = config.run_dir or _new_run_dir()
         # Loads in the background while the rest is set up.
         self.embedder = embedder or SentenceEmbedder()
@@ -52,13 +63,13 @@ class ExplorationRun:
         file_log = self._start_logging()
         self.trace = TraceWriter(self.run_dir / "trace.jsonl")
         self.lockstep = Lockstep(self.agent_ids, self._commit)
-        self.failure = None
+        self.failure, self.users_mistake = None, False
         write_json(self.run_dir / "config.json", {**self.config.to_dict(), "steps": self.steps, "agent_ids": self.agent_ids})
         log.info("Run directory: %s", self.run_dir)
         status, started = "completed", None
         try:
             self.embedder.wait_ready()
-            agents = [self._agent_state(agent_id) for agent_id in self.agent_ids]
+            agents = [self._agent_state(a, profile) for a, profile in zip(self.agent_ids, self.profiles)]
             log.info(
                 "%d agents explore %s for %d steps with the %s backend",
                 len(agents), self.world.name, self.steps, self.config.model,
@@ -80,10 +91,10 @@ class ExplorationRun:
             self.console.print_summary(summary, self.run_dir)
             _stop_logging(file_log)
         if status == "failed":
-            raise RunFailed(f"{self.failure} (see {self.run_dir / 'run.log'})")
+            raise RunFailed(f"{self.failure} (see {self.run_dir / 'run.log'})", self.users_mistake)
         return summary
 
-    def _agent_state(self, agent_id):
+    def _agent_state(self, agent_id, profile):
         """The per-agent dict (spec section 5); the flow reads and writes only this."""
         memory = VectorMemory(self.embedder)
         return {
@@ -93,7 +104,8 @@ class ExplorationRun:
             "perception": self.perception,
             "environment": self.environment,
             "lockstep": self.lockstep,
-            "backend": self.backend_factory(self.config.model, agent_id, self.config.seed, self.config.api_base),
+            "profile": profile,
+            "backend": self.backend_factory(profile, agent_id, self.config),
             "comm_enabled": self.config.comm,
             "max_steps": self.steps,
             "memory": memory,
@@ -142,6 +154,11 @@ class ExplorationRun:
             build_agent_flow().run(agent)
         except RunStopped:
             pass
+        except AuthenticationFailed as error:
+            log.error("%s: %s", agent["agent_id"], error)
+            self.failure = self.failure or f"the model provider refused the credentials: {error}"
+            self.users_mistake = True
+            self.lockstep.stop()
         except Exception as error:
             log.error("%s failed: %r", agent["agent_id"], error)
             log.debug("%s traceback", agent["agent_id"], exc_info=True)

@@ -8,22 +8,29 @@ from collections import Counter
 class RunStats:
     """Per-agent counts, added to in agent order as each step is committed."""
 
-    COUNTERS = ("calls", "prompt_tokens", "completion_tokens", "parse_failures", "errors", "messages_sent")
+    COUNTERS = ("calls", "prompt_tokens", "completion_tokens", "retries", "parse_failures", "errors", "messages_sent")
 
     def __init__(self, agent_ids):
         self.steps = {agent_id: 0 for agent_id in agent_ids}
         self.per_agent = {agent_id: Counter() for agent_id in agent_ids}
+        self.latencies = {agent_id: [] for agent_id in agent_ids}
+        self.costs = {agent_id: [] for agent_id in agent_ids}  # known costs only
         self.found_first = {agent_id: [] for agent_id in agent_ids}
         self.discovery_curve: list[list[int]] = []
 
     def add(self, record):
         agent_id = record["agent_id"]
         counts = self.per_agent[agent_id]
-        llm = record.get("llm") or {}
+        calls = (record.get("llm") or {}).get("calls", [])
         self.steps[agent_id] = record["step"]
-        counts["calls"] += llm.get("calls", 0)
-        counts["prompt_tokens"] += llm.get("prompt_tokens", 0)
-        counts["completion_tokens"] += llm.get("completion_tokens", 0)
+        counts["calls"] += len(calls)
+        for call in calls:
+            counts["prompt_tokens"] += call["prompt_tokens"]
+            counts["completion_tokens"] += call["completion_tokens"]
+            counts["retries"] += call["retries"]
+            self.latencies[agent_id].append(call["latency"])
+            if call["cost_usd"] is not None:
+                self.costs[agent_id].append(call["cost_usd"])
         counts["parse_failures"] += bool(record.get("parse_failure"))
         counts["errors"] += len(record.get("errors", []))
         counts["messages_sent"] += record.get("message_out") is not None
@@ -32,11 +39,26 @@ class RunStats:
     def step_completed(self, step, discovered):
         self.discovery_curve.append([step, discovered])
 
-    def llm_totals(self):
+    def llm_block(self, agent_ids=None):
+        """Model-call totals for some agents (all by default): counts, cost, latency percentiles."""
+        agent_ids = list(self.steps) if agent_ids is None else agent_ids
         totals = Counter()
-        for counts in self.per_agent.values():
-            totals.update(counts)
-        return {key: totals[key] for key in self.COUNTERS if key != "messages_sent"}
+        for agent_id in agent_ids:
+            totals.update(self.per_agent[agent_id])
+        costs = [c for agent_id in agent_ids for c in self.costs[agent_id]]
+        latencies = sorted(x for agent_id in agent_ids for x in self.latencies[agent_id])
+        return {
+            **{key: totals[key] for key in self.COUNTERS if key != "messages_sent"},
+            "cost_usd": round(sum(costs), 6) if costs else None,
+            "latency_seconds": {f"p{q}": _percentile(latencies, q) for q in (50, 90, 99)},
+        }
+
+
+def _percentile(values, q):
+    """Nearest-rank percentile of sorted values; None when there are none."""
+    if not values:
+        return None
+    return values[min(len(values) - 1, max(0, -(-q * len(values) // 100) - 1))]
 
 
 def build_summary(config, environment, store, stats, wall_seconds, status, error=None):
@@ -64,12 +86,13 @@ def build_summary(config, environment, store, stats, wall_seconds, status, error
         "discoveries": store.discoveries(),
         "messages_sent": len(store.history()),
         "message_errors": store.errors(),
-        "llm": stats.llm_totals(),
+        "llm": stats.llm_block(),
         "per_agent": {
             agent_id: {
                 "steps": stats.steps[agent_id],
                 "found_first": stats.found_first[agent_id],
-                **{key: stats.per_agent[agent_id][key] for key in RunStats.COUNTERS},
+                "messages_sent": stats.per_agent[agent_id]["messages_sent"],
+                "llm": stats.llm_block([agent_id]),
             }
             for agent_id in stats.steps
         },

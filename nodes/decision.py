@@ -1,3 +1,4 @@
+from explorer.llm import AuthenticationFailed
 from explorer.replies import ReplyError, parse_decision
 from nodes.base import StepNode
 from perception.actions import ACTION_HELP, safe_action
@@ -38,7 +39,9 @@ class DecisionNode(StepNode):
         return {"decision": None, "attempts": attempts, "replies": replies, "parse_failure": True}
 
     def exec_fallback(self, prep_res, exc):
-        # The backend itself failed (provider down, bug): the run goes on.
+        if isinstance(exc, AuthenticationFailed):
+            raise exc  # every later call would fail the same way: stop the run
+        # The backend itself failed (provider down after its retries, a bug): the run goes on.
         return {"decision": None, "attempts": [], "replies": [], "parse_failure": False, "error": repr(exc)}
 
     def post(self, shared, prep_res, outcome):
@@ -64,9 +67,17 @@ class DecisionNode(StepNode):
                 "parse_failure": outcome["parse_failure"],
                 "llm": {
                     "model": replies[-1].model if replies else None,
-                    "calls": len(replies),
-                    "prompt_tokens": sum(r.prompt_tokens for r in replies),
-                    "completion_tokens": sum(r.completion_tokens for r in replies),
+                    "calls": [
+                        {
+                            "model": r.model,
+                            "prompt_tokens": r.prompt_tokens,
+                            "completion_tokens": r.completion_tokens,
+                            "latency": r.latency,
+                            "retries": r.retries,
+                            "cost_usd": r.cost_usd,
+                        }
+                        for r in replies
+                    ],
                 },
             }
         )
@@ -81,6 +92,8 @@ def decision_context(shared):
     observation = shared["observation"]
     return {
         "agent_id": agent_id,
+        "role": shared["profile"].role,
+        "persona": shared["profile"].persona_text(),
         "team": shared["team"],
         "step": shared["step_count"],
         "max_steps": shared["max_steps"],
@@ -106,6 +119,8 @@ def render_prompt(context):
     return render(
         "decision",
         agent_id=context["agent_id"],
+        role=context["role"],
+        persona=context["persona"],
         team_size=len(context["team"]),
         world=context["world"],
         max_steps=context["max_steps"],

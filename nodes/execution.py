@@ -1,3 +1,4 @@
+from explorer.replies import resolve_recipient
 from nodes.base import StepNode
 
 
@@ -7,15 +8,28 @@ class ExecutionNode(StepNode):
     timing_key = "execution"
 
     def prep(self, shared):
-        return shared["perception"], shared["agent_id"], shared["action"]
+        return (
+            shared["perception"],
+            shared["agent_id"],
+            shared["action"],
+            shared["message_to_others"],
+            shared["message_to"],
+            shared["team"],
+        )
 
-    # No exec: moving is the side effect itself, so it happens once, in post.
+    def exec(self, prep_res):
+        """The messages to send as [(recipient, text)], and a note if the recipient was changed."""
+        _, agent_id, _, message, message_to, team = prep_res
+        if not message:
+            return [], None
+        recipient, note = resolve_recipient(message_to, agent_id, team)
+        return [(recipient, message)], note
 
     def post(self, shared, prep_res, exec_res):
-        perception, agent_id, action = prep_res
+        perception, agent_id, action, message, _, _ = prep_res
+        outgoing, note = exec_res
+        # Moving is the side effect itself, so it happens here, once.
         result = perception.execute_action(agent_id, action)
-        message = shared["message_to_others"]
-        outgoing = [(shared["message_to"], message)] if message else []
         shared["action_result"] = result
         shared["outgoing_messages"] = outgoing
         shared["action_history"].append(
@@ -32,6 +46,7 @@ class ExecutionNode(StepNode):
                 "action": action,
                 "result": result.to_dict(),
                 "message_out": {"recipient": outgoing[0][0], "message": message} if outgoing else None,
+                "notes": [note] if note else [],
             }
         )
         return "default"

@@ -1,18 +1,75 @@
-"""A local OpenAI-compatible chat server for tests: the real litellm path, no network."""
+"""A local OpenAI-compatible chat server for tests: the real litellm path, no network.
+
+`ChatServer(answer)` calls `answer(request_body)` for each POST. It may return
+the reply text (a 200 chat completion), or a `Scripted` answer: any status,
+headers and body, after a delay, or a dropped connection.
+"""
 
 from __future__ import annotations
 
 import json
 import threading
+import time
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
+@dataclass(frozen=True)
+class Scripted:
+    status: int = 200
+    body: dict | str | None = None  # None: a chat completion of `text`
+    text: str = ""
+    headers: dict = field(default_factory=dict)
+    delay: float = 0.0  # seconds before answering
+    drop: bool = False  # close the connection without answering
+
+
+@dataclass(frozen=True)
+class Record:
+    body: dict
+    headers: dict
+    at: float  # time.perf_counter() when it arrived
+
+
+def chat_completion(text, model="test-model", prompt_tokens=100, completion_tokens=20):
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
+    }
+
+
+def error(status, message="scripted failure", headers=None):
+    """An error answer in OpenAI's shape."""
+    return Scripted(status=status, body={"error": {"message": message, "type": "test_error"}}, headers=headers or {})
+
+
+def in_turn(*answers):
+    """An answer function that gives `answers` in order, then the last one for ever."""
+    queue = list(answers)
+    lock = threading.Lock()
+
+    def answer(request):
+        with lock:
+            return queue.pop(0) if len(queue) > 1 else queue[0]
+
+    return answer
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True  # a stalled handler must not hold up shutdown
+    request_queue_size = 256  # parallel requests stall with the default of 5
+
+
 class ChatServer:
-    """Answers POST /v1/chat/completions with `answer(request) -> text`; keeps every request."""
+    """Answers POST /v1/chat/completions; keeps a `Record` of every request."""
 
     def __init__(self, answer):
         self.answer = answer
-        self.requests: list[dict] = []
+        self.records: list[Record] = []
         self._lock = threading.Lock()
         server = self
 
@@ -20,32 +77,45 @@ class ChatServer:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with server._lock:
-                    server.requests.append(body)
-                text = server.answer(body)
-                reply = {
-                    "id": "chatcmpl-test",
-                    "object": "chat.completion",
-                    "created": 0,
-                    "model": body["model"],
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
-                }
-                data = json.dumps(reply).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                    server.records.append(Record(body, dict(self.headers), time.perf_counter()))
+                answer = server.answer(body)
+                if not isinstance(answer, Scripted):
+                    answer = Scripted(text=answer)
+                time.sleep(answer.delay)
+                if answer.drop:
+                    self.close_connection = True
+                    return
+                self._send(answer, body)
+
+            def _send(self, answer, request):
+                body = answer.body if answer.body is not None else chat_completion(answer.text, request["model"])
+                data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+                try:
+                    self.send_response(answer.status)
+                    for name, value in answer.headers.items():
+                        self.send_header(name, value)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up waiting: what a timeout test wants
 
             def log_message(self, *args):
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
+        self.httpd = _Server(("127.0.0.1", 0), Handler)
         self.api_base = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
+    @property
+    def requests(self) -> list[dict]:
+        """The request bodies, in arrival order."""
+        with self._lock:
+            return [record.body for record in self.records]
+
     def __enter__(self):
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        # A short poll: shutdown() waits for it, and the default 0.5 s adds up over many tests.
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
         return self
 
     def __exit__(self, *exc):

@@ -30,7 +30,11 @@ def test_a_litellm_model_decides_every_step(tmp_path, embedder, monkeypatch):
 
     assert summary["status"] == "completed"
     assert len(server.requests) == 6  # one call per agent-step
-    assert summary["llm"] == {"calls": 6, "prompt_tokens": 600, "completion_tokens": 120, "parse_failures": 0, "errors": 0}
+    llm = summary["llm"]
+    assert (llm["calls"], llm["prompt_tokens"], llm["completion_tokens"], llm["retries"], llm["errors"]) == (6, 600, 120, 0, 0)
+    assert llm["cost_usd"] is None  # a model litellm has no price for, and no --price-in/--price-out
+    assert 0 < llm["latency_seconds"]["p50"] <= llm["latency_seconds"]["p99"]
+    assert summary["per_agent"]["Agent1"]["llm"]["calls"] == 3
     assert all(r["action"] == "look_left" and r["llm"]["model"] == "openai/test-model" for r in trace)
     # The request carries the prompt the trace recorded.
     prompts = {r["prompt"] for r in trace}

@@ -42,7 +42,7 @@ class ScriptedBackend:
 
 
 def scripted(replies):
-    return lambda model, agent_id, seed, api_base: ScriptedBackend(replies)
+    return lambda profile, agent_id, config: ScriptedBackend(replies)
 
 
 def test_two_agents_explore_the_default_world_and_record_everything(tmp_path, embedder):
@@ -138,7 +138,9 @@ def test_a_bad_reply_is_re_prompted_with_what_was_wrong(tmp_path, embedder):
     summary, trace = run(tmp_path, embedder, agents=1, steps=1, backend_factory=factory)
     assert trace[0]["action"] == "forward" and trace[0]["parse_failure"] is False
     assert "unknown action 'teleport'" in prompts[1] and "action: teleport" in prompts[1]
-    assert summary["llm"] == {"calls": 2, "prompt_tokens": 14, "completion_tokens": 6, "parse_failures": 0, "errors": 0}
+    llm = summary["llm"]
+    assert (llm["calls"], llm["prompt_tokens"], llm["completion_tokens"], llm["parse_failures"]) == (2, 14, 6, 0)
+    assert [call["prompt_tokens"] for call in trace[0]["llm"]["calls"]] == [7, 7]
 
 
 def test_a_failing_backend_is_recorded_and_the_run_goes_on(tmp_path, embedder):
@@ -149,22 +151,24 @@ def test_a_failing_backend_is_recorded_and_the_run_goes_on(tmp_path, embedder):
     assert trace[0]["action"] == "look_right"
 
 
-def test_a_message_to_an_unknown_agent_is_an_error_not_a_crash(tmp_path, embedder):
+def test_a_message_to_an_unknown_agent_goes_to_all_and_is_noted(tmp_path, embedder):
     reply = "action: forward\nmessage_to_others: hello\nmessage_to: Agent9"
     summary, trace = run(tmp_path, embedder, agents=2, steps=2, backend_factory=scripted([reply]))
     assert summary["status"] == "completed"
-    assert summary["messages_sent"] == 0
-    assert summary["message_errors"][0]["recipient"] == "Agent9"
-    assert trace[0]["errors"] == ["message not sent: recipient 'Agent9' is not in the team"]
+    assert summary["messages_sent"] == 4
+    assert trace[0]["message_out"] == {"recipient": "all", "message": "hello"}
+    assert trace[0]["notes"] == ["message_to 'Agent9' is not a teammate; the message went to all"]
+    assert [m["sender"] for m in trace[3]["messages_in"]] == ["Agent1"]
 
 
 def test_direct_messages_reach_only_their_recipient(tmp_path, embedder):
-    reply = "action: look_left\nmessage_to_others: psst\nmessage_to: Agent3"
+    reply = "action: look_left\nmessage_to_others: psst\nmessage_to: agent3"
     summary, trace = run(tmp_path, embedder, agents=3, steps=2, backend_factory=scripted([reply]))
     step2 = {r["agent_id"]: [m["sender"] for m in r["messages_in"]] for r in trace if r["step"] == 2}
-    assert step2 == {"Agent1": [], "Agent2": [], "Agent3": ["Agent1", "Agent2"]}
-    assert summary["messages_sent"] == 4  # two a step; Agent3's note to itself is refused
-    assert [r["errors"] for r in trace if r["agent_id"] == "Agent3"] == [["message not sent: recipient 'Agent3' is the sender"]] * 2
+    # Agent3's own note to itself goes to all instead, and says so.
+    assert step2 == {"Agent1": ["Agent3"], "Agent2": ["Agent3"], "Agent3": ["Agent1", "Agent2"]}
+    assert [r["message_out"]["recipient"] for r in trace if r["step"] == 1] == ["Agent3", "Agent3", "all"]
+    assert trace[2]["notes"] and not trace[0]["notes"]
 
 
 def test_no_comm_sends_and_reads_nothing(tmp_path, embedder):

@@ -1,0 +1,66 @@
+import pytest
+
+from explorer.config import RunConfig
+from explorer.profiles import Profile, ProfileError, load_profiles
+from explorer.runner import ExplorationRun
+from explorer.trace import read_trace
+from tests.test_cli import assert_one_line_error, main
+
+
+def write(tmp_path, text):
+    path = tmp_path / "profiles.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_profiles_come_in_agent_order_and_fall_back_to_the_default(tmp_path):
+    path = write(
+        tmp_path,
+        "default: {persona: Be thorough., temperature: 0.1}\n"
+        "agents:\n  - {role: scout, model: random, temperature: 0.9}\n  - {role: mapper}\n",
+    )
+    scout, mapper, third = load_profiles(path, 3, "offline")
+    assert scout == Profile(role="scout", persona="Be thorough.", model="random", temperature=0.9)
+    assert mapper == Profile(role="mapper", persona="Be thorough.", model="offline", temperature=0.1)
+    assert third == Profile(role="explorer", persona="Be thorough.", model="offline", temperature=0.1)
+
+
+def test_the_default_profile_is_the_spec_explorer():
+    assert "Explore new ground" in Profile().persona_text()
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("agents: [{role: a}, {role: b}, {role: c}]", "3 agent profiles for 2 agents"),
+        ("agents: {role: a}", "must be a list"),
+        ("agents: [{colour: red}]", "unknown key 'colour'"),
+        ("agents: [{temperature: hot}]", "temperature must be a number"),
+        ("agents: [{temperature: 3}]", "temperature must be a number"),
+        ("default: {model: ''}", "model must be non-empty"),
+        ("- a list", "expected a mapping"),
+        ("default: [unclosed", "invalid YAML"),
+    ],
+)
+def test_bad_profiles_files_are_one_line_errors(tmp_path, text, problem):
+    path = write(tmp_path, text)
+    with pytest.raises(ProfileError, match=problem):
+        load_profiles(path, 2, "offline")
+    assert_one_line_error(main("--profiles", str(path), "--run-dir", str(tmp_path / "run")), str(path), problem)
+
+
+def test_a_missing_profiles_file_is_a_usage_error(tmp_path):
+    assert_one_line_error(main("--profiles", str(tmp_path / "nope.yaml")), "profiles file not found")
+
+
+def test_each_agent_runs_with_its_own_role_persona_and_model(tmp_path, embedder):
+    path = write(
+        tmp_path,
+        "agents:\n  - {role: scout, persona: Hurry to the far rooms., model: random}\n  - {role: cartographer}\n",
+    )
+    config = RunConfig(agents=2, steps=2, profiles=path, run_dir=tmp_path / "run", verbosity=-1)
+    ExplorationRun(config, embedder=embedder).execute()
+    first, second = read_trace(tmp_path / "run" / "trace.jsonl")[:2]
+    assert "the scout in a team of 2" in first["prompt"] and "Hurry to the far rooms." in first["prompt"]
+    assert "the cartographer in a team of 2" in second["prompt"] and "Explore new ground" in second["prompt"]
+    assert (first["llm"]["model"], second["llm"]["model"]) == ("random", "offline")
