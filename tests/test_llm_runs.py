@@ -1,0 +1,139 @@
+"""main.py against a local OpenAI-compatible server that misbehaves in every way a provider can."""
+
+import itertools
+import json
+import socket
+import subprocess
+import sys
+import threading
+
+from explorer.config import ROOT
+from explorer.trace import read_trace
+from tests.openai_stub_server import ChatServer, chat_completion, error, Scripted
+
+GOOD = "```yaml\nthinking: look around\naction: look_left\nreason: scan\nmessage_to_others: nothing yet\n```"
+GARBAGE = [
+    "",
+    "I'm sorry, but I can't help with that.",
+    "action: fly",
+    "```yaml\naction: [\n```",
+    "<think>I should move forward</think>",
+    '{"action": ',
+    "thinking: no action here",
+    "action: !!python/object/apply:os.system ['true']",
+]
+
+
+def alternating(first, second):
+    """An answer function: `first(n)` for even requests, `second(n)` for odd ones, in arrival order."""
+    counter, lock = itertools.count(), threading.Lock()
+
+    def answer(request):
+        with lock:
+            n = next(counter)
+        return first(n) if n % 2 == 0 else second(n)
+
+    return answer
+
+
+def run_main(tmp_path, api_base, *args, env=None, volume="-q"):
+    run_dir = tmp_path / "run"
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), "--mode", "mock", "--agents", "2", "--steps", "6",
+         "--model", "openai/test-model", "--api-base", api_base, "--run-dir", str(run_dir), volume, *args],
+        capture_output=True, text=True, timeout=300, env=env,
+    )
+    summary = json.loads((run_dir / "summary.json").read_text())
+    return result, summary, read_trace(run_dir / "trace.jsonl"), run_dir
+
+
+def test_garbage_half_the_time_slows_the_run_but_never_stops_it(tmp_path):
+    with ChatServer(alternating(lambda n: GOOD, lambda n: GARBAGE[n // 2 % len(GARBAGE)])) as server:
+        result, summary, trace, _ = run_main(tmp_path, server.api_base)
+    assert result.returncode == 0, result.stderr
+    assert summary["status"] == "completed" and len(trace) == 12
+    # Every request is accounted: a call, or a retry (a blank reply is retried once).
+    assert summary["llm"]["calls"] + summary["llm"]["retries"] == len(server.records)
+    failures = [r for r in trace if r["parse_failure"]]
+    assert summary["llm"]["parse_failures"] == len(failures)
+    assert all(r["action"] == "look_right" and len(r["attempts"]) == 2 for r in failures)
+    assert all(r["action"] == "look_left" for r in trace if not r["parse_failure"])
+    assert any(len(r["attempts"]) == 2 and not r["parse_failure"] for r in trace)  # re-prompts that worked
+    assert "Traceback" not in result.stderr
+
+
+def test_a_provider_failing_half_its_requests_is_retried(tmp_path):
+    with ChatServer(alternating(lambda n: error(500), lambda n: GOOD)) as server:
+        result, summary, trace, _ = run_main(tmp_path, server.api_base)
+    assert result.returncode == 0, result.stderr
+    assert len(trace) == 12 and all(r["action"] == "look_left" for r in trace)
+    assert summary["llm"]["retries"] == 12 and summary["llm"]["errors"] == 0
+    assert len(server.records) == 24
+    assert sum(call["retries"] for r in trace for call in r["llm"]["calls"]) == 12
+
+
+def test_a_good_server_gets_exactly_one_call_per_agent_step(tmp_path):
+    with ChatServer(lambda request: GOOD) as server:
+        result, summary, trace, _ = run_main(tmp_path, server.api_base, "--price-in", "1", "--price-out", "2")
+    assert result.returncode == 0, result.stderr
+    assert len(server.records) == len(trace) == summary["llm"]["calls"] == 12
+    # 100 tokens in and 20 out per call, at $1 and $2 per million.
+    assert abs(summary["llm"]["cost_usd"] - 12 * (100 * 1 + 20 * 2) / 1e6) < 1e-9
+    assert "Model calls: 12" in result.stdout
+
+
+def test_the_api_key_never_reaches_the_run_directory_or_the_console(tmp_path):
+    secret = "sk-test-DoNotLeakMe-0123456789abcdef"
+
+    def echo_the_key(request, counter=itertools.count()):
+        header = server.records[-1].headers.get("Authorization", "")
+        if next(counter) % 2:
+            return error(400, f"bad key {header}")
+        return f"thinking: my key is {header}\naction: forward\nmessage_to_others: {header}"
+
+    with ChatServer(echo_the_key) as server:
+        env = {**_env(), "OPENAI_API_KEY": secret}
+        result, _, _, run_dir = run_main(tmp_path, server.api_base, env=env, volume="-v")  # log everything
+    assert result.returncode == 0, result.stderr
+    assert server.records[0].headers["Authorization"] == f"Bearer {secret}"  # the key was really sent
+    for path in run_dir.iterdir():
+        assert secret not in path.read_text(), path.name
+    assert secret not in result.stdout + result.stderr
+
+
+def test_a_refused_key_stops_the_run_at_once_with_one_line(tmp_path):
+    with ChatServer(lambda request: error(401, "Incorrect API key provided")) as server:
+        result, summary, trace, _ = run_main(tmp_path, server.api_base)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "refused the credentials" in lines[0] and "Traceback" not in result.stderr
+    assert summary["status"] == "failed"
+    assert len(server.records) <= 2  # one call per agent at most, none retried
+    assert trace == []
+
+
+def test_a_refused_connection_is_reported_and_the_run_goes_on(tmp_path):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed once the with-block ends
+    result, summary, trace, _ = run_main(tmp_path, f"http://127.0.0.1:{port}/v1", "--agents", "1", "--steps", "2")
+    assert result.returncode == 0, result.stderr
+    assert summary["status"] == "completed" and len(trace) == 2
+    assert summary["llm"]["errors"] == 2
+    assert all(r["action"] == "look_right" and "connection" in r["errors"][0] for r in trace)
+
+
+def test_a_stall_past_the_timeout_is_cut_off(tmp_path):
+    stall_then_answer = alternating(lambda n: Scripted(text=GOOD, delay=5), lambda n: GOOD)
+    with ChatServer(stall_then_answer) as server:
+        result, summary, trace, _ = run_main(tmp_path, server.api_base, "--agents", "1", "--steps", "2", "--timeout", "0.5")
+    assert result.returncode == 0, result.stderr
+    assert [r["action"] for r in trace] == ["look_left", "look_left"]
+    assert summary["llm"]["retries"] >= 1
+    assert all(call["latency"] < 4 for r in trace for call in r["llm"]["calls"])
+
+
+def _env():
+    import os
+
+    return {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
