@@ -136,7 +136,7 @@ def complete(settings, messages, sleep=time.sleep) -> Reply:
         if retries >= settings.max_retries or not _retryable(failure.kind, bad_replies):
             raise _error(failure, settings.model, retries)
         delay = _backoff(retries, rng, failure.retry_after)
-        log.warning("%s: %s; retry %d of %d in %.1f s", settings.model, failure.detail, retries + 1, settings.max_retries, delay)
+        log.info("%s: %s; retry %d of %d in %.1f s", settings.model, failure.detail, retries + 1, settings.max_retries, delay)
         sleep(delay)
         retries += 1
     usage = getattr(response, "usage", None)

@@ -1,0 +1,165 @@
+"""perception/x11.py against a real X server (Xvfb) and the stand-in game."""
+
+import json
+import os
+import time
+from contextlib import contextmanager
+
+import pytest
+
+from perception.x11 import WindowError, find_window, focus_window, has_focus, list_shown_windows, window_exists
+from tests.xvfb import start_game, x_display  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.usefixtures("x_display")
+
+ICONIC_STATE = 3
+
+
+@contextmanager
+def other_window(title, shown=True, size=(200, 100), minimized=False):
+    """A plain X window with `title`, as a toolkit's helper window or a second app would be."""
+    from Xlib import X, Xatom
+    from Xlib.display import Display
+
+    connection = Display()
+    root = connection.screen().root
+    window = root.create_window(0, 0, *size, 0, X.CopyFromParent)
+    window.change_property(connection.intern_atom("_NET_WM_NAME"), connection.intern_atom("UTF8_STRING"), 8, title.encode())
+    window.change_property(Xatom.WM_NAME, Xatom.STRING, 8, title.encode("latin-1", "replace"))
+    if minimized:  # what a window manager records when it iconifies a window
+        wm_state = connection.intern_atom("WM_STATE")
+        window.change_property(wm_state, wm_state, 32, [ICONIC_STATE, X.NONE])
+    if shown:
+        window.map()
+    connection.sync()
+    try:
+        yield window
+    finally:
+        connection.close()  # destroys the window
+
+
+def read_pose(path):
+    return json.loads(path.read_text())
+
+
+def hold(key, seconds):
+    import pyautogui  # reads DISPLAY when imported, so only after Xvfb is up
+
+    pyautogui.PAUSE = 0  # its default 0.1 s sleep after keyDown would lengthen the hold
+    pyautogui.keyDown(key)
+    try:
+        time.sleep(seconds)
+    finally:
+        pyautogui.keyUp(key)
+
+
+def wait_for_pose_change(path, before, seconds=2.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        pose = read_pose(path)
+        if pose != before:
+            time.sleep(0.1)  # let the last frames after the key release land
+            return read_pose(path)
+        time.sleep(0.02)
+    return read_pose(path)
+
+
+def test_finds_the_shown_window_with_its_geometry(start_game):
+    _, _, _ = start_game("Geometry Game", "--position", "100,50", "--size", "640x360")
+    window = find_window(r"^Geometry G\w+$")
+    assert (window.title, window.x, window.y, window.width, window.height) == ("Geometry Game", 100, 50, 640, 360)
+    assert window.bbox == (100, 50, 740, 410)
+    assert not window.minimized and window_exists(window)
+
+
+def test_hidden_helper_windows_with_the_same_title_are_left_out(start_game):
+    _, game, _ = start_game("Helper Game")
+    with other_window("Helper Game", shown=False):
+        titled = [window for window in list_shown_windows() if window.title == "Helper Game"]
+        assert [window.id for window in titled] == [game.id]
+        assert find_window("Helper Game").id == game.id
+
+
+def test_two_shown_windows_that_match_are_an_error(start_game):
+    start_game("Twin Game")
+    with other_window("Twin Game"):
+        with pytest.raises(WindowError, match=r"^2 shown windows match 'Twin': 'Twin Game' .*, 'Twin Game' .*close one"):
+            find_window("Twin")
+
+
+def test_no_match_lists_the_titles_that_exist(start_game):
+    start_game("Listed Game")
+    with other_window("Ünïcode Editor"):
+        with pytest.raises(WindowError) as caught:
+            find_window("Unity")
+    message = str(caught.value)
+    assert message.startswith("no shown window's title matches 'Unity'; the titles are: ")
+    assert "'Listed Game'" in message and "'Ünïcode Editor'" in message
+    assert "\n" not in message
+
+
+def test_minimized_and_zero_sized_windows_are_errors():
+    with other_window("Iconified Game", shown=False, minimized=True):
+        [window] = [w for w in list_shown_windows() if w.title == "Iconified Game"]
+        assert window.minimized
+        with pytest.raises(WindowError, match="is minimized: restore it first"):
+            find_window("Iconified Game")
+    with other_window("Tiny Game", size=(1, 1)):
+        with pytest.raises(WindowError, match="is 1x1: it shows nothing"):
+            find_window("Tiny Game")
+
+
+def test_focus_goes_to_the_window_and_away_again(start_game):
+    _, game, _ = start_game("Focus Game")
+    focus_window(game)
+    assert has_focus(game)
+    with other_window("Other App"):
+        other = find_window("Other App")
+        focus_window(other)
+        assert not has_focus(game)
+        assert has_focus(other)
+    assert not window_exists(other)
+    with pytest.raises(WindowError, match="cannot focus the window 'Other App'"):
+        focus_window(other)
+
+
+def test_a_held_key_moves_the_focused_game(start_game):
+    _, game, pose_file = start_game("Keys Game")
+    focus_window(game)
+    start = read_pose(pose_file)
+    hold("w", 0.3)
+    pose = wait_for_pose_change(pose_file, start)
+    assert pose["x"] == start["x"] and pose["yaw"] == start["yaw"]
+    assert 0.3 < pose["y"] - start["y"] < 1.2  # 2 units/s for about 0.3 s
+
+    hold("left", 0.3)
+    turned = wait_for_pose_change(pose_file, pose)
+    assert 300 < turned["yaw"] < 345  # 90 degrees/s to the left, from 0
+
+
+def test_split_screen_viewports_move_on_their_own_keys(start_game):
+    _, game, pose_file = start_game("Split Game", "--split")
+    focus_window(game)
+    start = read_pose(pose_file)
+    hold("i", 0.3)
+    pose = wait_for_pose_change(pose_file, start)
+    assert pose["left"] == start["left"]
+    assert pose["right"]["y"] > start["right"]["y"]
+
+
+def test_a_screenshot_of_the_window_region(start_game):
+    from PIL import ImageGrab
+
+    _, game, _ = start_game("Shot Game", "--position", "20,30", "--size", "320x200")
+    image = ImageGrab.grab(bbox=game.bbox, xdisplay=os.environ["DISPLAY"])
+    assert image.size == (320, 200)
+    assert len(image.getcolors(maxcolors=1 << 16)) > 1
+    assert (220, 40, 40) in {colour for _, colour in image.getcolors(maxcolors=1 << 16)}  # the red cube
+
+
+def test_no_display_is_a_one_line_error(monkeypatch):
+    monkeypatch.delenv("DISPLAY")
+    with pytest.raises(WindowError, match=r"^no display: set DISPLAY"):
+        list_shown_windows()
+    with pytest.raises(WindowError, match=r"^no display: cannot open X display ':99'"):
+        list_shown_windows(":99")

@@ -1,0 +1,127 @@
+"""A real X server for tests: Xvfb, and the stand-in game shown on it.
+
+Tests import the fixtures they use: `from tests.xvfb import x_display, start_game`.
+Without Xvfb the tests skip, except in CI (CI=true), where they must run.
+"""
+
+import os
+import re
+import secrets
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+GAME = Path(__file__).with_name("stand_in_game.py")
+SCREEN = "1280x720x24"
+WINDOW_WAIT_SECONDS = 10
+
+
+@pytest.fixture(scope="session")
+def x_display():
+    """Starts Xvfb for the session; sets DISPLAY and XAUTHORITY and yields the display."""
+    if shutil.which("Xvfb") is None:
+        reason = "Xvfb is not installed: apt-get install xvfb"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    with tempfile.TemporaryDirectory(prefix="xvfb-") as folder:
+        # Xvfb writes its display number to this pipe once it accepts clients.
+        # -noreset: by default it resets when its last client leaves, and a
+        # client connecting during the reset has its connection dropped.
+        read_end, write_end = os.pipe()
+        server = subprocess.Popen(
+            ["Xvfb", "-displayfd", str(write_end), "-screen", "0", SCREEN, "-nolisten", "tcp", "-noreset"],
+            pass_fds=(write_end,),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        os.close(write_end)
+        with os.fdopen(read_end) as ready:
+            number = ready.readline().strip()
+        if not number:
+            server.kill()
+            pytest.fail(f"Xvfb exited with code {server.wait()} before giving a display number")
+        authority = Path(folder, "Xauthority")
+        authority.write_bytes(_xauthority_entry(number))
+        display = f":{number}"
+        saved = {name: os.environ.get(name) for name in ("DISPLAY", "XAUTHORITY")}
+        os.environ.update(DISPLAY=display, XAUTHORITY=str(authority))
+        try:
+            yield display
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+            server.kill()
+            server.wait()
+
+
+def _xauthority_entry(number):
+    """One cookie for the display, in the Xauthority file format.
+
+    python-xlib refuses to connect without an Xauthority file and prints a warning
+    on every connection when it is empty; Xvfb without -auth ignores the cookie.
+    """
+
+    def counted(data):
+        return struct.pack(">H", len(data)) + data
+
+    family_local = 256
+    return (
+        struct.pack(">H", family_local)
+        + counted(socket.gethostname().encode())
+        + counted(number.encode())
+        + counted(b"MIT-MAGIC-COOKIE-1")
+        + counted(secrets.token_bytes(16))
+    )
+
+
+@pytest.fixture
+def start_game(x_display, tmp_path):
+    """start_game(title, *options) runs the stand-in game; returns (process, window, pose_file).
+
+    Every game started is stopped when the test ends.
+    """
+    from perception.x11 import list_shown_windows
+
+    games = []
+
+    def start(title, *options):
+        pose_file = tmp_path / f"pose-{len(games)}.json"
+        log_file = tmp_path / f"game-{len(games)}.log"
+        environment = dict(os.environ, SDL_AUDIODRIVER="dummy", PYGAME_HIDE_SUPPORT_PROMPT="1")
+        with open(log_file, "w") as log:  # a file, not a pipe: a full pipe would stall the game
+            process = subprocess.Popen(
+                [sys.executable, str(GAME), title, str(pose_file), *options],
+                env=environment,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        games.append(process)
+        deadline = time.monotonic() + WINDOW_WAIT_SECONDS
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                pytest.fail(f"the stand-in game exited with code {process.returncode}: {log_file.read_text()}")
+            shown = [w for w in list_shown_windows() if re.fullmatch(re.escape(title), w.title)]
+            if shown and pose_file.exists():
+                return process, shown[0], pose_file
+            time.sleep(0.05)
+        pytest.fail(f"the stand-in game's window '{title}' did not appear within {WINDOW_WAIT_SECONDS} s")
+
+    yield start
+    for process in games:
+        process.terminate()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
