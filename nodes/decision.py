@@ -1,4 +1,4 @@
-from explorer.llm import AuthenticationFailed
+from explorer.llm import AuthenticationFailed, LLMError
 from explorer.replies import ReplyError, parse_decision
 from nodes.base import StepNode
 from perception.actions import ACTION_HELP, safe_action
@@ -24,7 +24,14 @@ class DecisionNode(StepNode):
         attempts, replies = [], []
         request = prompt
         for _ in range(REPLY_ATTEMPTS):
-            reply = backend.complete(request, context)
+            try:
+                reply = backend.complete(request, context)
+            except LLMError as failure:
+                if isinstance(failure, AuthenticationFailed):
+                    raise
+                # Keep what earlier attempts got: their replies and tokens belong in the trace.
+                return {"decision": None, "attempts": attempts, "replies": replies, "parse_failure": False,
+                        "error": repr(failure)}
             replies.append(reply)
             try:
                 decision = parse_decision(reply.text, available)

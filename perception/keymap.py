@@ -143,7 +143,8 @@ def _hold(value, what):
     number_ok = isinstance(value, (int, float)) and not isinstance(value, bool)
     if not number_ok or not 0 < value <= MAX_HOLD_SECONDS:
         raise _Invalid(
-            f"{what} must be a number of seconds above 0 and at most {MAX_HOLD_SECONDS:g}, got {value!r}"
+            f"{what} must be a number of seconds above 0 "
+            f"and at most {MAX_HOLD_SECONDS:g}, got {value!r}"
         )
     return float(value)
 

@@ -15,7 +15,14 @@ from dataclasses import dataclass
 
 from Xlib import X, Xatom
 from Xlib.display import Display
-from Xlib.error import BadDrawable, BadMatch, BadWindow, CatchError, DisplayError, XauthError
+from Xlib.error import (
+    BadDrawable,
+    BadMatch,
+    BadWindow,
+    CatchError,
+    DisplayError,
+    XauthError,
+)
 
 ICONIC_STATE = 3  # ICCCM WM_STATE of a minimized window
 MIN_SIDE = 2  # X windows are at least 1x1; a side this small shows nothing
@@ -53,13 +60,16 @@ class Window:
 def _connect(display=None):
     name = display or os.environ.get("DISPLAY")
     if not name:
-        raise WindowError("no display: set DISPLAY to the X display the game runs on (e.g. DISPLAY=:0)")
+        raise WindowError(
+            "no display: set DISPLAY to the X display the game runs on (e.g. DISPLAY=:0)"
+        )
     try:
         connection = Display(name)
     except (DisplayError, XauthError, OSError) as error:
         problem = " ".join(str(error).split())
         raise WindowError(
-            f"no display: cannot open X display {name!r} ({problem}); set DISPLAY (and XAUTHORITY) to a running X server"
+            f"no display: cannot open X display {name!r} ({problem}); "
+            "set DISPLAY (and XAUTHORITY) to a running X server"
         ) from None
     try:
         yield connection
@@ -93,7 +103,9 @@ def _titled_windows(connection, root, parent, display_name):
 
 
 def _title(connection, window):
-    utf8 = window.get_full_property(connection.intern_atom("_NET_WM_NAME"), connection.intern_atom("UTF8_STRING"))
+    utf8 = window.get_full_property(
+        connection.intern_atom("_NET_WM_NAME"), connection.intern_atom("UTF8_STRING")
+    )
     if utf8 is not None:
         return _text(utf8.value, "utf-8")
     legacy = window.get_full_property(Xatom.WM_NAME, X.AnyPropertyType)
@@ -115,7 +127,16 @@ def _shown_window(connection, root, window, title, display_name):
         return None
     geometry = window.get_geometry()
     origin = root.translate_coords(window, 0, 0)
-    return Window(window.id, title, origin.x, origin.y, geometry.width, geometry.height, minimized, display_name)
+    return Window(
+        window.id,
+        title,
+        origin.x,
+        origin.y,
+        geometry.width,
+        geometry.height,
+        minimized,
+        display_name,
+    )
 
 
 def find_window(title_regex, display=None) -> Window:
@@ -128,16 +149,22 @@ def find_window(title_regex, display=None) -> Window:
         listed = ", ".join(repr(title) for title in titles[:TITLES_SHOWN])
         more = f" and {len(titles) - TITLES_SHOWN} more" if len(titles) > TITLES_SHOWN else ""
         raise WindowError(
-            f"no shown window's title matches {title_regex!r}; the titles are: {listed or 'none'}{more}"
+            f"no shown window's title matches {title_regex!r}; "
+            f"the titles are: {listed or 'none'}{more}"
         )
     if len(matches) > 1:
         listed = ", ".join(f"{window.title!r} (id {window.id:#x})" for window in matches)
-        raise WindowError(f"{len(matches)} shown windows match {title_regex!r}: {listed}: close one, or give a title only one matches")
+        raise WindowError(
+            f"{len(matches)} shown windows match {title_regex!r}: {listed}: "
+            "close one, or give a title only one matches"
+        )
     window = matches[0]
     if window.minimized:
         raise WindowError(f"the window {window.title!r} is minimized: restore it first")
     if window.zero_sized:
-        raise WindowError(f"the window {window.title!r} is {window.width}x{window.height}: it shows nothing")
+        raise WindowError(
+            f"the window {window.title!r} is {window.width}x{window.height}: it shows nothing"
+        )
     return window
 
 
@@ -150,7 +177,9 @@ def focus_window(window):
         target.set_input_focus(X.RevertToParent, X.CurrentTime, onerror=failed)
         connection.sync()
         if failed.get_error():
-            raise WindowError(f"cannot focus the window {window.title!r}: it is gone or no longer shown")
+            raise WindowError(
+                f"cannot focus the window {window.title!r}: it is gone or no longer shown"
+            )
 
 
 def has_focus(window) -> bool:

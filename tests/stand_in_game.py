@@ -14,7 +14,7 @@ the left one keeps the keys above; the right one is driven by
 
     i / k        forward / back          u / o          roll left / right
     j / l        strafe left / right     y / h          rise / sink
-    (the right viewport cannot turn or pitch)
+    (the right viewport starts facing the other way, and cannot turn or pitch)
 
 After the first frame, and every frame in which a pose changed, the pose is written
 to POSE_FILE as JSON, atomically: {"x", "y", "z", "yaw", "pitch", "roll"}, or
@@ -42,24 +42,35 @@ OBJECTS = (
     ("green sphere", (40, 200, 60), "sphere", (-3.0, 8.0, 0.6), 1.2),
     ("blue cylinder", (40, 80, 230), "cylinder", (3.0, 9.0, 0.75), 1.5),
     ("yellow cube", (230, 210, 40), "cube", (6.0, -2.0, 0.5), 1.0),
+    ("magenta sphere", (210, 50, 200), "sphere", (-1.0, -6.0, 0.6), 1.2),
 )
 SKY = (135, 170, 210)
 GROUND = (110, 95, 80)
 
 # key -> (pose field, direction); "forward" and "strafe" move along the yaw.
 LEFT_KEYS = {
-    pygame.K_w: ("forward", 1), pygame.K_s: ("forward", -1),
-    pygame.K_d: ("strafe", 1), pygame.K_a: ("strafe", -1),
-    pygame.K_r: ("z", 1), pygame.K_f: ("z", -1),
-    pygame.K_RIGHT: ("yaw", 1), pygame.K_LEFT: ("yaw", -1),
-    pygame.K_UP: ("pitch", 1), pygame.K_DOWN: ("pitch", -1),
-    pygame.K_e: ("roll", 1), pygame.K_q: ("roll", -1),
+    pygame.K_w: ("forward", 1),
+    pygame.K_s: ("forward", -1),
+    pygame.K_d: ("strafe", 1),
+    pygame.K_a: ("strafe", -1),
+    pygame.K_r: ("z", 1),
+    pygame.K_f: ("z", -1),
+    pygame.K_RIGHT: ("yaw", 1),
+    pygame.K_LEFT: ("yaw", -1),
+    pygame.K_UP: ("pitch", 1),
+    pygame.K_DOWN: ("pitch", -1),
+    pygame.K_e: ("roll", 1),
+    pygame.K_q: ("roll", -1),
 }
 RIGHT_KEYS = {
-    pygame.K_i: ("forward", 1), pygame.K_k: ("forward", -1),
-    pygame.K_l: ("strafe", 1), pygame.K_j: ("strafe", -1),
-    pygame.K_y: ("z", 1), pygame.K_h: ("z", -1),
-    pygame.K_o: ("roll", 1), pygame.K_u: ("roll", -1),
+    pygame.K_i: ("forward", 1),
+    pygame.K_k: ("forward", -1),
+    pygame.K_l: ("strafe", 1),
+    pygame.K_j: ("strafe", -1),
+    pygame.K_y: ("z", 1),
+    pygame.K_h: ("z", -1),
+    pygame.K_o: ("roll", 1),
+    pygame.K_u: ("roll", -1),
 }
 
 
@@ -74,6 +85,10 @@ class Pose:
 
     def rounded(self):
         return {name: round(value, 3) for name, value in asdict(self).items()}
+
+
+# With --split the right viewport looks the other way, so the halves show different objects.
+START_POSES = {"left": Pose(), "right": Pose(yaw=180.0)}
 
 
 def moved(pose, keys, pressed, seconds):
@@ -123,7 +138,9 @@ def draw_view(surface, pose, font):
             box.width = side * 0.6
             box.center = centre
             pygame.draw.rect(surface, colour, box)
-            pygame.draw.ellipse(surface, colour, (box.left, box.top - side * 0.1, box.width, side * 0.2))
+            pygame.draw.ellipse(
+                surface, colour, (box.left, box.top - side * 0.1, box.width, side * 0.2)
+            )
         else:
             pygame.draw.rect(surface, colour, box)
         label = font.render(name, True, (0, 0, 0))
@@ -135,7 +152,11 @@ def draw_view(surface, pose, font):
 
 def write_pose(path, poses):
     """Writes the poses atomically, so a reader never sees half a file."""
-    data = poses["left"].rounded() if len(poses) == 1 else {side: pose.rounded() for side, pose in poses.items()}
+    data = (
+        poses["left"].rounded()
+        if len(poses) == 1
+        else {side: pose.rounded() for side, pose in poses.items()}
+    )
     temporary = f"{path}.tmp"
     with open(temporary, "w") as file:
         json.dump(data, file)
@@ -162,8 +183,11 @@ def main():
 
     sides = {"left": LEFT_KEYS, "right": RIGHT_KEYS} if args.split else {"left": LEFT_KEYS}
     viewport_width = width // len(sides)
-    viewports = {side: screen.subsurface((i * viewport_width, 0, viewport_width, height)) for i, side in enumerate(sides)}
-    poses = {side: Pose() for side in sides}
+    viewports = {
+        side: screen.subsurface((i * viewport_width, 0, viewport_width, height))
+        for i, side in enumerate(sides)
+    }
+    poses = {side: START_POSES[side] for side in sides}
     written = None  # the first frame is written too: the file then says the game is drawn
     while not any(event.type == pygame.QUIT for event in pygame.event.get()):
         seconds = min(clock.tick(60) / 1000, 0.1)  # a stalled frame must not jump the pose

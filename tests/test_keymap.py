@@ -4,7 +4,8 @@ import pytest
 
 from perception.actions import ACTIONS
 from perception.keymap import KeyBinding, KeyMapError, load_keymap
-from tests.xvfb import x_display  # noqa: F401  (a fixture)
+
+pytest_plugins = ("tests.xvfb",)  # x_display
 
 SHIPPED = Path(__file__).resolve().parent.parent / "keymaps" / "unity_fps.yaml"
 KNOWN_KEYS = {"w", "a", "s", "d", "left", "right", "shift", "space"}
@@ -52,7 +53,10 @@ def test_hold_seconds_has_a_default_and_a_mapping_may_list_keys(tmp_path):
         ("actions: [forward: w", "invalid YAML at line 1"),
         ("", "the file is empty"),
         ("- forward", "the top level must be a mapping of keys, not a list"),
-        ("hold: 1\nactions: {forward: w}", "unknown top-level key 'hold' (allowed: hold_seconds, actions)"),
+        (
+            "hold: 1\nactions: {forward: w}",
+            "unknown top-level key 'hold' (allowed: hold_seconds, actions)",
+        ),
         ("hold_seconds: 0.2", "'actions' is missing"),
         ("actions: {}", "'actions' is empty"),
         ("actions: [w]", "'actions' must be a mapping of action: key, not a list"),
@@ -62,12 +66,21 @@ def test_hold_seconds_has_a_default_and_a_mapping_may_list_keys(tmp_path):
         ("actions: {forward: }", "'forward' has no key"),
         ("actions: {forward: []}", "'forward' has an empty list of keys"),
         ("actions: {forward: {hold: 1}}", "'forward' has no 'key'"),
-        ("actions: {forward: {key: w, time: 1}}", "unknown 'forward' key 'time' (allowed: key, hold)"),
+        (
+            "actions: {forward: {key: w, time: 1}}",
+            "unknown 'forward' key 'time' (allowed: key, hold)",
+        ),
         ("actions: {forward: wz}", "'forward': unknown key name 'wz'"),
         ("actions: {move_up: [shift, Shift]}", "'move_up': unknown key name 'Shift'"),
-        ("actions: {forward: {key: w, hold: 0}}", "'forward' hold must be a number of seconds above 0"),
+        (
+            "actions: {forward: {key: w, hold: 0}}",
+            "'forward' hold must be a number of seconds above 0",
+        ),
         ("actions: {forward: {key: w, hold: fast}}", "got 'fast'"),
-        ("hold_seconds: 6\nactions: {forward: w}", "'hold_seconds' must be a number of seconds above 0 and at most 5"),
+        (
+            "hold_seconds: 6\nactions: {forward: w}",
+            "'hold_seconds' must be a number of seconds above 0 and at most 5",
+        ),
         ("hold_seconds: -1\nactions: {forward: w}", "'hold_seconds' must be"),
         ("hold_seconds: true\nactions: {forward: w}", "'hold_seconds' must be"),
     ],
@@ -101,7 +114,8 @@ def test_the_shipped_map_binds_every_action():
     assert keymap.actions["tilt_right"].keys == ("e",)
 
 
-def test_the_shipped_keys_are_known_to_pyautogui(x_display):  # noqa: F811
+@pytest.mark.usefixtures("x_display")
+def test_the_shipped_keys_are_known_to_pyautogui():
     import pyautogui  # reads DISPLAY when imported, so only after Xvfb is up
 
     keymap = load_keymap(SHIPPED, pyautogui.isValidKey)

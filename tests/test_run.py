@@ -202,3 +202,15 @@ def test_two_agents_find_every_object_of_each_shipped_world_within_its_budget(tm
     summary, _ = run(tmp_path, embedder, agents=2, world=world)
     assert summary["coverage"] == 1.0, summary["objects_discovered"]
     assert summary["first_full_discovery_step"] <= max(summary["steps"].values())
+
+
+def test_a_provider_failure_after_a_bad_reply_keeps_the_bad_reply_in_the_trace(tmp_path, embedder):
+    from explorer.llm import LLMError
+
+    failure = LLMError("server down", kind="server", status=503, retries=4)
+    summary, trace = run(tmp_path, embedder, agents=1, steps=1, backend_factory=scripted(["action: fly", failure]))
+    record = trace[0]
+    assert record["action"] == "look_right" and record["raw_reply"] == "action: fly"
+    assert record["attempts"] == [{"reply": "action: fly", "error": "unknown action 'fly'"}]
+    assert "server down" in record["errors"][0]
+    assert summary["llm"]["calls"] == 1 and summary["llm"]["errors"] == 1

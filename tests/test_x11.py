@@ -7,12 +7,22 @@ from contextlib import contextmanager
 
 import pytest
 
-from perception.x11 import WindowError, find_window, focus_window, has_focus, list_shown_windows, window_exists
-from tests.xvfb import start_game, x_display  # noqa: F401  (fixtures)
+pytest.importorskip("Xlib", reason="python-xlib comes with pyautogui on Linux only")
 
+from perception.x11 import (
+    WindowError,
+    find_window,
+    focus_window,
+    has_focus,
+    list_shown_windows,
+    window_exists,
+)
+
+pytest_plugins = ("tests.xvfb",)  # x_display, start_game
 pytestmark = pytest.mark.usefixtures("x_display")
 
 ICONIC_STATE = 3
+RED, MAGENTA = (220, 40, 40), (210, 50, 200)  # the stand-in game's red cube and magenta sphere
 
 
 @contextmanager
@@ -24,7 +34,12 @@ def other_window(title, shown=True, size=(200, 100), minimized=False):
     connection = Display()
     root = connection.screen().root
     window = root.create_window(0, 0, *size, 0, X.CopyFromParent)
-    window.change_property(connection.intern_atom("_NET_WM_NAME"), connection.intern_atom("UTF8_STRING"), 8, title.encode())
+    window.change_property(
+        connection.intern_atom("_NET_WM_NAME"),
+        connection.intern_atom("UTF8_STRING"),
+        8,
+        title.encode(),
+    )
     window.change_property(Xatom.WM_NAME, Xatom.STRING, 8, title.encode("latin-1", "replace"))
     if minimized:  # what a window manager records when it iconifies a window
         wm_state = connection.intern_atom("WM_STATE")
@@ -38,19 +53,39 @@ def other_window(title, shown=True, size=(200, 100), minimized=False):
         connection.close()  # destroys the window
 
 
+def grab(bbox):
+    from PIL import ImageGrab
+
+    return ImageGrab.grab(bbox=bbox, xdisplay=os.environ["DISPLAY"])
+
+
+def colours(window, box):
+    """The colours in `box` (left, top, right, bottom), in window coordinates."""
+    left, top, right, bottom = box
+    image = grab((window.x + left, window.y + top, window.x + right, window.y + bottom))
+    return {colour for _, colour in image.getcolors(maxcolors=1 << 20)}
+
+
 def read_pose(path):
     return json.loads(path.read_text())
 
 
-def hold(key, seconds):
+@pytest.fixture
+def hold(monkeypatch):
+    """hold(key, seconds): keyDown, sleep, keyUp, as a game that polls keys needs."""
     import pyautogui  # reads DISPLAY when imported, so only after Xvfb is up
 
-    pyautogui.PAUSE = 0  # its default 0.1 s sleep after keyDown would lengthen the hold
-    pyautogui.keyDown(key)
-    try:
-        time.sleep(seconds)
-    finally:
-        pyautogui.keyUp(key)
+    # Its default PAUSE sleeps 0.1 s after keyDown too, which would lengthen the hold.
+    monkeypatch.setattr(pyautogui, "PAUSE", 0)
+
+    def hold_key(key, seconds):
+        pyautogui.keyDown(key)
+        try:
+            time.sleep(seconds)
+        finally:
+            pyautogui.keyUp(key)
+
+    return hold_key
 
 
 def wait_for_pose_change(path, before, seconds=2.0):
@@ -65,9 +100,11 @@ def wait_for_pose_change(path, before, seconds=2.0):
 
 
 def test_finds_the_shown_window_with_its_geometry(start_game):
-    _, _, _ = start_game("Geometry Game", "--position", "100,50", "--size", "640x360")
+    start_game("Geometry Game", "--position", "100,50", "--size", "640x360")
     window = find_window(r"^Geometry G\w+$")
-    assert (window.title, window.x, window.y, window.width, window.height) == ("Geometry Game", 100, 50, 640, 360)
+    assert window.title == "Geometry Game"
+    assert (window.x, window.y, window.width, window.height) == (100, 50, 640, 360)
+    assert [w.id for w in list_shown_windows() if w.title == "Geometry Game"] == [window.id]
     assert window.bbox == (100, 50, 740, 410)
     assert not window.minimized and window_exists(window)
 
@@ -82,16 +119,15 @@ def test_hidden_helper_windows_with_the_same_title_are_left_out(start_game):
 
 def test_two_shown_windows_that_match_are_an_error(start_game):
     start_game("Twin Game")
-    with other_window("Twin Game"):
-        with pytest.raises(WindowError, match=r"^2 shown windows match 'Twin': 'Twin Game' .*, 'Twin Game' .*close one"):
-            find_window("Twin")
+    twins = r"^2 shown windows match 'Twin': 'Twin Game' .*, 'Twin Game' .*close one"
+    with other_window("Twin Game"), pytest.raises(WindowError, match=twins):
+        find_window("Twin")
 
 
 def test_no_match_lists_the_titles_that_exist(start_game):
     start_game("Listed Game")
-    with other_window("Ünïcode Editor"):
-        with pytest.raises(WindowError) as caught:
-            find_window("Unity")
+    with other_window("Ünïcode Editor"), pytest.raises(WindowError) as caught:
+        find_window("Unity")
     message = str(caught.value)
     assert message.startswith("no shown window's title matches 'Unity'; the titles are: ")
     assert "'Listed Game'" in message and "'Ünïcode Editor'" in message
@@ -104,9 +140,9 @@ def test_minimized_and_zero_sized_windows_are_errors():
         assert window.minimized
         with pytest.raises(WindowError, match="is minimized: restore it first"):
             find_window("Iconified Game")
-    with other_window("Tiny Game", size=(1, 1)):
-        with pytest.raises(WindowError, match="is 1x1: it shows nothing"):
-            find_window("Tiny Game")
+    tiny = other_window("Tiny Game", size=(1, 1))
+    with tiny, pytest.raises(WindowError, match="is 1x1: it shows nothing"):
+        find_window("Tiny Game")
 
 
 def test_focus_goes_to_the_window_and_away_again(start_game):
@@ -123,7 +159,7 @@ def test_focus_goes_to_the_window_and_away_again(start_game):
         focus_window(other)
 
 
-def test_a_held_key_moves_the_focused_game(start_game):
+def test_a_held_key_moves_the_focused_game(start_game, hold):
     _, game, pose_file = start_game("Keys Game")
     focus_window(game)
     start = read_pose(pose_file)
@@ -137,29 +173,30 @@ def test_a_held_key_moves_the_focused_game(start_game):
     assert 300 < turned["yaw"] < 345  # 90 degrees/s to the left, from 0
 
 
-def test_split_screen_viewports_move_on_their_own_keys(start_game):
-    _, game, pose_file = start_game("Split Game", "--split")
+def test_split_screen_viewports_move_on_their_own_keys(start_game, hold):
+    _, game, pose_file = start_game("Split Game", "--split", "--position", "0,0")
+    left_half, right_half = colours(game, (0, 0, 320, 360)), colours(game, (320, 0, 640, 360))
+    assert RED in left_half and MAGENTA not in left_half
+    assert MAGENTA in right_half and RED not in right_half
     focus_window(game)
     start = read_pose(pose_file)
     hold("i", 0.3)
     pose = wait_for_pose_change(pose_file, start)
     assert pose["left"] == start["left"]
-    assert pose["right"]["y"] > start["right"]["y"]
+    assert pose["right"]["y"] < start["right"]["y"]  # it faces -y
 
 
 def test_a_screenshot_of_the_window_region(start_game):
-    from PIL import ImageGrab
-
     _, game, _ = start_game("Shot Game", "--position", "20,30", "--size", "320x200")
-    image = ImageGrab.grab(bbox=game.bbox, xdisplay=os.environ["DISPLAY"])
+    image = grab(game.bbox)
     assert image.size == (320, 200)
-    assert len(image.getcolors(maxcolors=1 << 16)) > 1
-    assert (220, 40, 40) in {colour for _, colour in image.getcolors(maxcolors=1 << 16)}  # the red cube
+    seen = colours(game, (0, 0, 320, 200))
+    assert len(seen) > 1 and RED in seen  # the red cube, ahead at the start
 
 
 def test_no_display_is_a_one_line_error(monkeypatch):
     monkeypatch.delenv("DISPLAY")
     with pytest.raises(WindowError, match=r"^no display: set DISPLAY"):
         list_shown_windows()
-    with pytest.raises(WindowError, match=r"^no display: cannot open X display ':99'"):
-        list_shown_windows(":99")
+    with pytest.raises(WindowError, match=r"^no display: cannot open X display ':999'"):
+        list_shown_windows(":999")

@@ -1,6 +1,9 @@
 """A real X server for tests: Xvfb, and the stand-in game shown on it.
 
-Tests import the fixtures they use: `from tests.xvfb import x_display, start_game`.
+A test module that uses them loads this file as a plugin:
+`pytest_plugins = ("tests.xvfb",)`. Importing the fixtures instead would give
+each importing module its own "session" fixture, so its own Xvfb, and
+pyautogui, bound at import to the first one, would type into the wrong server.
 Without Xvfb the tests skip, except in CI (CI=true), where they must run.
 """
 
@@ -19,7 +22,7 @@ from pathlib import Path
 import pytest
 
 GAME = Path(__file__).with_name("stand_in_game.py")
-SCREEN = "1280x720x24"
+XVFB_OPTIONS = ("-screen", "0", "1280x720x24", "-nolisten", "tcp", "-noreset")
 WINDOW_WAIT_SECONDS = 10
 
 
@@ -37,7 +40,7 @@ def x_display():
         # client connecting during the reset has its connection dropped.
         read_end, write_end = os.pipe()
         server = subprocess.Popen(
-            ["Xvfb", "-displayfd", str(write_end), "-screen", "0", SCREEN, "-nolisten", "tcp", "-noreset"],
+            ["Xvfb", "-displayfd", str(write_end), *XVFB_OPTIONS],
             pass_fds=(write_end,),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -110,12 +113,17 @@ def start_game(x_display, tmp_path):
         deadline = time.monotonic() + WINDOW_WAIT_SECONDS
         while time.monotonic() < deadline:
             if process.poll() is not None:
-                pytest.fail(f"the stand-in game exited with code {process.returncode}: {log_file.read_text()}")
+                pytest.fail(
+                    f"the stand-in game exited with code {process.returncode}: "
+                    + log_file.read_text()
+                )
             shown = [w for w in list_shown_windows() if re.fullmatch(re.escape(title), w.title)]
             if shown and pose_file.exists():
                 return process, shown[0], pose_file
             time.sleep(0.05)
-        pytest.fail(f"the stand-in game's window '{title}' did not appear within {WINDOW_WAIT_SECONDS} s")
+        pytest.fail(
+            f"the stand-in game's window '{title}' did not appear within {WINDOW_WAIT_SECONDS} s"
+        )
 
     yield start
     for process in games:
