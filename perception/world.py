@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from pathlib import Path
-
-import yaml
 
 from perception.base import FACINGS, Pose
 from perception.geometry import sight
+from perception.yaml_files import FileProblem, Invalid, check_keys, kind, load_mapping
 
 WORLD_KEYS = ("name", "size", "walls", "objects", "agents", "view_distance", "max_steps")
 OBJECT_KEYS = ("name", "position")
@@ -16,13 +14,8 @@ AGENT_KEYS = ("position", "facing", "pitch", "roll")
 DEFAULT_VIEW_DISTANCE = 3
 
 
-class WorldError(Exception):
+class WorldError(FileProblem):
     """A world file that cannot be used; the message is one line naming the file."""
-
-    def __init__(self, path, problem):
-        self.path = str(path)
-        self.problem = " ".join(str(problem).split())
-        super().__init__(f"{self.path}: {self.problem}")
 
 
 @dataclass(frozen=True)
@@ -79,69 +72,41 @@ def _squared_distance(origin, cell):
 
 
 
-class _Invalid(Exception):
-    """A problem in a world's data; load_world adds the path."""
-
-
 def load_world(path) -> World:
     """Read and check a world file; any problem raises WorldError."""
-    data = _parse(path, _read(path))
+    data = load_mapping(path, WorldError, "a world file")
     try:
         return _build_world(data, str(path))
-    except _Invalid as problem:
+    except Invalid as problem:
         raise WorldError(path, problem) from None
 
 
-def _read(path):
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise WorldError(path, "no such file") from None
-    except IsADirectoryError:
-        raise WorldError(path, "is a directory, not a world file") from None
-    except UnicodeDecodeError:
-        raise WorldError(path, "cannot read the file: it is not UTF-8 text") from None
-    except OSError as error:
-        raise WorldError(path, f"cannot read the file: {error.strerror}") from None
 
 
-def _parse(path, text):
-    try:
-        data = yaml.safe_load(text)
-    except yaml.MarkedYAMLError as error:
-        where = f" at line {error.problem_mark.line + 1}" if error.problem_mark else ""
-        raise WorldError(path, f"invalid YAML{where}: {error.problem}") from None
-    except yaml.YAMLError as error:
-        raise WorldError(path, f"invalid YAML: {error}") from None
-    if data is None:
-        raise WorldError(path, "the file is empty")
-    if not isinstance(data, dict):
-        raise WorldError(path, f"the top level must be a mapping of keys, not a {_kind(data)}")
-    return data
 
 
 def _build_world(data, path):
-    _check_keys(data, WORLD_KEYS, "world")
+    check_keys(data, WORLD_KEYS, "world")
     name = data.get("name")
     if name is None:
-        raise _Invalid("'name' is missing")
+        raise Invalid("'name' is missing")
     if not isinstance(name, str) or not name.strip():
-        raise _Invalid(f"'name' must be a non-empty string, got {name!r}")
+        raise Invalid(f"'name' must be a non-empty string, got {name!r}")
     width, depth, height = _size(data.get("size"))
     bounds = World(name, width, depth, height, frozenset(), {})
     walls = frozenset(_wall(bounds, entry) for entry in _list(data, "walls"))
     grid = replace(bounds, walls=walls)
 
     if data.get("objects") is None:
-        raise _Invalid("'objects' is missing: list at least one object")
+        raise Invalid("'objects' is missing: list at least one object")
     entries = _list(data, "objects")
     if not entries:
-        raise _Invalid("'objects' must be a non-empty list")
+        raise Invalid("'objects' must be a non-empty list")
     objects = {}
     for entry in entries:
         object_name, cell = _object(grid, entry)
         if object_name in objects:
-            raise _Invalid(f"object name '{object_name}' is used twice")
+            raise Invalid(f"object name '{object_name}' is used twice")
         objects[object_name] = cell
     starts = tuple(
         _agent_start(grid, number, entry)
@@ -166,16 +131,8 @@ def _is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)  # YAML `yes` is a bool
 
 
-def _kind(value):
-    """What a YAML value is, in words."""
-    kinds = {dict: "mapping", list: "list", str: "string", bool: "boolean", int: "number"}
-    return kinds.get(type(value), "number" if isinstance(value, float) else type(value).__name__)
 
 
-def _check_keys(mapping, allowed, what):
-    unknown = sorted(str(key) for key in mapping if key not in allowed)
-    if unknown:
-        raise _Invalid(f"unknown {what} key '{unknown[0]}' (allowed: {', '.join(allowed)})")
 
 
 def _list(data, key):
@@ -184,19 +141,19 @@ def _list(data, key):
     if value is None:
         return []
     if not isinstance(value, list):
-        raise _Invalid(f"'{key}' must be a list, not a {_kind(value)}")
+        raise Invalid(f"'{key}' must be a list, not a {kind(value)}")
     return value
 
 
 def _size(value):
     if value is None:
-        raise _Invalid("'size' is missing: give [width, depth] or [width, depth, height]")
+        raise Invalid("'size' is missing: give [width, depth] or [width, depth, height]")
     if (
         not isinstance(value, list)
         or len(value) not in (2, 3)
         or not all(_is_int(n) and n > 0 for n in value)
     ):
-        raise _Invalid(f"'size' must be 2 or 3 positive integers, got {value!r}")
+        raise Invalid(f"'size' must be 2 or 3 positive integers, got {value!r}")
     width, depth, *height = value
     return width, depth, height[0] if height else 1
 
@@ -206,13 +163,13 @@ def _positive_int(data, key, default):
     if value is None:
         return default
     if not _is_int(value) or value <= 0:
-        raise _Invalid(f"'{key}' must be a positive integer, got {value!r}")
+        raise Invalid(f"'{key}' must be a positive integer, got {value!r}")
     return value
 
 
 def _position(value, what):
     if not isinstance(value, list) or len(value) not in (2, 3) or not all(map(_is_int, value)):
-        raise _Invalid(f"{what} position must be [x, y] or [x, y, z] integers, got {value!r}")
+        raise Invalid(f"{what} position must be [x, y] or [x, y, z] integers, got {value!r}")
     x, y, *z = value
     return (x, y, z[0] if z else 0)
 
@@ -221,53 +178,53 @@ def _place(grid, value, what):
     """A checked (x, y, z) cell: on the grid and not inside a wall."""
     x, y, z = cell = _position(value, what)
     if not grid.in_bounds(x, y, z):
-        raise _Invalid(
+        raise Invalid(
             f"{what} at [{x}, {y}, {z}] is off the grid "
             f"(size {grid.width}x{grid.depth}x{grid.height})"
         )
     if (x, y) in grid.walls:
-        raise _Invalid(f"{what} at [{x}, {y}, {z}] is inside a wall")
+        raise Invalid(f"{what} at [{x}, {y}, {z}] is inside a wall")
     return cell
 
 
 def _wall(grid, entry):
     if not isinstance(entry, list) or len(entry) != 2 or not all(map(_is_int, entry)):
-        raise _Invalid(f"each wall must be an [x, y] pair of integers, got {entry!r}")
+        raise Invalid(f"each wall must be an [x, y] pair of integers, got {entry!r}")
     x, y = entry
     if not grid.in_bounds(x, y):
-        raise _Invalid(f"wall at [{x}, {y}] is off the grid (size {grid.width}x{grid.depth})")
+        raise Invalid(f"wall at [{x}, {y}] is off the grid (size {grid.width}x{grid.depth})")
     return (x, y)
 
 
 def _object(grid, entry):
     if not isinstance(entry, dict):
-        raise _Invalid(f"each object must be a mapping with name and position, got {entry!r}")
-    _check_keys(entry, OBJECT_KEYS, "object")
+        raise Invalid(f"each object must be a mapping with name and position, got {entry!r}")
+    check_keys(entry, OBJECT_KEYS, "object")
     if "name" not in entry:
-        raise _Invalid(f"object without a name: {entry!r}")
+        raise Invalid(f"object without a name: {entry!r}")
     name = entry["name"]
     if not isinstance(name, str) or not name.strip():
-        raise _Invalid(f"object name must be a non-empty string, got {name!r}")
+        raise Invalid(f"object name must be a non-empty string, got {name!r}")
     if "position" not in entry:
-        raise _Invalid(f"object '{name}' has no position")
+        raise Invalid(f"object '{name}' has no position")
     return name, _place(grid, entry["position"], f"object '{name}'")
 
 
 def _agent_start(grid, number, entry):
     what = f"agent {number}"
     if not isinstance(entry, dict):
-        raise _Invalid(f"{what} must be a mapping with a position, got {entry!r}")
-    _check_keys(entry, AGENT_KEYS, "agent")
+        raise Invalid(f"{what} must be a mapping with a position, got {entry!r}")
+    check_keys(entry, AGENT_KEYS, "agent")
     if "position" not in entry:
-        raise _Invalid(f"{what} has no position")
+        raise Invalid(f"{what} has no position")
     x, y, z = _place(grid, entry["position"], what)
     facing = entry.get("facing", "north")
     if facing not in FACINGS:
-        raise _Invalid(f"{what} facing must be one of {', '.join(FACINGS)}, got {facing!r}")
+        raise Invalid(f"{what} facing must be one of {', '.join(FACINGS)}, got {facing!r}")
     head = {}
     for angle in ("pitch", "roll"):
         value = entry.get(angle, 0)
         if not _is_int(value) or not -1 <= value <= 1:
-            raise _Invalid(f"{what} {angle} must be -1, 0 or 1, got {value!r}")
+            raise Invalid(f"{what} {angle} must be -1, 0 or 1, got {value!r}")
         head[angle] = value
     return Pose(x, y, z, facing, **head)
