@@ -11,7 +11,7 @@ from explorer import llm
 from explorer.llm import AuthenticationFailed, LLMError, LLMSettings
 from tests.openai_stub_server import ChatServer, Scripted, chat_completion, error, in_turn
 
-FAKE_KEY = "sk-test-ThisMustNeverBeShown-0123456789"
+FAKE_KEY = "placeholder-not-a-key-NeverShown-0123"
 
 
 @pytest.fixture(autouse=True)

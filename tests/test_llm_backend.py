@@ -41,7 +41,6 @@ def test_a_litellm_model_decides_every_step(tmp_path, embedder, monkeypatch):
     assert {request["messages"][-1]["content"] for request in server.requests} == prompts
     assert all(request["model"] == "test-model" for request in server.requests)
     assert summary["messages_sent"] == 6
-    assert "OPENAI_API_KEY" not in os.environ
 
 
 def test_litellm_is_imported_without_touching_the_network():

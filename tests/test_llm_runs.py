@@ -83,7 +83,7 @@ def test_a_good_server_gets_exactly_one_call_per_agent_step(tmp_path):
 
 
 def test_the_api_key_never_reaches_the_run_directory_or_the_console(tmp_path):
-    secret = "sk-test-DoNotLeakMe-0123456789abcdef"
+    secret = "placeholder-not-a-key-DoNotLeakMe-0123"
 
     def echo_the_key(request, counter=itertools.count()):
         header = server.records[-1].headers.get("Authorization", "")
