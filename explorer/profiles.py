@@ -16,17 +16,15 @@ and the built-in explorer persona (prompts/explorer_persona.md).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from pathlib import Path
 
-import yaml
-
+from perception.yaml_files import FileProblem, load_mapping
 from prompts import render
 
 PROFILE_KEYS = ("role", "persona", "model", "temperature")
 DEFAULT_TEMPERATURE = 0.2
 
 
-class ProfileError(ValueError):
+class ProfileError(FileProblem):
     """A profiles file that cannot be used; the message is one line naming the file."""
 
 
@@ -47,35 +45,29 @@ def default_profiles(count, model):
 
 def load_profiles(path, count, model) -> list[Profile]:
     """One profile per agent from the file at `path`, falling back to `model` for the model."""
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise ProfileError(f"{path}: cannot read it ({error.strerror or error})") from None
-    except yaml.YAMLError as error:
-        raise ProfileError(f"{path}: invalid YAML ({str(error).splitlines()[0]})") from None
-    if not isinstance(data, dict) or not set(data) <= {"default", "agents"}:
-        raise ProfileError(f"{path}: expected a mapping with `default` and/or `agents`")
+    data = load_mapping(path, ProfileError, "a profiles file")
+    if not set(data) <= {"default", "agents"}:
+        raise ProfileError(path, "expected a mapping with `default` and/or `agents`")
     base = _profile(path, data.get("default") or {}, Profile(model=model), "default")
     entries = data.get("agents") or []
     if not isinstance(entries, list):
-        raise ProfileError(f"{path}: `agents` must be a list, in agent order")
+        raise ProfileError(path, "`agents` must be a list, in agent order")
     if len(entries) > count:
-        raise ProfileError(f"{path}: {len(entries)} agent profiles for {count} agents; use --agents {len(entries)}")
+        raise ProfileError(path, f"{len(entries)} agent profiles for {count} agents; use --agents {len(entries)}")
     profiles = [_profile(path, entry, base, f"agent {i}") for i, entry in enumerate(entries, start=1)]
     return profiles + [base] * (count - len(profiles))
 
 
 def _profile(path, entry, base, what):
     if not isinstance(entry, dict):
-        raise ProfileError(f"{path}: {what} must be a mapping of {', '.join(PROFILE_KEYS)}")
+        raise ProfileError(path, f"{what} must be a mapping of {', '.join(PROFILE_KEYS)}")
     unknown = sorted(map(str, set(entry) - set(PROFILE_KEYS)))
     if unknown:
-        raise ProfileError(f"{path}: {what} has an unknown key {unknown[0]!r} (allowed: {', '.join(PROFILE_KEYS)})")
+        raise ProfileError(path, f"{what} has an unknown key {unknown[0]!r} (allowed: {', '.join(PROFILE_KEYS)})")
     for key in ("role", "persona", "model"):
         if key in entry and (not isinstance(entry[key], str) or not entry[key].strip()):
-            raise ProfileError(f"{path}: {what} {key} must be non-empty text")
+            raise ProfileError(path, f"{what} {key} must be non-empty text")
     temperature = entry.get("temperature", base.temperature)
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 <= temperature <= 2:
-        raise ProfileError(f"{path}: {what} temperature must be a number from 0 to 2, not {temperature!r}")
+        raise ProfileError(path, f"{what} temperature must be a number from 0 to 2, not {temperature!r}")
     return replace(base, **{k: entry[k].strip() for k in ("role", "persona", "model") if k in entry}, temperature=float(temperature))

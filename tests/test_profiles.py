@@ -38,7 +38,8 @@ def test_the_default_profile_is_the_spec_explorer():
         ("agents: [{temperature: hot}]", "temperature must be a number"),
         ("agents: [{temperature: 3}]", "temperature must be a number"),
         ("default: {model: ''}", "model must be non-empty"),
-        ("- a list", "expected a mapping"),
+        ("- a list", "must be a mapping"),
+        ("colour: red", "expected a mapping with `default`"),
         ("default: [unclosed", "invalid YAML"),
     ],
 )
