@@ -10,11 +10,13 @@ import hashlib
 import random
 
 from explorer import llm
-from explorer.llm import Reply
+from explorer.llm import AuthenticationFailed, LLMError, Reply
 from explorer.offline import OfflineExplorer
 from explorer.replies import Decision
+from perception.unity import Sight
 
 OFFLINE, RANDOM = "offline", "random"
+BUILT_IN = (OFFLINE, RANDOM)
 
 
 def stable_seed(*parts) -> int:
@@ -51,13 +53,38 @@ def make_backend(profile, agent_id, config):
         return OfflineExplorer(agent_seed)
     if profile.model == RANDOM:
         return RandomBackend(agent_seed)
-    return LiteLLMBackend(
-        llm.LLMSettings(
-            model=profile.model,
-            api_base=config.api_base,
-            temperature=profile.temperature,
-            timeout=config.timeout,
-            price_in=config.price_in,
-            price_out=config.price_out,
-        )
+    return LiteLLMBackend(llm_settings(profile, config))
+
+
+def llm_settings(profile, config):
+    return llm.LLMSettings(
+        model=profile.model,
+        api_base=config.api_base,
+        temperature=profile.temperature,
+        timeout=config.timeout,
+        price_in=config.price_in,
+        price_out=config.price_out,
     )
+
+
+def make_vision(profile, config):
+    """`look(png_path) -> Sight` with the profile's model; a failed call is an empty Sight with its error."""
+    settings = llm_settings(profile, config)
+
+    def look(image_path):
+        replies, caption = [], ""
+        try:
+            if config.vision == "split":  # the spec's two calls
+                caption, reply = llm.caption_image(settings, image_path)
+                replies.append(reply)
+                objects, reply = llm.extract_objects_from_image(settings, image_path)
+            else:
+                caption, objects, reply = llm.describe_image(settings, image_path)
+            replies.append(reply)
+        except AuthenticationFailed:
+            raise  # every later call would fail the same way: stop the run
+        except LLMError as failure:
+            return Sight(caption, (), tuple(replies), errors=(f"vision failed: {failure}",))
+        return Sight(caption, tuple(objects), tuple(replies))
+
+    return look

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from explorer.config import DEFAULT_WORLD, MODES, ConfigError, RunConfig
+from explorer.config import DEFAULT_KEYMAP, DEFAULT_WORLD, MODES, VISION_CALLS, ConfigError, RunConfig
 
 EXIT_USAGE, EXIT_FAILED, EXIT_INTERRUPTED = 2, 1, 130
 
@@ -38,10 +38,45 @@ def build_parser():
     parser.add_argument("--price-out", type=float, help="dollars per million completion tokens, likewise")
     parser.add_argument("--no-comm", action="store_true", help="turn off all messages between agents")
     parser.add_argument("--run-dir", type=Path, help="where to write the run (default runs/<timestamp>/)")
+    unity = parser.add_argument_group("unity mode", "each option once for all agents, or once per agent in order")
+    unity.add_argument(
+        "--window-title", action="append", default=[], metavar="REGEX", help="the game window, by its title"
+    )
+    unity.add_argument(
+        "--keymap",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="PATH",
+        help=f"key map file (default {DEFAULT_KEYMAP.relative_to(DEFAULT_KEYMAP.parent.parent)})",
+    )
+    unity.add_argument(
+        "--region",
+        action="append",
+        default=[],
+        type=_region,
+        metavar="X,Y,W,H",
+        help="the part of the window an agent sees, in window pixels (split screen)",
+    )
+    unity.add_argument(
+        "--vision",
+        default="combined",
+        help=f"vision calls per step: {' or '.join(VISION_CALLS)} (combined: one call gives caption and objects)",
+    )
     volume = parser.add_mutually_exclusive_group()
     volume.add_argument("-v", "--verbose", action="store_true", help="log every agent-step")
     volume.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
     return parser
+
+
+def _region(text):
+    try:
+        x, y, width, height = (int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not X,Y,W,H (four whole numbers of pixels)") from None
+    if x < 0 or y < 0 or width < 2 or height < 2:
+        raise argparse.ArgumentTypeError(f"{text!r}: X and Y must not be negative, W and H must be at least 2")
+    return (x, y, width, height)
 
 
 def parse_config(argv) -> RunConfig:
@@ -61,18 +96,22 @@ def parse_config(argv) -> RunConfig:
         price_in=args.price_in,
         price_out=args.price_out,
         verbosity=-1 if args.quiet else 1 if args.verbose else 0,
+        window_titles=tuple(args.window_title),
+        keymaps=tuple(args.keymap),
+        regions=tuple(args.region),
+        vision=args.vision,
     ).check()
 
 
 def main(argv=None) -> int:
     # Imported here so that --help and argument errors answer at once.
-    from explorer.profiles import ProfileError
     from explorer.runner import ExplorationRun, RunFailed
-    from perception.world import WorldError
+    from perception.windows import WindowError
+    from perception.yaml_files import FileProblem  # worlds, profiles, key maps
 
     try:
         run = ExplorationRun(parse_config(sys.argv[1:] if argv is None else argv))
-    except (ConfigError, WorldError, ProfileError) as error:
+    except (ConfigError, FileProblem, WindowError) as error:
         print(f"main.py: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     try:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_WORLD = ROOT / "worlds" / "apartment.yaml"
+DEFAULT_KEYMAP = ROOT / "keymaps" / "unity_fps.yaml"
 DEFAULT_STEPS = 20  # when neither --steps nor the world sets a budget
 MODES = ("mock", "unity")
+VISION_CALLS = ("combined", "split")  # one call for caption and objects, or the spec's two
 
 
 class ConfigError(ValueError):
@@ -31,14 +34,21 @@ class RunConfig:
     price_in: float | None = None  # dollars per million prompt tokens, for models litellm cannot price
     price_out: float | None = None
     verbosity: int = 0  # -1 quiet, 0 normal, 1 verbose
+    # Unity mode: each given once for all agents, or once per agent in order.
+    window_titles: tuple[str, ...] = ()  # regular expressions
+    keymaps: tuple[Path, ...] = ()  # none: DEFAULT_KEYMAP
+    regions: tuple[tuple[int, int, int, int], ...] = ()  # x, y, width, height inside the window
+    vision: str = "combined"
 
     def check(self):
         if self.mode not in MODES:
             raise ConfigError(f"unknown mode {self.mode!r}: choose one of {', '.join(MODES)}")
-        if self.mode == "unity":
-            raise ConfigError("--mode unity is not available yet; use --mode mock")
         if self.agents < 1:
             raise ConfigError(f"--agents must be at least 1, not {self.agents}")
+        if self.mode == "unity":
+            self._check_unity()
+        elif self.window_titles or self.keymaps or self.regions or self.vision != "combined":
+            raise ConfigError("--window-title, --keymap, --region and --vision are for --mode unity")
         if self.steps is not None and self.steps < 1:
             raise ConfigError(f"--steps must be at least 1, not {self.steps}")
         if not self.world.is_file():
@@ -55,6 +65,30 @@ class RunConfig:
         if self.run_dir is not None and self.run_dir.exists() and any(self.run_dir.iterdir()):
             raise ConfigError(f"run directory {self.run_dir} is not empty; choose another --run-dir")
         return self
+
+    def _check_unity(self):
+        if not self.window_titles:
+            raise ConfigError("--mode unity needs --window-title REGEX, matching the game window's title")
+        for title in self.window_titles:
+            try:
+                re.compile(title)
+            except re.error as error:
+                raise ConfigError(f"--window-title {title!r} is not a valid regular expression: {error}") from None
+        for flag, values in (("--window-title", self.window_titles), ("--keymap", self.keymaps), ("--region", self.regions)):
+            if len(values) not in (0, 1, self.agents):
+                raise ConfigError(
+                    f"{flag} is given {len(values)} times for {self.agents} agents: give it once for all, or once per agent"
+                )
+        for keymap in self.keymaps:
+            if not keymap.is_file():
+                raise ConfigError(f"key map file not found: {keymap}")
+        if self.vision not in VISION_CALLS:
+            raise ConfigError(f"unknown --vision {self.vision!r}: choose one of {', '.join(VISION_CALLS)}")
+
+    def per_agent(self, values, default=None):
+        """A once-or-per-agent option as one value per agent."""
+        values = values or (default,)
+        return list(values) * self.agents if len(values) == 1 else list(values)
 
     def agent_ids(self):
         return [f"Agent{i}" for i in range(1, self.agents + 1)]
@@ -73,4 +107,8 @@ class RunConfig:
             "timeout": self.timeout,
             "price_in": self.price_in,
             "price_out": self.price_out,
+            "window_titles": list(self.window_titles),
+            "keymaps": [str(path) for path in self.keymaps],
+            "regions": [list(region) for region in self.regions],
+            "vision": self.vision,
         }

@@ -63,6 +63,18 @@ class Reply:
     retries: int = 0
     cost_usd: float | None = None  # None when unknown
 
+    def accounting(self, purpose):
+        """What the trace keeps of a call: no text, only what it cost."""
+        return {
+            "purpose": purpose,
+            "model": self.model,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "latency": self.latency,
+            "retries": self.retries,
+            "cost_usd": self.cost_usd,
+        }
+
 
 class LLMError(RuntimeError):
     """A model call failed. `kind` says how; the message is one line with secrets redacted."""
@@ -320,6 +332,19 @@ def _cost(litellm, response, settings, prompt_tokens, completion_tokens):
 
 
 # ---- vision -------------------------------------------------------------------------------------
+
+
+def sees_images(model):
+    """True or False as litellm's model table says; None for a model it does not know.
+
+    Only the local table is read: get_model_info would ask an Ollama server, for one.
+    """
+    table = _litellm().model_cost
+    name = model.split("/", 1)[1] if "/" in model else model
+    entry = table.get(model) or table.get(name)
+    if entry is None:
+        return None
+    return bool(entry.get("supports_vision"))
 
 
 def caption_image(settings, image_path) -> tuple[str, Reply]:

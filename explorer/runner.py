@@ -12,6 +12,7 @@ from explorer.config import DEFAULT_STEPS, ROOT
 from explorer.console import RunConsole
 from explorer.llm import AuthenticationFailed
 from explorer.lockstep import Lockstep, RunStopped
+from explorer.perception_setup import perception_setup
 from explorer.profiles import default_profiles, load_profiles
 from explorer.store import BadRecipient, SharedStore
 from explorer.summary import RunStats, build_summary
@@ -19,8 +20,7 @@ from explorer.trace import TraceWriter, write_json
 from memory.embedder import EmbedderError, SentenceEmbedder
 from memory.vector_memory import VectorMemory
 from nodes.flow import build_agent_flow
-from perception.mock import MockPerception
-from perception.world import load_world
+from perception.base import PerceptionStopped
 
 log = logging.getLogger("explorer")
 
@@ -35,17 +35,17 @@ class RunFailed(RuntimeError):
 
 class ExplorationRun:
     def __init__(self, config, embedder=None, backend_factory=make_backend):
-        """Check the world and the run directory; raises WorldError or ConfigError."""
+        """Check everything a run needs; raises ConfigError or the FileProblem or WindowError found."""
         self.config = config
         self.backend_factory = backend_factory
-        self.world = load_world(config.world)
-        self.steps = config.steps or self.world.max_steps or DEFAULT_STEPS
         self.agent_ids = config.agent_ids()
         self.profiles = (
             load_profiles(config.profiles, config.agents, config.model)
             if config.profiles
             else default_profiles(config.agents, config.model)
         )
+        self.setup = perception_setup(config, self.profiles, self.agent_ids)
+        self.steps = config.steps or self.setup.default_steps or DEFAULT_STEPS
         self.run_dir = config.run_dir or _new_run_dir()
         # Loads in the background while the rest is set up.
         self.embedder = embedder or SentenceEmbedder()
@@ -54,7 +54,7 @@ class ExplorationRun:
         """Run to the end, Ctrl-C or failure; the summary is written in every case."""
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.store = SharedStore()
-        self.perception = MockPerception(self.world, self.store, self.agent_ids, self.config.seed)
+        self.perception = self.setup.start(self.store, self.agent_ids, self.run_dir)
         for agent_id in self.agent_ids:
             self.store.register_agent(agent_id, self.perception.get_agent_state(agent_id).to_dict())
         self.environment = self.perception.get_environment_info()
@@ -66,13 +66,15 @@ class ExplorationRun:
         self.failure, self.users_mistake = None, False
         write_json(self.run_dir / "config.json", {**self.config.to_dict(), "steps": self.steps, "agent_ids": self.agent_ids})
         log.info("Run directory: %s", self.run_dir)
+        for warning in self.setup.warnings:
+            log.warning(warning)
         status, started = "completed", None
         try:
             self.embedder.wait_ready()
             agents = [self._agent_state(a, profile) for a, profile in zip(self.agent_ids, self.profiles)]
             log.info(
                 "%d agents explore %s for %d steps with the %s backend",
-                len(agents), self.world.name, self.steps, self.config.model,
+                len(agents), self.environment.name, self.steps, self.config.model,
             )
             started = time.perf_counter()
             with self.console:
@@ -158,6 +160,10 @@ class ExplorationRun:
             log.error("%s: %s", agent["agent_id"], error)
             self.failure = self.failure or f"the model provider refused the credentials: {error}"
             self.users_mistake = True
+            self.lockstep.stop()
+        except PerceptionStopped as error:
+            log.error("%s: %s", agent["agent_id"], error)
+            self.failure = self.failure or str(error)
             self.lockstep.stop()
         except Exception as error:
             log.error("%s failed: %r", agent["agent_id"], error)

@@ -72,22 +72,9 @@ class DecisionNode(StepNode):
                 "attempts": outcome["attempts"],
                 "decision": decision.to_dict() if decision else None,
                 "parse_failure": outcome["parse_failure"],
-                "llm": {
-                    "model": replies[-1].model if replies else None,
-                    "calls": [
-                        {
-                            "model": r.model,
-                            "prompt_tokens": r.prompt_tokens,
-                            "completion_tokens": r.completion_tokens,
-                            "latency": r.latency,
-                            "retries": r.retries,
-                            "cost_usd": r.cost_usd,
-                        }
-                        for r in replies
-                    ],
-                },
             }
         )
+        shared["step_record"]["llm"]["calls"].extend(reply.accounting("decision") for reply in replies)
         return "default"
 
 
@@ -107,6 +94,7 @@ def decision_context(shared):
         "world": env.name,
         "size": env.size,
         "view_distance": env.view_distance,
+        "dead_reckoned": env.dead_reckoned,
         "pose": observation.pose.to_dict(),
         "visible_objects": list(observation.visible_objects),
         "caption": observation.caption,
@@ -133,8 +121,7 @@ def render_prompt(context):
         max_steps=context["max_steps"],
         step=context["step"],
         pose=_pose_text(context["pose"]),
-        size="x".join(map(str, context["size"])) if context["size"] else "of unknown size",
-        view_distance=context["view_distance"] or "a few",
+        pose_note=_pose_note(context),
         visible=context["caption"],
         memories=_lines([f"{text} (distance {d:.2f})" for text, d in context["memories"]], "Nothing yet."),
         messages=_lines([f"{m['sender']}: {m['message']}" for m in context["messages"]], "No messages from other agents"),
@@ -151,6 +138,16 @@ def render_prompt(context):
             else "Messaging is off in this run: leave out message_to_others."
         ),
     )
+
+
+def _pose_note(context):
+    if context["dead_reckoned"]:
+        return render("pose_dead_reckoned").strip()
+    return render(
+        "pose_grid",
+        size="x".join(map(str, context["size"])) if context["size"] else "of unknown size",
+        view_distance=context["view_distance"] or "a few",
+    ).strip()
 
 
 def _pose_text(pose):

@@ -7,11 +7,11 @@ class PerceptionNode(StepNode):
     timing_key = "perception"
 
     def prep(self, shared):
-        return shared["perception"], shared["agent_id"]
+        return shared["perception"], shared["agent_id"], shared["step_count"] + 1
 
     def exec(self, prep_res):
-        perception, agent_id = prep_res
-        return perception.observe(agent_id)
+        perception, agent_id, step = prep_res
+        return perception.observe(agent_id, step)
 
     def post(self, shared, prep_res, observation):
         shared["step_count"] += 1
@@ -27,5 +27,7 @@ class PerceptionNode(StepNode):
             "visible_objects": list(observation.visible_objects),
             "visible_caption": observation.caption,
             "image_path": observation.image_path,
+            "llm": {"calls": [reply.accounting("vision") for reply in observation.model_calls]},
         }
+        shared["step_errors"].extend(observation.errors)
         return "default"

@@ -66,6 +66,9 @@ class Observation:
     seen_cells: tuple[tuple[int, int, int], ...] = ()
     seen_walls: tuple[tuple[int, int], ...] = ()
     image_path: str | None = None
+    # What seeing cost where a model looks at a screenshot: its Replies, and its failures.
+    model_calls: tuple = ()
+    errors: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,11 @@ class EnvironmentInfo:
     view_distance: int | None = None
     max_steps: int | None = None
     total_objects: int | None = None  # None where the objects are not known
+    dead_reckoned: bool = False  # poses counted from the actions taken, not measured
+
+
+class PerceptionStopped(RuntimeError):
+    """The backend cannot go on (its window is gone, say); the message is one line."""
 
 
 class PerceptionInterface(ABC):
@@ -126,8 +134,8 @@ class PerceptionInterface(ABC):
     def available_actions(self, agent_id) -> tuple[str, ...]:
         return ACTIONS
 
-    def observe(self, agent_id) -> Observation:
-        """Pose and sight together; backends that see more override this."""
+    def observe(self, agent_id, step=None) -> Observation:
+        """Pose and sight at the start of `step`; backends that see more override this."""
         objects = tuple(self.get_visible_objects(agent_id))
         caption = f"I see {', '.join(objects)}." if objects else "I see nothing notable."
         return Observation(self.get_agent_state(agent_id), objects, caption)

@@ -35,12 +35,14 @@ def step_offset(pose, action):
 
 
 def apply_action(pose, action, size, walls):
-    """(new pose, outcome, detail); outcome is moved, turned, blocked or unavailable."""
-    width, depth, height = size
+    """(new pose, outcome, detail); outcome is moved, turned, blocked or unavailable.
+
+    `size` None is a world without edges, as dead reckoning assumes.
+    """
     offset = step_offset(pose, action)
     if offset is not None:
         x, y, z = pose.x + offset[0], pose.y + offset[1], pose.z + offset[2]
-        if not (0 <= x < width and 0 <= y < depth and 0 <= z < height):
+        if size is not None and not (0 <= x < size[0] and 0 <= y < size[1] and 0 <= z < size[2]):
             return pose, "blocked", "blocked: edge of the world"
         if (x, y) in walls:
             return pose, "blocked", f"blocked by a wall at ({x}, {y})"

@@ -56,7 +56,7 @@ class MockPerception(PerceptionInterface):
         objects, _, _ = self.world.view(pose)
         return list(objects)
 
-    def observe(self, agent_id) -> Observation:
+    def observe(self, agent_id, step=None) -> Observation:
         pose = self.get_agent_state(agent_id)
         objects, cells, walls = self.world.view(pose)
         return Observation(pose, objects, self._caption(pose, objects, walls), cells, walls)

@@ -9,9 +9,7 @@ to $DISPLAY, so nothing is shared between threads.
 from __future__ import annotations
 
 import os
-import re
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from Xlib import X, Xatom
 from Xlib.display import Display
@@ -24,36 +22,9 @@ from Xlib.error import (
     XauthError,
 )
 
+from perception.windows import Window, WindowError
+
 ICONIC_STATE = 3  # ICCCM WM_STATE of a minimized window
-MIN_SIDE = 2  # X windows are at least 1x1; a side this small shows nothing
-TITLES_SHOWN = 10
-
-
-class WindowError(Exception):
-    """A window that cannot be found or used; the message is one line."""
-
-
-@dataclass(frozen=True)
-class Window:
-    """A top-level window as it was when listed; x, y are in root (screen) coordinates."""
-
-    id: int
-    title: str
-    x: int
-    y: int
-    width: int
-    height: int
-    minimized: bool = False
-    display: str = ""
-
-    @property
-    def zero_sized(self):
-        return self.width < MIN_SIDE or self.height < MIN_SIDE
-
-    @property
-    def bbox(self):
-        """(left, top, right, bottom), as Pillow's ImageGrab.grab takes it."""
-        return (self.x, self.y, self.x + self.width, self.y + self.height)
 
 
 @contextmanager
@@ -137,35 +108,6 @@ def _shown_window(connection, root, window, title, display_name):
         minimized,
         display_name,
     )
-
-
-def find_window(title_regex, display=None) -> Window:
-    """The one shown window whose title matches `title_regex` (re.search); else WindowError."""
-    pattern = re.compile(title_regex)
-    windows = list_shown_windows(display)
-    matches = [window for window in windows if pattern.search(window.title)]
-    if not matches:
-        titles = sorted({window.title for window in windows})
-        listed = ", ".join(repr(title) for title in titles[:TITLES_SHOWN])
-        more = f" and {len(titles) - TITLES_SHOWN} more" if len(titles) > TITLES_SHOWN else ""
-        raise WindowError(
-            f"no shown window's title matches {title_regex!r}; "
-            f"the titles are: {listed or 'none'}{more}"
-        )
-    if len(matches) > 1:
-        listed = ", ".join(f"{window.title!r} (id {window.id:#x})" for window in matches)
-        raise WindowError(
-            f"{len(matches)} shown windows match {title_regex!r}: {listed}: "
-            "close one, or give a title only one matches"
-        )
-    window = matches[0]
-    if window.minimized:
-        raise WindowError(f"the window {window.title!r} is minimized: restore it first")
-    if window.zero_sized:
-        raise WindowError(
-            f"the window {window.title!r} is {window.width}x{window.height}: it shows nothing"
-        )
-    return window
 
 
 def focus_window(window):

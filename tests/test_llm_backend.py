@@ -35,7 +35,7 @@ def test_a_litellm_model_decides_every_step(tmp_path, embedder, monkeypatch):
     assert llm["cost_usd"] is None  # a model litellm has no price for, and no --price-in/--price-out
     assert 0 < llm["latency_seconds"]["p50"] <= llm["latency_seconds"]["p99"]
     assert summary["per_agent"]["Agent1"]["llm"]["calls"] == 3
-    assert all(r["action"] == "look_left" and r["llm"]["model"] == "openai/test-model" for r in trace)
+    assert all(r["action"] == "look_left" and r["llm"]["calls"][0]["model"] == "openai/test-model" for r in trace)
     # The request carries the prompt the trace recorded.
     prompts = {r["prompt"] for r in trace}
     assert {request["messages"][-1]["content"] for request in server.requests} == prompts

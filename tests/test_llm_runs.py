@@ -9,7 +9,7 @@ import threading
 
 from explorer.config import ROOT
 from explorer.trace import read_trace
-from tests.openai_stub_server import ChatServer, chat_completion, error, Scripted
+from tests.openai_stub_server import ChatServer, Scripted, error
 
 GOOD = "```yaml\nthinking: look around\naction: look_left\nreason: scan\nmessage_to_others: nothing yet\n```"
 GARBAGE = [

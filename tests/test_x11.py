@@ -3,54 +3,24 @@
 import json
 import os
 import time
-from contextlib import contextmanager
 
 import pytest
 
 pytest.importorskip("Xlib", reason="python-xlib comes with pyautogui on Linux only")
 
+from perception.windows import WindowError, find_window
 from perception.x11 import (
-    WindowError,
-    find_window,
     focus_window,
     has_focus,
     list_shown_windows,
     window_exists,
 )
+from tests.plain_windows import other_window
 
 pytest_plugins = ("tests.xvfb",)  # x_display, start_game
 pytestmark = pytest.mark.usefixtures("x_display")
 
-ICONIC_STATE = 3
 RED, MAGENTA = (220, 40, 40), (210, 50, 200)  # the stand-in game's red cube and magenta sphere
-
-
-@contextmanager
-def other_window(title, shown=True, size=(200, 100), minimized=False):
-    """A plain X window with `title`, as a toolkit's helper window or a second app would be."""
-    from Xlib import X, Xatom
-    from Xlib.display import Display
-
-    connection = Display()
-    root = connection.screen().root
-    window = root.create_window(0, 0, *size, 0, X.CopyFromParent)
-    window.change_property(
-        connection.intern_atom("_NET_WM_NAME"),
-        connection.intern_atom("UTF8_STRING"),
-        8,
-        title.encode(),
-    )
-    window.change_property(Xatom.WM_NAME, Xatom.STRING, 8, title.encode("latin-1", "replace"))
-    if minimized:  # what a window manager records when it iconifies a window
-        wm_state = connection.intern_atom("WM_STATE")
-        window.change_property(wm_state, wm_state, 32, [ICONIC_STATE, X.NONE])
-    if shown:
-        window.map()
-    connection.sync()
-    try:
-        yield window
-    finally:
-        connection.close()  # destroys the window
 
 
 def grab(bbox):

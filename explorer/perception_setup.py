@@ -1,0 +1,105 @@
+"""Choosing and checking a run's perception backend before anything runs.
+
+Every start-up problem is raised here as a one-line error, before the run
+directory is written: a bad world file in mock mode; in Unity mode a model that
+cannot see, no display, no or several matching windows, a bad key map or region.
+"""
+
+from __future__ import annotations
+
+from explorer.backends import BUILT_IN, make_vision
+from explorer.config import DEFAULT_KEYMAP, ConfigError
+from explorer.llm import sees_images
+from perception.keymap import load_keymap
+from perception.mock import MockPerception
+from perception.unity import AgentView, UnityPyAutoGUIPerception
+from perception.windows import find_window
+from perception.world import load_world
+
+SCREENSHOT_DIR = "screenshots"
+
+
+class MockSetup:
+    """A world from a YAML file."""
+
+    def __init__(self, config):
+        self.config = config
+        self.world = load_world(config.world)
+        self.default_steps = self.world.max_steps
+        self.warnings = []
+
+    def start(self, store, agent_ids, run_dir):
+        return MockPerception(self.world, store, agent_ids, self.config.seed)
+
+
+class UnitySetup:
+    """A game window per agent (or one shared, split by regions), its key map and its vision model."""
+
+    default_steps = None
+
+    def __init__(self, config, profiles, agent_ids):
+        from perception.keyboard import Keyboard  # pyautogui: see below
+
+        self.config, self.profiles, self.agent_ids = config, profiles, agent_ids
+        self.warnings = _vision_warnings(profiles, agent_ids)
+        windows = {title: find_window(title) for title in dict.fromkeys(config.window_titles)}
+        # pyautogui binds to the display when imported, so only now that one answered.
+        self.keyboard = Keyboard()
+        keymaps = {path: load_keymap(path, self.keyboard.is_valid_key) for path in config.per_agent(config.keymaps, DEFAULT_KEYMAP)}
+        self.views = {}
+        for agent_id, title, keymap, region in zip(
+            agent_ids,
+            config.per_agent(config.window_titles),
+            config.per_agent(config.keymaps, DEFAULT_KEYMAP),
+            config.per_agent(config.regions),
+        ):
+            window = windows[title]
+            _check_region(region, window)
+            self.views[agent_id] = AgentView(window, keymaps[keymap], region)
+
+    def start(self, store, agent_ids, run_dir):
+        look = {agent_id: make_vision(profile, self.config) for agent_id, profile in zip(agent_ids, self.profiles)}
+        screenshots = run_dir / SCREENSHOT_DIR
+        screenshots.mkdir(parents=True, exist_ok=True)
+        return UnityPyAutoGUIPerception(store, self.views, self.keyboard, look, screenshots)
+
+
+def perception_setup(config, profiles, agent_ids):
+    """The checked setup for the run's mode; raises ConfigError, WorldError, WindowError or KeyMapError."""
+    if config.mode == "unity":
+        return UnitySetup(config, profiles, agent_ids)
+    return MockSetup(config)
+
+
+def _vision_warnings(profiles, agent_ids):
+    """Refuses models that cannot see; warns about models litellm does not know."""
+    warnings = []
+    for agent_id, profile in zip(agent_ids, profiles):
+        if profile.model in BUILT_IN:
+            raise ConfigError(
+                f"{agent_id}'s model {profile.model!r} cannot see the game: Unity mode needs a vision model, "
+                "e.g. --model gpt-4o-mini, or --model openai/<name> --api-base URL for a local server"
+            )
+        sees = sees_images(profile.model)
+        if sees is False:
+            raise ConfigError(
+                f"{agent_id}'s model {profile.model!r} cannot read images, as litellm's model table says: "
+                "choose a vision model, e.g. gpt-4o-mini"
+            )
+        if sees is None:
+            warnings.append(
+                f"litellm does not know whether {profile.model!r} can read images; "
+                "if it cannot, the agents will see nothing"
+            )
+    return list(dict.fromkeys(warnings))
+
+
+def _check_region(region, window):
+    if region is None:
+        return
+    x, y, width, height = region
+    if x + width > window.width or y + height > window.height:
+        raise ConfigError(
+            f"--region {x},{y},{width},{height} does not fit in the window {window.title!r}, "
+            f"which is {window.width}x{window.height}"
+        )

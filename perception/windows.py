@@ -1,0 +1,83 @@
+"""Game windows on any platform: find one by title, whatever the window system.
+
+Linux reads windows through X11 (perception/x11.py); Windows and macOS through
+pygetwindow (perception/desktop_windows.py). Both list the shown windows, focus
+one, and tell whether it still has the keyboard or still exists.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+
+MIN_SIDE = 2  # X windows are at least 1x1; a side this small shows nothing
+TITLES_SHOWN = 10
+
+
+class WindowError(Exception):
+    """A window that cannot be found or used; the message is one line."""
+
+
+@dataclass(frozen=True)
+class Window:
+    """A top-level window as it was when listed; x, y are in screen coordinates."""
+
+    id: int
+    title: str
+    x: int
+    y: int
+    width: int
+    height: int
+    minimized: bool = False
+    display: str = ""  # the X display on Linux; empty elsewhere
+
+    @property
+    def zero_sized(self):
+        return self.width < MIN_SIDE or self.height < MIN_SIDE
+
+    @property
+    def bbox(self):
+        """(left, top, right, bottom), as Pillow's ImageGrab.grab takes it."""
+        return (self.x, self.y, self.x + self.width, self.y + self.height)
+
+
+def window_system():
+    """The module that lists, focuses and checks windows on this platform."""
+    if sys.platform.startswith("linux"):
+        from perception import x11
+
+        return x11
+    from perception import desktop_windows
+
+    return desktop_windows
+
+
+def find_window(title_regex, display=None, system=None) -> Window:
+    """The one shown window whose title matches `title_regex` (re.search); else WindowError."""
+    system = system or window_system()
+    pattern = re.compile(title_regex)
+    windows = system.list_shown_windows(display)
+    matches = [window for window in windows if pattern.search(window.title)]
+    if not matches:
+        titles = sorted({window.title for window in windows})
+        listed = ", ".join(repr(title) for title in titles[:TITLES_SHOWN])
+        more = f" and {len(titles) - TITLES_SHOWN} more" if len(titles) > TITLES_SHOWN else ""
+        raise WindowError(
+            f"no shown window's title matches {title_regex!r}; "
+            f"the titles are: {listed or 'none'}{more}"
+        )
+    if len(matches) > 1:
+        listed = ", ".join(f"{window.title!r} (id {window.id:#x})" for window in matches)
+        raise WindowError(
+            f"{len(matches)} shown windows match {title_regex!r}: {listed}: "
+            "close one, or give a title only one matches"
+        )
+    window = matches[0]
+    if window.minimized:
+        raise WindowError(f"the window {window.title!r} is minimized: restore it first")
+    if window.zero_sized:
+        raise WindowError(
+            f"the window {window.title!r} is {window.width}x{window.height}: it shows nothing"
+        )
+    return window
