@@ -46,17 +46,18 @@ class LiteLLMBackend:
         return llm.complete_prompt(self.settings, prompt)
 
 
-def make_backend(profile, agent_id, config):
-    """The backend an agent's profile asks for; `config` gives the run's seed and model settings."""
+def make_backend(profile, agent_id, config, gate=None):
+    """The backend an agent's profile asks for; `config` gives the run's seed and model settings,
+    `gate` the semaphore that bounds the run's model calls in flight."""
     agent_seed = stable_seed(config.seed, agent_id)
     if profile.model == OFFLINE:
         return OfflineExplorer(agent_seed)
     if profile.model == RANDOM:
         return RandomBackend(agent_seed)
-    return LiteLLMBackend(llm_settings(profile, config))
+    return LiteLLMBackend(llm_settings(profile, config, gate))
 
 
-def llm_settings(profile, config):
+def llm_settings(profile, config, gate=None):
     return llm.LLMSettings(
         model=profile.model,
         api_base=config.api_base,
@@ -64,12 +65,13 @@ def llm_settings(profile, config):
         timeout=config.timeout,
         price_in=config.price_in,
         price_out=config.price_out,
+        gate=gate,
     )
 
 
-def make_vision(profile, config):
+def make_vision(profile, config, gate=None):
     """`look(png_path) -> Sight` with the profile's model; a failed call is an empty Sight with its error."""
-    settings = llm_settings(profile, config)
+    settings = llm_settings(profile, config, gate)
 
     def look(image_path):
         replies, caption = [], ""

@@ -34,6 +34,9 @@ def build_parser():
     parser.add_argument("--api-base", help="base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
     parser.add_argument("--profiles", type=Path, help="YAML file of agent profiles: role, persona, model, temperature")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds before a model call is cut off (default 60)")
+    parser.add_argument(
+        "--max-concurrency", type=int, default=32, help="model calls in flight at once, over all agents (default 32)"
+    )
     parser.add_argument("--price-in", type=float, help="dollars per million prompt tokens, for models litellm cannot price")
     parser.add_argument("--price-out", type=float, help="dollars per million completion tokens, likewise")
     parser.add_argument("--no-comm", action="store_true", help="turn off all messages between agents")
@@ -93,6 +96,7 @@ def parse_config(argv) -> RunConfig:
         run_dir=args.run_dir,
         profiles=args.profiles,
         timeout=args.timeout,
+        max_concurrency=args.max_concurrency,
         price_in=args.price_in,
         price_out=args.price_out,
         verbosity=-1 if args.quiet else 1 if args.verbose else 0,

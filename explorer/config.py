@@ -31,6 +31,7 @@ class RunConfig:
     run_dir: Path | None = None  # None: runs/<timestamp>/
     profiles: Path | None = None
     timeout: float = 60.0  # seconds per model call
+    max_concurrency: int = 32  # model calls in flight at once, over all agents
     price_in: float | None = None  # dollars per million prompt tokens, for models litellm cannot price
     price_out: float | None = None
     verbosity: int = 0  # -1 quiet, 0 normal, 1 verbose
@@ -57,6 +58,8 @@ class RunConfig:
             raise ConfigError("--model must not be empty")
         if self.profiles is not None and not self.profiles.is_file():
             raise ConfigError(f"profiles file not found: {self.profiles}")
+        if self.max_concurrency < 1:
+            raise ConfigError(f"--max-concurrency must be at least 1, not {self.max_concurrency}")
         if not self.timeout > 0:
             raise ConfigError(f"--timeout must be more than 0 seconds, not {self.timeout}")
         for flag, price in (("--price-in", self.price_in), ("--price-out", self.price_out)):
@@ -105,6 +108,7 @@ class RunConfig:
             "comm": self.comm,
             "profiles": str(self.profiles) if self.profiles else None,
             "timeout": self.timeout,
+            "max_concurrency": self.max_concurrency,
             "price_in": self.price_in,
             "price_out": self.price_out,
             "window_titles": list(self.window_titles),

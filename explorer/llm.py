@@ -16,7 +16,8 @@ import os
 import random
 import re
 import time
-from dataclasses import dataclass
+from contextlib import nullcontext
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
@@ -51,6 +52,8 @@ class LLMSettings:
     max_retries: int = 4  # retries after the first attempt, for retryable failures only
     price_in: float | None = None  # dollars per million prompt tokens, for models litellm has no price for
     price_out: float | None = None  # dollars per million completion tokens
+    # A Semaphore shared by the run's calls, bounding those in flight (--max-concurrency); None: no bound.
+    gate: object = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -141,7 +144,8 @@ def complete(settings, messages, sleep=time.sleep) -> Reply:
     start = time.perf_counter()
     retries = bad_replies = 0
     while True:
-        response, text, failure = _attempt(litellm, settings, messages)
+        with settings.gate or nullcontext():  # held for the request only, not for the backoff
+            response, text, failure = _attempt(litellm, settings, messages)
         if failure is None:
             break
         bad_replies += failure.kind == "bad_response"

@@ -28,7 +28,7 @@ class MockSetup:
         self.default_steps = self.world.max_steps
         self.warnings = []
 
-    def start(self, store, agent_ids, run_dir):
+    def start(self, store, agent_ids, run_dir, gate):
         return MockPerception(self.world, store, agent_ids, self.config.seed)
 
 
@@ -57,8 +57,8 @@ class UnitySetup:
             _check_region(region, window)
             self.views[agent_id] = AgentView(window, keymaps[keymap], region)
 
-    def start(self, store, agent_ids, run_dir):
-        look = {agent_id: make_vision(profile, self.config) for agent_id, profile in zip(agent_ids, self.profiles)}
+    def start(self, store, agent_ids, run_dir, gate):
+        look = {agent_id: make_vision(profile, self.config, gate) for agent_id, profile in zip(agent_ids, self.profiles)}
         screenshots = run_dir / SCREENSHOT_DIR
         screenshots.mkdir(parents=True, exist_ok=True)
         return UnityPyAutoGUIPerception(store, self.views, self.keyboard, look, screenshots)

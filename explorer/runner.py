@@ -54,7 +54,9 @@ class ExplorationRun:
         """Run to the end, Ctrl-C or failure; the summary is written in every case."""
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.store = SharedStore()
-        self.perception = self.setup.start(self.store, self.agent_ids, self.run_dir)
+        # One bound on model calls in flight, for decisions and vision alike.
+        self.model_gate = threading.BoundedSemaphore(self.config.max_concurrency)
+        self.perception = self.setup.start(self.store, self.agent_ids, self.run_dir, self.model_gate)
         for agent_id in self.agent_ids:
             self.store.register_agent(agent_id, self.perception.get_agent_state(agent_id).to_dict())
         self.environment = self.perception.get_environment_info()
@@ -107,7 +109,7 @@ class ExplorationRun:
             "environment": self.environment,
             "lockstep": self.lockstep,
             "profile": profile,
-            "backend": self.backend_factory(profile, agent_id, self.config),
+            "backend": self.backend_factory(profile, agent_id, self.config, self.model_gate),
             "comm_enabled": self.config.comm,
             "max_steps": self.steps,
             "memory": memory,

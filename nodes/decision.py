@@ -6,6 +6,13 @@ from perception.base import Pose
 from prompts import render
 
 RECENT_ACTIONS = 5
+# The prompt's budget: whatever the step, team size or world, it holds at most
+# this much, so the request at step 200 is the size of the one at step 10.
+PROMPT_MESSAGES = 6  # the newest; older ones are counted, not shown
+PROMPT_TEAM_OBJECTS = 30  # the latest found
+MEMORY_CHARS = 300  # per retrieved memory
+MESSAGE_CHARS = 300
+CAPTION_CHARS = 600
 REPLY_ATTEMPTS = 2  # the reply, then one re-prompt that says what was wrong
 
 
@@ -122,10 +129,10 @@ def render_prompt(context):
         step=context["step"],
         pose=_pose_text(context["pose"]),
         pose_note=_pose_note(context),
-        visible=context["caption"],
-        memories=_lines([f"{text} (distance {d:.2f})" for text, d in context["memories"]], "Nothing yet."),
-        messages=_lines([f"{m['sender']}: {m['message']}" for m in context["messages"]], "No messages from other agents"),
-        team_objects=", ".join(context["team_objects"]) or "Nothing yet.",
+        visible=_clip(context["caption"], CAPTION_CHARS),
+        memories=_lines([f"{_clip(text, MEMORY_CHARS)} (distance {d:.2f})" for text, d in context["memories"]], "Nothing yet."),
+        messages=_messages_text(context["messages"]),
+        team_objects=_latest(list(context["team_objects"]), PROMPT_TEAM_OBJECTS),
         other_agents=_lines([f"{a}: {_pose_text(p)}" for a, p in context["other_agents"].items()], "You are alone."),
         recent_actions=_lines(
             [f"step {a['step']}: {a['action']} -> {a['outcome']}: {a['detail']}" for a in context["recent_actions"]],
@@ -138,6 +145,24 @@ def render_prompt(context):
             else "Messaging is off in this run: leave out message_to_others."
         ),
     )
+
+
+def _messages_text(messages):
+    shown = [f"{m['sender']}: {_clip(m['message'], MESSAGE_CHARS)}" for m in messages[-PROMPT_MESSAGES:]]
+    hidden = len(messages) - len(shown)
+    text = _lines(shown, "No messages from other agents")
+    return f"{text}\n({hidden} older messages this step not shown)" if hidden else text
+
+
+def _latest(names, limit):
+    if not names:
+        return "Nothing yet."
+    shown = ", ".join(names[-limit:])
+    return f"{shown} (and {len(names) - limit} found earlier)" if len(names) > limit else shown
+
+
+def _clip(text, limit):
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _pose_note(context):

@@ -6,6 +6,9 @@ import socket
 import subprocess
 import sys
 import threading
+import time
+
+import pytest
 
 from explorer.config import ROOT
 from explorer.trace import read_trace
@@ -137,3 +140,29 @@ def _env():
     import os
 
     return {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+
+
+def counting_in_flight(delay):
+    """A slow answer function, and a dict with the most requests it ever had in flight."""
+    lock, state = threading.Lock(), {"now": 0, "most": 0}
+
+    def answer(request):
+        with lock:
+            state["now"] += 1
+            state["most"] = max(state["most"], state["now"])
+        time.sleep(delay)
+        with lock:
+            state["now"] -= 1
+        return GOOD
+
+    return answer, state
+
+
+@pytest.mark.parametrize("bound, most", [(["--max-concurrency", "2"], 2), ([], 4)])
+def test_max_concurrency_bounds_the_model_calls_in_flight(tmp_path, bound, most):
+    answer, state = counting_in_flight(0.3)
+    with ChatServer(answer) as server:
+        result, summary, _, _ = run_main(tmp_path, server.api_base, "--agents", "4", "--steps", "3", *bound)
+    assert result.returncode == 0, result.stderr
+    assert summary["llm"]["calls"] == 12
+    assert state["most"] == most  # four agents overlap their calls, up to the bound

@@ -42,7 +42,7 @@ class ScriptedBackend:
 
 
 def scripted(replies):
-    return lambda profile, agent_id, config: ScriptedBackend(replies)
+    return lambda profile, agent_id, config, gate: ScriptedBackend(replies)
 
 
 def test_two_agents_explore_the_default_world_and_record_everything(tmp_path, embedder):
