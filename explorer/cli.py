@@ -107,14 +107,15 @@ def parse_config(argv) -> RunConfig:
     ).check()
 
 
-def main(argv=None) -> int:
+def main(argv=None, started=None) -> int:
+    """Returns the exit code; `started` is when the process started (perf_counter), for the start-up figures."""
     # Imported here so that --help and argument errors answer at once.
     from explorer.runner import ExplorationRun, RunFailed
     from perception.windows import WindowError
     from perception.yaml_files import FileProblem  # worlds, profiles, key maps
 
     try:
-        run = ExplorationRun(parse_config(sys.argv[1:] if argv is None else argv))
+        run = ExplorationRun(parse_config(sys.argv[1:] if argv is None else argv), started=started)
     except (ConfigError, FileProblem, WindowError) as error:
         print(f"main.py: error: {error}", file=sys.stderr)
         return EXIT_USAGE

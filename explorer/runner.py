@@ -34,8 +34,12 @@ class RunFailed(RuntimeError):
 
 
 class ExplorationRun:
-    def __init__(self, config, embedder=None, backend_factory=make_backend):
-        """Check everything a run needs; raises ConfigError or the FileProblem or WindowError found."""
+    def __init__(self, config, embedder=None, backend_factory=make_backend, started=None):
+        """Check everything a run needs; raises ConfigError or the FileProblem or WindowError found.
+
+        `started` (perf_counter) is when the process started; start-up is measured from it.
+        """
+        self.started = started if started is not None else time.perf_counter()
         self.config = config
         self.backend_factory = backend_factory
         self.agent_ids = config.agent_ids()
@@ -47,7 +51,8 @@ class ExplorationRun:
         self.setup = perception_setup(config, self.profiles, self.agent_ids)
         self.steps = config.steps or self.setup.default_steps or DEFAULT_STEPS
         self.run_dir = config.run_dir or _new_run_dir()
-        # Loads in the background while the rest is set up.
+        # Loads in the background while the run is set up and its first step
+        # perceives and decides; the first memory written waits for it.
         self.embedder = embedder or SentenceEmbedder()
 
     def execute(self) -> dict:
@@ -71,25 +76,24 @@ class ExplorationRun:
         for warning in self.setup.warnings:
             log.warning(warning)
         status, started = "completed", None
+        self.startup = {"first_step_started_seconds": None, "first_step_done_seconds": None}
         try:
-            self.embedder.wait_ready()
             agents = [self._agent_state(a, profile) for a, profile in zip(self.agent_ids, self.profiles)]
             log.info(
                 "%d agents explore %s for %d steps with the %s backend",
                 len(agents), self.environment.name, self.steps, self.config.model,
             )
             started = time.perf_counter()
+            self.startup["first_step_started_seconds"] = round(started - self.started, 3)
             with self.console:
                 status = self._run_agents(agents)
-        except EmbedderError as error:
-            self.failure, status = str(error), "failed"
         except KeyboardInterrupt:
             status = "interrupted"
         finally:
             wall = time.perf_counter() - started if started else 0.0
             self.trace.close()
             summary = build_summary(
-                self.config, self.environment, self.store, self.stats, wall, status, self.failure
+                self.config, self.environment, self.store, self.stats, wall, status, self.failure, self.startup
             )
             write_json(self.run_dir / "summary.json", summary)
             self.console.print_summary(summary, self.run_dir)
@@ -163,7 +167,7 @@ class ExplorationRun:
             self.failure = self.failure or f"the model provider refused the credentials: {error}"
             self.users_mistake = True
             self.lockstep.stop()
-        except PerceptionStopped as error:
+        except (PerceptionStopped, EmbedderError) as error:
             log.error("%s: %s", agent["agent_id"], error)
             self.failure = self.failure or str(error)
             self.lockstep.stop()
@@ -197,6 +201,8 @@ class ExplorationRun:
         round_complete = len(reports) == len(self.agent_ids)
         if round_complete:
             self.stats.step_completed(reports[0].step, len(self.store.objects()))
+            if self.startup["first_step_done_seconds"] is None:
+                self.startup["first_step_done_seconds"] = round(time.perf_counter() - self.started, 3)
         self.console.step_committed([r.record for r in reports], self.store.objects(), round_complete)
 
     def _start_logging(self):

@@ -61,7 +61,7 @@ def _percentile(values, q):
     return values[min(len(values) - 1, max(0, -(-q * len(values) // 100) - 1))]
 
 
-def build_summary(config, environment, store, stats, wall_seconds, status, error=None):
+def build_summary(config, environment, store, stats, wall_seconds, status, error=None, startup=None):
     discovered = sorted(store.objects())
     total = environment.total_objects
     full_step = None
@@ -97,4 +97,7 @@ def build_summary(config, environment, store, stats, wall_seconds, status, error
             for agent_id in stats.steps
         },
         "wall_seconds": round(wall_seconds, 3),
+        # Seconds from the process's start until the first step began, and until
+        # every agent had finished it (the first memory written waits for the model).
+        "startup": startup,
     }

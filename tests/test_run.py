@@ -6,8 +6,9 @@ import pytest
 
 from explorer.config import ROOT, RunConfig
 from explorer.llm import Reply
-from explorer.runner import ExplorationRun
+from explorer.runner import ExplorationRun, RunFailed
 from explorer.trace import TIMING_FIELDS, read_trace
+from memory.embedder import EmbedderError
 
 TRACE_FIELDS = {
     "agent_id", "step", "pose", "visible_objects", "retrieved_memories", "messages_in", "prompt",
@@ -15,7 +16,7 @@ TRACE_FIELDS = {
 }
 SUMMARY_FIELDS = {
     "mode", "world", "seed", "model", "agents", "steps", "objects_discovered", "total_objects", "coverage",
-    "first_full_discovery_step", "discovery_curve", "messages_sent", "llm", "wall_seconds",
+    "first_full_discovery_step", "discovery_curve", "messages_sent", "llm", "wall_seconds", "startup",
 }
 
 
@@ -214,3 +215,28 @@ def test_a_provider_failure_after_a_bad_reply_keeps_the_bad_reply_in_the_trace(t
     assert record["attempts"] == [{"reply": "action: fly", "error": "unknown action 'fly'"}]
     assert "server down" in record["errors"][0]
     assert summary["llm"]["calls"] == 1 and summary["llm"]["errors"] == 1
+
+
+def test_the_start_up_times_are_in_the_summary(tmp_path, embedder):
+    summary, _ = run(tmp_path, embedder, agents=1, steps=2)
+    started, done = summary["startup"]["first_step_started_seconds"], summary["startup"]["first_step_done_seconds"]
+    assert 0 <= started <= done
+
+
+class UnloadableEmbedder:
+    """An embedding model that failed to load, as with a broken install."""
+
+    name, dimension = "broken", 384
+
+    def wait_ready(self):
+        raise EmbedderError("cannot load the embedding model broken: no model files")
+
+    def encode(self, texts):
+        self.wait_ready()
+
+
+def test_a_model_that_cannot_load_fails_the_run_with_its_reason(tmp_path):
+    with pytest.raises(RunFailed, match="^cannot load the embedding model broken: no model files"):
+        run(tmp_path, UnloadableEmbedder(), agents=2, steps=3)
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["status"] == "failed" and summary["error"].startswith("cannot load the embedding model")
