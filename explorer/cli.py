@@ -41,6 +41,9 @@ def build_parser():
     parser.add_argument("--price-out", type=float, help="dollars per million completion tokens, likewise")
     parser.add_argument("--no-comm", action="store_true", help="turn off all messages between agents")
     parser.add_argument("--run-dir", type=Path, help="where to write the run (default runs/<timestamp>/)")
+    parser.add_argument(
+        "--resume-memory", type=Path, metavar="RUN_DIR", help="start each agent with the memory it saved in an earlier run"
+    )
     unity = parser.add_argument_group("unity mode", "each option once for all agents, or once per agent in order")
     unity.add_argument(
         "--window-title", action="append", default=[], metavar="REGEX", help="the game window, by its title"
@@ -95,6 +98,7 @@ def parse_config(argv) -> RunConfig:
         comm=not args.no_comm,
         run_dir=args.run_dir,
         profiles=args.profiles,
+        resume_memory=args.resume_memory,
         timeout=args.timeout,
         max_concurrency=args.max_concurrency,
         price_in=args.price_in,
@@ -111,12 +115,13 @@ def main(argv=None, started=None) -> int:
     """Returns the exit code; `started` is when the process started (perf_counter), for the start-up figures."""
     # Imported here so that --help and argument errors answer at once.
     from explorer.runner import ExplorationRun, RunFailed
+    from memory.vector_memory import MemoryFileError
     from perception.windows import WindowError
     from perception.yaml_files import FileProblem  # worlds, profiles, key maps
 
     try:
         run = ExplorationRun(parse_config(sys.argv[1:] if argv is None else argv), started=started)
-    except (ConfigError, FileProblem, WindowError) as error:
+    except (ConfigError, FileProblem, WindowError, MemoryFileError) as error:
         print(f"main.py: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     try:

@@ -30,6 +30,7 @@ class RunConfig:
     comm: bool = True
     run_dir: Path | None = None  # None: runs/<timestamp>/
     profiles: Path | None = None
+    resume_memory: Path | None = None  # a run directory whose agents' memories this run starts from
     timeout: float = 60.0  # seconds per model call
     max_concurrency: int = 32  # model calls in flight at once, over all agents
     price_in: float | None = None  # dollars per million prompt tokens, for models litellm cannot price
@@ -56,6 +57,8 @@ class RunConfig:
             raise ConfigError(f"world file not found: {self.world}")
         if not self.model.strip():
             raise ConfigError("--model must not be empty")
+        if self.resume_memory is not None and not self.resume_memory.is_dir():
+            raise ConfigError(f"--resume-memory: no such directory: {self.resume_memory}")
         if self.profiles is not None and not self.profiles.is_file():
             raise ConfigError(f"profiles file not found: {self.profiles}")
         if self.max_concurrency < 1:
@@ -107,6 +110,7 @@ class RunConfig:
             "api_base": self.api_base,
             "comm": self.comm,
             "profiles": str(self.profiles) if self.profiles else None,
+            "resume_memory": str(self.resume_memory) if self.resume_memory else None,
             "timeout": self.timeout,
             "max_concurrency": self.max_concurrency,
             "price_in": self.price_in,

@@ -18,11 +18,12 @@ from explorer.store import BadRecipient, SharedStore
 from explorer.summary import RunStats, build_summary
 from explorer.trace import TraceWriter, write_json
 from memory.embedder import EmbedderError, SentenceEmbedder
-from memory.vector_memory import VectorMemory
+from memory.vector_memory import MemoryFileError, VectorMemory
 from nodes.flow import build_agent_flow
 from perception.base import PerceptionStopped
 
 log = logging.getLogger("explorer")
+MEMORY_DIR = "memory"  # in the run directory: one folder per agent
 
 
 class RunFailed(RuntimeError):
@@ -54,6 +55,10 @@ class ExplorationRun:
         # Loads in the background while the run is set up and its first step
         # perceives and decides; the first memory written waits for it.
         self.embedder = embedder or SentenceEmbedder()
+        self.memories = {agent_id: VectorMemory(self.embedder) for agent_id in self.agent_ids}
+        if config.resume_memory:
+            self.resumed = _load_memories(config.resume_memory, self.agent_ids, self.embedder)
+            self.memories.update(self.resumed)
 
     def execute(self) -> dict:
         """Run to the end, Ctrl-C or failure; the summary is written in every case."""
@@ -75,6 +80,10 @@ class ExplorationRun:
         log.info("Run directory: %s", self.run_dir)
         for warning in self.setup.warnings:
             log.warning(warning)
+        if self.config.resume_memory:
+            for agent_id in self.agent_ids:
+                resumed = self.resumed.get(agent_id)
+                log.info("%s starts with %d memories from %s", agent_id, len(resumed) if resumed else 0, self.config.resume_memory)
         status, started = "completed", None
         self.startup = {"first_step_started_seconds": None, "first_step_done_seconds": None}
         try:
@@ -92,6 +101,7 @@ class ExplorationRun:
         finally:
             wall = time.perf_counter() - started if started else 0.0
             self.trace.close()
+            self._save_memories()
             summary = build_summary(
                 self.config, self.environment, self.store, self.stats, wall, status, self.failure, self.startup
             )
@@ -104,7 +114,7 @@ class ExplorationRun:
 
     def _agent_state(self, agent_id, profile):
         """The per-agent dict (spec section 5); the flow reads and writes only this."""
-        memory = VectorMemory(self.embedder)
+        memory = self.memories[agent_id]
         return {
             "agent_id": agent_id,
             "team": self.agent_ids,
@@ -205,6 +215,14 @@ class ExplorationRun:
                 self.startup["first_step_done_seconds"] = round(time.perf_counter() - self.started, 3)
         self.console.step_committed([r.record for r in reports], self.store.objects(), round_complete)
 
+    def _save_memories(self):
+        """Each agent's memory into <run>/memory/<agent>/, for a later --resume-memory."""
+        for agent_id, memory in self.memories.items():
+            try:
+                memory.save(self.run_dir / MEMORY_DIR / agent_id)
+            except MemoryFileError as error:
+                log.error("%s's memory was not saved: %s", agent_id, error)
+
     def _start_logging(self):
         logger = log  # not the root logger: libraries' debug output stays out
         logger.setLevel(logging.DEBUG)
@@ -214,6 +232,18 @@ class ExplorationRun:
         logger.addHandler(file_handler)
         logger.addHandler(console_handler)
         return file_handler, console_handler
+
+
+def _load_memories(run_dir, agent_ids, embedder):
+    """{agent_id: VectorMemory} saved in an earlier run; agents it did not have start empty."""
+    saved = run_dir / MEMORY_DIR
+    found = {agent_id: saved / agent_id for agent_id in agent_ids if (saved / agent_id).is_dir()}
+    if not found:
+        raise MemoryFileError(
+            f"{run_dir}: no saved memories for {', '.join(agent_ids)} (expected {saved}/<agent>/); "
+            "give the directory of an earlier run"
+        )
+    return {agent_id: VectorMemory.load(path, embedder) for agent_id, path in found.items()}
 
 
 def _wait(events):

@@ -9,6 +9,7 @@ from explorer.llm import Reply
 from explorer.runner import ExplorationRun, RunFailed
 from explorer.trace import TIMING_FIELDS, read_trace
 from memory.embedder import EmbedderError
+from memory.vector_memory import MemoryFileError
 
 TRACE_FIELDS = {
     "agent_id", "step", "pose", "visible_objects", "retrieved_memories", "messages_in", "prompt",
@@ -240,3 +241,22 @@ def test_a_model_that_cannot_load_fails_the_run_with_its_reason(tmp_path):
         run(tmp_path, UnloadableEmbedder(), agents=2, steps=3)
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["status"] == "failed" and summary["error"].startswith("cannot load the embedding model")
+
+
+def test_memories_are_saved_with_the_run_and_resumed_by_a_later_one(tmp_path, embedder):
+    run(tmp_path, embedder, name="first", agents=2, steps=3)
+    _, trace = run(tmp_path, embedder, name="second", agents=2, steps=1, resume_memory=tmp_path / "first")
+    first_step = {r["agent_id"]: r for r in trace}
+    # At its first step each agent already recalls what it did in the first run.
+    assert all(len(first_step[a]["retrieved_memories"]) == 3 for a in ("Agent1", "Agent2"))
+    assert all(text.startswith("At position") for text, _ in first_step["Agent1"]["retrieved_memories"])
+    saved = json.loads((tmp_path / "second" / "memory" / "Agent1" / "meta.json").read_text())
+    assert saved["count"] == 4  # three resumed, one new
+
+
+def test_a_memory_saved_with_another_embedding_model_is_refused(tmp_path, embedder):
+    run(tmp_path, embedder, name="first", agents=1, steps=1)
+    meta = tmp_path / "first" / "memory" / "Agent1" / "meta.json"
+    meta.write_text(meta.read_text().replace("all-MiniLM-L6-v2", "all-mpnet-base-v2"))
+    with pytest.raises(MemoryFileError, match="saved with embedding model 'sentence-transformers/all-mpnet-base-v2'"):
+        ExplorationRun(RunConfig(agents=1, run_dir=tmp_path / "second", resume_memory=tmp_path / "first"), embedder=embedder)
