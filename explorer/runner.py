@@ -55,6 +55,8 @@ class ExplorationRun:
         # Loads in the background while the run is set up and its first step
         # perceives and decides; the first memory written waits for it.
         self.embedder = embedder or SentenceEmbedder()
+        # The service encodes as soon as every agent has asked, without waiting out its gathering time.
+        self.embedder.expected_callers = len(self.agent_ids)
         self.memories = {agent_id: VectorMemory(self.embedder) for agent_id in self.agent_ids}
         if config.resume_memory:
             self.resumed = _load_memories(config.resume_memory, self.agent_ids, self.embedder)

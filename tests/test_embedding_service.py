@@ -1,0 +1,224 @@
+"""The shared embedding service: the rows of single calls, every request answered, fewer passes."""
+
+import inspect
+import random
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from memory.embedder import EmbedderError, SentenceEmbedder, TextCache
+from memory.vector_memory import VectorMemory
+
+TIMEOUT = 60
+LONG_WAIT = 20  # a gathering wait that only a count of callers should cut short
+# Padding in a batch reorders float sums: measured up to 2.2e-7 from single calls on this CPU.
+TOLERANCE = 1e-6
+OBJECTS = ["bed", "wardrobe", "fridge", "stove", "rose bush", "piano", "desk", "lamp", "sofa", "chair", "oven"]
+
+
+@pytest.fixture(scope="module")
+def naive():
+    """The baseline: every call encodes its own texts, nothing shared, nothing cached."""
+    model = SentenceEmbedder(batching=False)
+    model.wait_ready()
+    return model
+
+
+@pytest.fixture
+def passes(embedder, monkeypatch):
+    """The texts of every forward pass the service makes."""
+    calls = []
+    real = embedder._model.encode
+
+    def counting(texts, *args, **kwargs):
+        calls.append(list(texts))
+        return real(texts, *args, **kwargs)
+
+    monkeypatch.setattr(embedder._model, "encode", counting)
+    return calls
+
+
+def sentences(tag, count, seed):
+    """Distinct memory-like texts of varied token lengths, new to the service's cache."""
+    rng = random.Random(seed)
+    return [
+        f"{tag} {i}: I saw {rng.sample(OBJECTS, rng.randint(0, 4))} and chose {rng.choice(['forward', 'look_left'])}."
+        for i in range(count)
+    ]
+
+
+def close(row, reference):
+    return np.allclose(row, reference, rtol=0, atol=TOLERANCE)
+
+
+def flat(passes):
+    return [text for texts in passes for text in texts]
+
+
+def singles(naive, texts):
+    return {t: naive.encode([t])[0] for t in texts}
+
+
+def in_threads(work, count):
+    """Run work(i) on `count` threads released together; their results, or their exceptions."""
+    start = threading.Barrier(count)
+    results = [None] * count
+
+    def run(i):
+        start.wait()
+        try:
+            results[i] = work(i)
+        except Exception as exc:
+            results[i] = exc
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + TIMEOUT
+    for thread in threads:
+        thread.join(max(0, deadline - time.monotonic()))
+    assert not any(thread.is_alive() for thread in threads), "a caller is still waiting"
+    return results
+
+
+def soon(work):
+    """work() on another thread, so that a lost request fails the test instead of hanging it."""
+    [result] = in_threads(lambda i: work(), 1)
+    if isinstance(result, Exception):
+        raise result
+    return result
+
+
+def test_batched_rows_are_single_calls_rows(embedder, naive):
+    texts = sentences("a", 40, seed=1) + ["x", "", "word " * 300, "a " * 400]  # the last two are truncated
+    texts.append(texts[5])
+    rows = soon(lambda: embedder.encode(texts))
+    assert rows.dtype == np.float32 and rows.shape == (len(texts), 384)
+    reference = singles(naive, texts)
+    for row, text in zip(rows, texts):
+        assert close(row, reference[text]), text
+    assert np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-5)
+
+
+def test_concurrent_callers_each_get_their_own_rows(embedder, naive):
+    texts = {i: sentences(f"b{i}", 20, seed=i) for i in range(16)}
+    reference = singles(naive, [t for mine in texts.values() for t in mine])
+
+    def work(i):
+        # Four calls of five texts each, so the gathers mix parts of different requests.
+        return [embedder.encode(texts[i][k : k + 5]) for k in range(0, 20, 5)]
+
+    for i, answers in enumerate(in_threads(work, 16)):
+        assert not isinstance(answers, Exception), answers
+        rows = np.vstack(answers)
+        assert rows.shape == (20, 384)
+        for row, text in zip(rows, texts[i]):
+            assert close(row, reference[text]), text
+
+
+def test_requests_arriving_together_share_forward_passes(embedder, naive, passes):
+    texts = sentences("c", 16, seed=5)
+    results = in_threads(lambda i: embedder.encode([texts[i]]), 16)
+    assert sorted(flat(passes)) == sorted(texts)
+    assert len(passes) < 16
+    reference = singles(naive, texts)
+    assert all(close(rows[0], reference[text]) for rows, text in zip(results, texts))
+
+
+def test_the_service_waits_for_the_expected_callers_then_encodes_them_together(embedder, passes, monkeypatch):
+    monkeypatch.setattr(embedder, "max_wait", LONG_WAIT)
+    monkeypatch.setattr(embedder, "expected_callers", 8)
+    texts = sentences("w", 8, seed=6)
+    started = time.monotonic()
+    results = in_threads(lambda i: embedder.encode([texts[i]]), 8)
+    assert time.monotonic() - started < LONG_WAIT / 2  # the count released the pass, not the wait
+    assert not any(isinstance(r, Exception) for r in results)
+    # One gather, split into at most one pass per core.
+    assert len(passes) <= embedder.workers and sorted(flat(passes)) == sorted(texts)
+
+
+def test_a_repeated_text_comes_from_the_cache_as_a_copy(embedder, passes):
+    def encode(texts):
+        return soon(lambda: embedder.encode(texts))
+
+    first = encode(["d: a lamp on the piano"])
+    assert len(passes) == 1
+    again = encode(["d: a lamp on the piano"])
+    assert len(passes) == 1
+    assert np.array_equal(again, first)
+    again[:] = 0  # the caller's copy, not the cache's vector
+    assert np.array_equal(encode(["d: a lamp on the piano"]), first)
+    # Only the new text of a call goes to the model.
+    both = encode(["d: a lamp on the piano", "d: a cup on the desk"])
+    assert passes[1:] == [["d: a cup on the desk"]]
+    assert np.array_equal(both[0], first[0])
+
+
+def test_the_cache_keeps_the_most_recently_used_texts():
+    cache = TextCache(2)
+    cache.put({"a": 1, "b": 2})
+    cache.get(["a"])
+    cache.put({"c": 3})
+    assert cache.get(["a", "b", "c"]) == {"a": 1, "c": 3}
+    assert inspect.signature(SentenceEmbedder).parameters["cache_size"].default == 10_000
+
+
+def test_a_model_error_reaches_every_waiting_caller_and_the_service_recovers(embedder, naive, monkeypatch):
+    real = embedder._model.encode
+    failed = []
+
+    def broken(texts, *args, **kwargs):
+        failed.append(list(texts))
+        raise RuntimeError("out of memory")
+
+    monkeypatch.setattr(embedder._model, "encode", broken)
+    monkeypatch.setattr(embedder, "expected_callers", 8)
+    monkeypatch.setattr(embedder, "max_wait", LONG_WAIT)
+    texts = sentences("e", 8, seed=7)
+    results = in_threads(lambda i: embedder.encode([texts[i]]), 8)
+    assert len(failed) <= embedder.workers and sorted(flat(failed)) == sorted(texts)  # all were in one gather
+    for result in results:
+        assert isinstance(result, EmbedderError) and "out of memory" in str(result)
+        assert isinstance(result.__cause__, RuntimeError)
+
+    monkeypatch.setattr(embedder._model, "encode", real)
+    monkeypatch.setattr(embedder, "max_wait", 0.005)
+    rows = soon(lambda: embedder.encode(texts))  # nothing of the failed pass was cached
+    reference = singles(naive, texts)
+    assert all(close(row, reference[t]) for row, t in zip(rows, texts))
+
+
+def test_retrieval_is_the_same_as_with_single_calls(embedder, naive):
+    texts = sentences("r", 12, seed=3)
+    shared, alone = VectorMemory(embedder), VectorMemory(naive)
+
+    def remember_and_search(memory):
+        for text in texts:
+            memory.add(text, memory.embed(text))
+        queries = ("Where did I see the fridge and the oven?", texts[4], "a sofa")
+        return [memory.search(query, top_k=5) for query in queries]
+
+    batched, single = soon(lambda: remember_and_search(shared)), remember_and_search(alone)
+    assert [[text for text, _ in found] for found in batched] == [[text for text, _ in found] for found in single]
+    assert np.allclose([[d for _, d in found] for found in batched], [[d for _, d in found] for found in single], atol=1e-5)
+
+
+def test_naive_mode_encodes_every_call_itself(naive, monkeypatch):
+    calls = []
+    real = naive._model.encode
+    monkeypatch.setattr(naive._model, "encode", lambda texts, *a, **k: calls.append(texts) or real(texts, *a, **k))
+    texts = sentences("n", 8, seed=4)
+    results = in_threads(lambda i: [naive.encode([texts[i]]) for _ in range(2)][1], 8)
+    assert len(calls) == 16 and all(len(c) == 1 for c in calls)  # no gathering, no cache
+    reference = singles(naive, texts)
+    for result, text in zip(results, texts):
+        assert close(result[0], reference[text])
+
+
+def test_empty_and_wrong_inputs(embedder, naive):
+    for model in (embedder, naive):
+        assert model.encode([]).shape == (0, 384)
+        with pytest.raises(TypeError):
+            model.encode(["fine", None])
