@@ -59,7 +59,11 @@ class ExplorationRun:
         self.embedder.expected_callers = len(self.agent_ids)
         self.memories = {agent_id: VectorMemory(self.embedder) for agent_id in self.agent_ids}
         if config.resume_memory:
-            self.resumed = _load_memories(config.resume_memory, self.agent_ids, self.embedder)
+            try:
+                self.resumed = _load_memories(config.resume_memory, self.agent_ids, self.embedder)
+            except MemoryFileError:
+                self.embedder.wait_loaded()
+                raise
             self.memories.update(self.resumed)
 
     def execute(self) -> dict:
@@ -110,6 +114,8 @@ class ExplorationRun:
             write_json(self.run_dir / "summary.json", summary)
             self.console.print_summary(summary, self.run_dir)
             _stop_logging(file_log)
+            # A run that stops early (a refused key at step 1) may end before the model has loaded.
+            self.embedder.wait_loaded()
         if status == "failed":
             raise RunFailed(f"{self.failure} (see {self.run_dir / 'run.log'})", self.users_mistake)
         return summary

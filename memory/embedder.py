@@ -117,6 +117,11 @@ class SentenceEmbedder:
         finally:
             self._loaded.set()
 
+    def wait_loaded(self):
+        """Until the load has ended, loaded or failed: the interpreter must not exit under a
+        thread that is still importing torch (that can hang or abort the process)."""
+        self._loaded.wait()
+
     def wait_ready(self):
         self._loaded.wait()
         if self._error is not None:

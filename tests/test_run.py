@@ -229,6 +229,9 @@ class UnloadableEmbedder:
 
     name, dimension = "broken", 384
 
+    def wait_loaded(self):
+        pass
+
     def wait_ready(self):
         raise EmbedderError("cannot load the embedding model broken: no model files")
 
