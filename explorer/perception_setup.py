@@ -40,7 +40,7 @@ class UnitySetup:
     def __init__(self, config, profiles, agent_ids):
         from perception.keyboard import Keyboard  # pyautogui: see below
 
-        self.config, self.profiles, self.agent_ids = config, profiles, agent_ids
+        self.config, self.profiles = config, profiles
         self.warnings = _vision_warnings(profiles, agent_ids)
         windows = {title: find_window(title) for title in dict.fromkeys(config.window_titles)}
         # pyautogui binds to the display when imported, so only now that one answered.
