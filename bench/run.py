@@ -37,9 +37,10 @@ from explorer.runner import ExplorationRun  # noqa: E402
 from explorer.trace import read_trace  # noqa: E402
 from memory.embedder import SentenceEmbedder, TextCache  # noqa: E402
 from memory.vector_memory import VectorMemory  # noqa: E402
+from perception.world import SHIPPED_WORLDS  # noqa: E402
 from tests.openai_stub_server import ChatServer, Scripted  # noqa: E402
 
-WORLD = ROOT / "worlds" / "office.yaml"
+WORLD = SHIPPED_WORLDS / "office.yaml"
 THROUGHPUT_AGENTS = (1, 4, 8, 16)
 THROUGHPUT_STEPS = 20
 OVERLAP_AGENTS = (1, 8, 32)

@@ -6,7 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from explorer.config import DEFAULT_KEYMAP, DEFAULT_WORLD, MODES, VISION_CALLS, ConfigError, RunConfig
+from explorer.config import MODES, VISION_CALLS, ConfigError, RunConfig
+from perception.keymap import DEFAULT_KEYMAP, SHIPPED_KEYMAPS
+from perception.world import DEFAULT_WORLD, SHIPPED_WORLDS
+from perception.yaml_files import shipped_or_given
 
 EXIT_USAGE, EXIT_FAILED, EXIT_INTERRUPTED = 2, 1, 130
 
@@ -24,7 +27,10 @@ def build_parser():
     parser.add_argument("--mode", default="mock", help=f"perception backend: {' or '.join(MODES)} (default mock)")
     parser.add_argument("--agents", type=int, default=2, help="number of agents (default 2)")
     parser.add_argument("--steps", type=int, help="steps per agent (default: the world's max_steps)")
-    parser.add_argument("--world", type=Path, default=DEFAULT_WORLD, help="world file for mock mode")
+    parser.add_argument(
+        "--world", type=Path, default=DEFAULT_WORLD,
+        help="world file for mock mode, or a shipped world's name: apartment (default), office, warehouse, garden",
+    )
     parser.add_argument("--seed", type=int, default=42, help="seed for placement and the built-in backends")
     parser.add_argument(
         "--model",
@@ -40,7 +46,7 @@ def build_parser():
     parser.add_argument("--price-in", type=float, help="dollars per million prompt tokens, for models litellm cannot price")
     parser.add_argument("--price-out", type=float, help="dollars per million completion tokens, likewise")
     parser.add_argument("--no-comm", action="store_true", help="turn off all messages between agents")
-    parser.add_argument("--run-dir", type=Path, help="where to write the run (default runs/<timestamp>/)")
+    parser.add_argument("--run-dir", type=Path, help="where to write the run (default runs/<timestamp>/ here)")
     parser.add_argument(
         "--resume-memory", type=Path, metavar="RUN_DIR", help="start each agent with the memory it saved in an earlier run"
     )
@@ -54,7 +60,7 @@ def build_parser():
         default=[],
         type=Path,
         metavar="PATH",
-        help=f"key map file (default {DEFAULT_KEYMAP.relative_to(DEFAULT_KEYMAP.parent.parent)})",
+        help=f"key map file, or a shipped key map's name (default {DEFAULT_KEYMAP.stem})",
     )
     unity.add_argument(
         "--region",
@@ -91,7 +97,7 @@ def parse_config(argv) -> RunConfig:
         mode=args.mode,
         agents=args.agents,
         steps=args.steps,
-        world=args.world,
+        world=shipped_or_given(args.world, SHIPPED_WORLDS),
         seed=args.seed,
         model=args.model,
         api_base=args.api_base,
@@ -105,7 +111,7 @@ def parse_config(argv) -> RunConfig:
         price_out=args.price_out,
         verbosity=-1 if args.quiet else 1 if args.verbose else 0,
         window_titles=tuple(args.window_title),
-        keymaps=tuple(args.keymap),
+        keymaps=tuple(shipped_or_given(path, SHIPPED_KEYMAPS) for path in args.keymap),
         regions=tuple(args.region),
         vision=args.vision,
     ).check()
@@ -116,7 +122,7 @@ def main(argv=None, started=None) -> int:
     # Imported here so that --help and argument errors answer at once.
     from explorer.runner import ExplorationRun, RunFailed
     from memory.vector_memory import MemoryFileError
-    from perception.windows import WindowError
+    from perception.window import WindowError
     from perception.yaml_files import FileProblem  # worlds, profiles, key maps
 
     try:
@@ -130,3 +136,8 @@ def main(argv=None, started=None) -> int:
         print(f"main.py: error: {error}", file=sys.stderr)
         return EXIT_USAGE if error.users_mistake else EXIT_FAILED
     return EXIT_INTERRUPTED if summary["status"] == "interrupted" else 0
+
+
+def entry_point():
+    """The installed command, `multi-agent-explorer`: the same as `python main.py`."""
+    sys.exit(main())

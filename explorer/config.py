@@ -6,10 +6,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_WORLD = ROOT / "worlds" / "apartment.yaml"
-DEFAULT_KEYMAP = ROOT / "keymaps" / "unity_fps.yaml"
-DEFAULT_STEPS = 20  # when neither --steps nor the world sets a budget
+from perception.keymap import SHIPPED_KEYMAPS
+from perception.world import DEFAULT_WORLD, SHIPPED_WORLDS
+from perception.yaml_files import shipped_names
+
 MODES = ("mock", "unity")
 VISION_CALLS = ("combined", "split")  # one call for caption and objects, or the spec's two
 
@@ -38,7 +38,7 @@ class RunConfig:
     verbosity: int = 0  # -1 quiet, 0 normal, 1 verbose
     # Unity mode: each given once for all agents, or once per agent in order.
     window_titles: tuple[str, ...] = ()  # regular expressions
-    keymaps: tuple[Path, ...] = ()  # none: DEFAULT_KEYMAP
+    keymaps: tuple[Path, ...] = ()  # none: perception.keymap.DEFAULT_KEYMAP
     regions: tuple[tuple[int, int, int, int], ...] = ()  # x, y, width, height inside the window
     vision: str = "combined"
 
@@ -54,7 +54,9 @@ class RunConfig:
         if self.steps is not None and self.steps < 1:
             raise ConfigError(f"--steps must be at least 1, not {self.steps}")
         if not self.world.is_file():
-            raise ConfigError(f"world file not found: {self.world}")
+            raise ConfigError(
+                f"world file not found: {self.world} (shipped worlds: {', '.join(shipped_names(SHIPPED_WORLDS))})"
+            )
         if not self.model.strip():
             raise ConfigError("--model must not be empty")
         if self.resume_memory is not None and not self.resume_memory.is_dir():
@@ -87,7 +89,9 @@ class RunConfig:
                 )
         for keymap in self.keymaps:
             if not keymap.is_file():
-                raise ConfigError(f"key map file not found: {keymap}")
+                raise ConfigError(
+                    f"key map file not found: {keymap} (shipped key maps: {', '.join(shipped_names(SHIPPED_KEYMAPS))})"
+                )
         if self.vision not in VISION_CALLS:
             raise ConfigError(f"unknown --vision {self.vision!r}: choose one of {', '.join(VISION_CALLS)}")
 

@@ -7,7 +7,13 @@ import logging
 from rich.console import Console, Group
 from rich.live import Live
 from rich.logging import RichHandler
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 from perception.base import Pose
@@ -73,7 +79,7 @@ class RunConsole:
     def print_summary(self, summary, run_dir):
         self.console.print()
         table = Table(title=f"Run summary: {summary['world']} ({summary['status']})")
-        for column in ("Agent", "Steps", "Found first", "Messages", "Model calls", "Retries", "Parse failures", "Errors"):
+        for column in ("Agent", "Steps", "Found first", "Messages", "Policy", "Model calls", "Parse failures", "Errors"):
             table.add_column(column)
         for agent_id, agent in summary["per_agent"].items():
             llm = agent["llm"]
@@ -82,8 +88,8 @@ class RunConsole:
                 str(agent["steps"]),
                 str(len(agent["found_first"])),
                 str(agent["messages_sent"]),
+                agent["policy"] or "-",
                 str(llm["calls"]),
-                str(llm["retries"]),
                 str(llm["parse_failures"]),
                 str(llm["errors"]),
             )
@@ -100,8 +106,12 @@ class RunConsole:
         latency = llm["latency_seconds"]
         latency_text = "" if latency["p50"] is None else f", latency p50 {latency['p50']:.2f} s, p90 {latency['p90']:.2f} s"
         self.console.print(
-            f"Model calls: {llm['calls']} (tokens {llm['prompt_tokens']} in, {llm['completion_tokens']} out, "
+            f"Model calls: {llm['calls']} ({llm['retries']} retries, tokens {llm['prompt_tokens']} in, "
+            f"{llm['completion_tokens']} out, "
             f"cost {cost}{latency_text})"
         )
-        self.console.print(f"Messages sent: {summary['messages_sent']}    Wall time: {summary['wall_seconds']:.1f} s")
+        self.console.print(
+            f"Decisions: {summary['decisions']}    Messages sent: {summary['messages_sent']}    "
+            f"Wall time: {summary['wall_seconds']:.1f} s"
+        )
         self.console.print(f"Run directory: {run_dir}", soft_wrap=True)

@@ -7,10 +7,11 @@ cannot see, no display, no or several matching windows, a bad key map or region.
 
 from __future__ import annotations
 
-from explorer.backends import BUILT_IN, make_vision
-from explorer.config import DEFAULT_KEYMAP, ConfigError
-from explorer.llm import sees_images
-from perception.keymap import load_keymap
+from explorer.config import ConfigError
+from explorer.model.client import sees_images
+from explorer.model.vision import make_vision
+from explorer.policies import BUILT_IN, model_settings
+from perception.keymap import DEFAULT_KEYMAP, load_keymap
 from perception.mock import MockPerception
 from perception.unity import AgentView, UnityPyAutoGUIPerception
 from perception.windows import find_window
@@ -58,7 +59,11 @@ class UnitySetup:
             self.views[agent_id] = AgentView(window, keymaps[keymap], region)
 
     def start(self, store, agent_ids, run_dir, gate):
-        look = {agent_id: make_vision(profile, self.config, gate) for agent_id, profile in zip(agent_ids, self.profiles)}
+        split = self.config.vision == "split"
+        look = {
+            agent_id: make_vision(model_settings(profile, self.config, gate), split)
+            for agent_id, profile in zip(agent_ids, self.profiles)
+        }
         screenshots = run_dir / SCREENSHOT_DIR
         screenshots.mkdir(parents=True, exist_ok=True)
         return UnityPyAutoGUIPerception(store, self.views, self.keyboard, look, screenshots)

@@ -8,7 +8,8 @@ from collections import Counter
 class RunStats:
     """Per-agent counts, added to in agent order as each step is committed."""
 
-    COUNTERS = ("calls", "prompt_tokens", "completion_tokens", "retries", "parse_failures", "errors", "messages_sent")
+    # Model-call totals; decisions and messages are counted beside them.
+    LLM_COUNTERS = ("calls", "prompt_tokens", "completion_tokens", "retries", "parse_failures", "errors")
 
     def __init__(self, agent_ids):
         self.steps = {agent_id: 0 for agent_id in agent_ids}
@@ -16,6 +17,7 @@ class RunStats:
         self.latencies = {agent_id: [] for agent_id in agent_ids}
         self.costs = {agent_id: [] for agent_id in agent_ids}  # known costs only
         self.found_first = {agent_id: [] for agent_id in agent_ids}
+        self.policies = {agent_id: None for agent_id in agent_ids}  # who decided, as the trace says
         self.discovery_curve: list[list[int]] = []
 
     def add(self, record):
@@ -23,6 +25,8 @@ class RunStats:
         counts = self.per_agent[agent_id]
         calls = (record.get("llm") or {}).get("calls", [])
         self.steps[agent_id] = record["step"]
+        self.policies[agent_id] = record["policy"]
+        counts["decisions"] += 1
         counts["calls"] += len(calls)
         for call in calls:
             counts["prompt_tokens"] += call["prompt_tokens"]
@@ -48,7 +52,7 @@ class RunStats:
         costs = [c for agent_id in agent_ids for c in self.costs[agent_id]]
         latencies = sorted(x for agent_id in agent_ids for x in self.latencies[agent_id])
         return {
-            **{key: totals[key] for key in self.COUNTERS if key != "messages_sent"},
+            **{key: totals[key] for key in self.LLM_COUNTERS},
             "cost_usd": round(sum(costs), 6) if costs else None,
             "latency_seconds": {f"p{q}": _percentile(latencies, q) for q in (50, 90, 99)},
         }
@@ -61,7 +65,8 @@ def _percentile(values, q):
     return values[min(len(values) - 1, max(0, -(-q * len(values) // 100) - 1))]
 
 
-def build_summary(config, environment, store, stats, wall_seconds, status, error=None, startup=None):
+def build_summary(config, environment, store, stats, wall_seconds, status, error=None, startup=None, seen=None):
+    """`seen` is {agent_id: the objects it saw itself}."""
     discovered = sorted(store.objects())
     total = environment.total_objects
     full_step = None
@@ -85,12 +90,16 @@ def build_summary(config, environment, store, stats, wall_seconds, status, error
         "discovery_curve": stats.discovery_curve,
         "discoveries": store.discoveries(),
         "messages_sent": len(store.history()),
-        "message_errors": store.errors(),
+        # Every step decides; model calls are only the real requests to a model.
+        "decisions": sum(stats.per_agent[agent_id]["decisions"] for agent_id in stats.steps),
         "llm": stats.llm_block(),
         "per_agent": {
             agent_id: {
                 "steps": stats.steps[agent_id],
+                "policy": stats.policies[agent_id],
+                "decisions": stats.per_agent[agent_id]["decisions"],
                 "found_first": stats.found_first[agent_id],
+                "objects_seen": (seen or {}).get(agent_id, []),
                 "messages_sent": stats.per_agent[agent_id]["messages_sent"],
                 "llm": stats.llm_block([agent_id]),
             }

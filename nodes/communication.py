@@ -1,10 +1,8 @@
-from nodes.base import StepNode
+from pocketflow import Node
 
 
-class CommunicationNode(StepNode):
+class CommunicationNode(Node):
     """Read the messages other agents sent; they arrive between steps."""
-
-    timing_key = "communication"
 
     def prep(self, shared):
         return shared["perception"], shared["agent_id"], shared["comm_enabled"]
@@ -16,5 +14,7 @@ class CommunicationNode(StepNode):
         perception, agent_id, comm_enabled = prep_res
         messages = perception.poll_messages(agent_id) if comm_enabled else []
         shared["other_agent_messages"] = [{"sender": m.sender, "message": m.message} for m in messages]
-        shared["step_record"]["messages_in"] = [m.to_dict() for m in messages]
+        record = shared["step_record"]
+        record.messages_in = [m.to_dict() for m in messages]
+        record.lap("communication")
         return "default"

@@ -1,183 +1,46 @@
-from explorer.llm import AuthenticationFailed, LLMError
-from explorer.replies import ReplyError, parse_decision
-from nodes.base import StepNode
-from perception.actions import ACTION_HELP, safe_action
-from perception.base import Pose
-from prompts import render
+from pocketflow import Node
 
-RECENT_ACTIONS = 5
-# The prompt's budget: whatever the step, team size or world, it holds at most
-# this much, so the request at step 200 is the size of the one at step 10.
-PROMPT_MESSAGES = 6  # the newest; older ones are counted, not shown
-PROMPT_TEAM_OBJECTS = 30  # the latest found
-MEMORY_CHARS = 300  # per retrieved memory
-MESSAGE_CHARS = 300
-CAPTION_CHARS = 600
-REPLY_ATTEMPTS = 2  # the reply, then one re-prompt that says what was wrong
+from nodes.decision_context import decision_context, render_prompt
+from nodes.interfaces import Decision, DecisionOutcome, StopRun
+from perception.actions import safe_action
+
+FALLBACK_REASON = "fallback: no usable decision"
 
 
-class DecisionNode(StepNode):
-    """Ask the decision backend what to do; never let a bad reply stop the run."""
-
-    timing_key = "decision"
+class DecisionNode(Node):
+    """Ask the agent's decision policy what to do; never let a bad reply stop the run."""
 
     def prep(self, shared):
         context = decision_context(shared)
-        return shared["backend"], context, render_prompt(context)
+        return shared["policy"], context, render_prompt(context)
 
     def exec(self, prep_res):
-        backend, context, prompt = prep_res
-        available = context["available_actions"]
-        attempts, replies = [], []
-        request = prompt
-        for _ in range(REPLY_ATTEMPTS):
-            try:
-                reply = backend.complete(request, context)
-            except LLMError as failure:
-                if isinstance(failure, AuthenticationFailed):
-                    raise
-                # Keep what earlier attempts got: their replies and tokens belong in the trace.
-                return {"decision": None, "attempts": attempts, "replies": replies, "parse_failure": False,
-                        "error": repr(failure)}
-            replies.append(reply)
-            try:
-                decision = parse_decision(reply.text, available)
-            except ReplyError as problem:
-                attempts.append({"reply": reply.text, "error": str(problem)})
-                request = prompt + "\n\n" + render(
-                    "reprompt", problem=problem, reply=reply.text, actions=", ".join(available)
-                )
-                continue
-            attempts.append({"reply": reply.text, "error": None})
-            return {"decision": decision, "attempts": attempts, "replies": replies, "parse_failure": False}
-        return {"decision": None, "attempts": attempts, "replies": replies, "parse_failure": True}
+        policy, context, prompt = prep_res
+        return policy.decide(prompt, context)
 
     def exec_fallback(self, prep_res, exc):
-        if isinstance(exc, AuthenticationFailed):
-            raise exc  # every later call would fail the same way: stop the run
-        # The backend itself failed (provider down after its retries, a bug): the run goes on.
-        return {"decision": None, "attempts": [], "replies": [], "parse_failure": False, "error": repr(exc)}
+        if isinstance(exc, StopRun):
+            raise exc  # every later step would fail the same way
+        # The policy itself failed (a bug, say): the agent scans and the run goes on.
+        return DecisionOutcome(None, error=repr(exc))
 
     def post(self, shared, prep_res, outcome):
-        _, context, prompt = prep_res
-        decision = outcome["decision"]
-        if decision is None:
-            decision_fields = {"action": safe_action(context["available_actions"]), "reason": "fallback: no usable decision"}
-        else:
-            decision_fields = decision.to_dict()
-        if "error" in outcome:
-            shared["step_errors"].append(f"decision backend failed: {outcome['error']}")
-        shared["action"] = decision_fields["action"]
-        shared["action_reason"] = decision_fields.get("reason", "")
-        shared["message_to_others"] = decision_fields.get("message_to_others", "") if shared["comm_enabled"] else ""
-        shared["message_to"] = decision_fields.get("message_to", "all")
-        replies = outcome["replies"]
-        shared["step_record"].update(
-            {
-                "prompt": prompt,
-                "raw_reply": replies[-1].text if replies else None,
-                "attempts": outcome["attempts"],
-                "decision": decision.to_dict() if decision else None,
-                "parse_failure": outcome["parse_failure"],
-            }
-        )
-        shared["step_record"]["llm"]["calls"].extend(reply.accounting("decision") for reply in replies)
+        policy, context, prompt = prep_res
+        decision = outcome.decision or Decision(safe_action(context["available_actions"]), reason=FALLBACK_REASON)
+        shared["action"] = decision.action
+        shared["action_reason"] = decision.reason
+        shared["message_to_others"] = decision.message_to_others if shared["comm_enabled"] else ""
+        shared["message_to"] = decision.message_to
+        record = shared["step_record"]
+        record.policy = policy.name
+        record.prompt = prompt
+        record.raw_reply = outcome.raw_reply
+        record.attempts = list(outcome.attempts)
+        record.decision = outcome.decision.to_dict() if outcome.decision else None
+        record.parse_failure = outcome.parse_failure
+        record.model_calls.extend(outcome.model_calls)
+        record.notes.extend(outcome.notes)
+        if outcome.error:
+            record.errors.append(f"decision failed: {outcome.error}")
+        record.lap("decision")
         return "default"
-
-
-def decision_context(shared):
-    """Everything the decision rests on; the prompt and the offline explorer both read it."""
-    store = shared["shared_memory"]
-    agent_id = shared["agent_id"]
-    env = shared["environment"]
-    observation = shared["observation"]
-    return {
-        "agent_id": agent_id,
-        "role": shared["profile"].role,
-        "persona": shared["profile"].persona_text(),
-        "team": shared["team"],
-        "step": shared["step_count"],
-        "max_steps": shared["max_steps"],
-        "world": env.name,
-        "size": env.size,
-        "view_distance": env.view_distance,
-        "dead_reckoned": env.dead_reckoned,
-        "pose": observation.pose.to_dict(),
-        "visible_objects": list(observation.visible_objects),
-        "caption": observation.caption,
-        "seen_cells": observation.seen_cells,
-        "seen_walls": observation.seen_walls,
-        "memories": shared["retrieved_memories"],
-        "messages": shared["other_agent_messages"],
-        "team_objects": store.objects(),
-        "other_agents": {a: p for a, p in store.positions().items() if a != agent_id},
-        "recent_actions": shared["action_history"][-RECENT_ACTIONS:],
-        "available_actions": list(shared["perception"].available_actions(agent_id)),
-        "comm_enabled": shared["comm_enabled"],
-    }
-
-
-def render_prompt(context):
-    return render(
-        "decision",
-        agent_id=context["agent_id"],
-        role=context["role"],
-        persona=context["persona"],
-        team_size=len(context["team"]),
-        world=context["world"],
-        max_steps=context["max_steps"],
-        step=context["step"],
-        pose=_pose_text(context["pose"]),
-        pose_note=_pose_note(context),
-        visible=_clip(context["caption"], CAPTION_CHARS),
-        memories=_lines([f"{_clip(text, MEMORY_CHARS)} (distance {d:.2f})" for text, d in context["memories"]], "Nothing yet."),
-        messages=_messages_text(context["messages"]),
-        team_objects=_latest(list(context["team_objects"]), PROMPT_TEAM_OBJECTS),
-        other_agents=_lines([f"{a}: {_pose_text(p)}" for a, p in context["other_agents"].items()], "You are alone."),
-        recent_actions=_lines(
-            [f"step {a['step']}: {a['action']} -> {a['outcome']}: {a['detail']}" for a in context["recent_actions"]],
-            "None yet: this is your first step.",
-        ),
-        actions="\n".join(f"- {a}: {ACTION_HELP.get(a, '')}" for a in context["available_actions"]),
-        comm_note=(
-            "You may send one short message per step to a teammate or to all."
-            if context["comm_enabled"]
-            else "Messaging is off in this run: leave out message_to_others."
-        ),
-    )
-
-
-def _messages_text(messages):
-    shown = [f"{m['sender']}: {_clip(m['message'], MESSAGE_CHARS)}" for m in messages[-PROMPT_MESSAGES:]]
-    hidden = len(messages) - len(shown)
-    text = _lines(shown, "No messages from other agents")
-    return f"{text}\n({hidden} older messages this step not shown)" if hidden else text
-
-
-def _latest(names, limit):
-    if not names:
-        return "Nothing yet."
-    shown = ", ".join(names[-limit:])
-    return f"{shown} (and {len(names) - limit} found earlier)" if len(names) > limit else shown
-
-
-def _clip(text, limit):
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _pose_note(context):
-    if context["dead_reckoned"]:
-        return render("pose_dead_reckoned").strip()
-    return render(
-        "pose_grid",
-        size="x".join(map(str, context["size"])) if context["size"] else "of unknown size",
-        view_distance=context["view_distance"] or "a few",
-    ).strip()
-
-
-def _pose_text(pose):
-    return Pose.from_dict(pose).describe()
-
-
-def _lines(items, empty):
-    return "\n".join(f"- {item}" for item in items) if items else empty

@@ -1,52 +1,25 @@
-from explorer.replies import resolve_recipient
-from nodes.base import StepNode
+from pocketflow import Node
 
 
-class ExecutionNode(StepNode):
-    """Carry out the decided action; queue the message for delivery at the step's end."""
-
-    timing_key = "execution"
+class ExecutionNode(Node):
+    """Carry out the decided action; the message goes to the team when the step is handed in."""
 
     def prep(self, shared):
-        return (
-            shared["perception"],
-            shared["agent_id"],
-            shared["action"],
-            shared["message_to_others"],
-            shared["message_to"],
-            shared["team"],
-        )
+        return shared["perception"], shared["agent_id"], shared["action"], shared["message_to_others"], shared["message_to"]
 
-    def exec(self, prep_res):
-        """The messages to send as [(recipient, text)], and a note if the recipient was changed."""
-        _, agent_id, _, message, message_to, team = prep_res
-        if not message:
-            return [], None
-        recipient, note = resolve_recipient(message_to, agent_id, team)
-        return [(recipient, message)], note
+    # No exec: moving is the side effect itself, so it happens once, in post.
 
     def post(self, shared, prep_res, exec_res):
-        perception, agent_id, action, message, _, _ = prep_res
-        outgoing, note = exec_res
-        # Moving is the side effect itself, so it happens here, once.
+        perception, agent_id, action, message, recipient = prep_res
         result = perception.execute_action(agent_id, action)
         shared["action_result"] = result
-        shared["outgoing_messages"] = outgoing
         shared["action_history"].append(
-            {
-                "step": shared["step_count"],
-                "action": action,
-                "outcome": result.outcome,
-                "detail": result.detail,
-                "message": message,
-            }
+            {"step": shared["step_count"], "action": action, "outcome": result.outcome, "detail": result.detail,
+             "message": message}
         )
-        shared["step_record"].update(
-            {
-                "action": action,
-                "result": result.to_dict(),
-                "message_out": {"recipient": outgoing[0][0], "message": message} if outgoing else None,
-                "notes": [note] if note else [],
-            }
-        )
+        record = shared["step_record"]
+        record.action = action
+        record.result = result.to_dict()
+        record.message_out = {"recipient": recipient, "message": message} if message else None
+        record.lap("execution")
         return "default"

@@ -4,16 +4,18 @@ from nodes.communication import CommunicationNode
 from nodes.decision import DecisionNode
 from nodes.end import EndNode
 from nodes.execution import ExecutionNode
+from nodes.hand_in import HandInNode
 from nodes.perception_node import PerceptionNode
 from nodes.retrieve_memory import RetrieveMemoryNode
 from nodes.update_memory import UpdateMemoryNode
 
 
 def build_agent_flow():
-    """One agent's loop: Perception -> ... -> UpdateMemory, then continue or end."""
+    """One agent's loop: Perception -> ... -> UpdateMemory -> HandIn, then continue or end."""
     perception = PerceptionNode()
-    update_memory = UpdateMemoryNode()
-    perception >> RetrieveMemoryNode() >> CommunicationNode() >> DecisionNode() >> ExecutionNode() >> update_memory
-    update_memory - "continue" >> perception
-    update_memory - "end" >> EndNode()
+    hand_in = HandInNode()
+    (perception >> RetrieveMemoryNode() >> CommunicationNode() >> DecisionNode() >> ExecutionNode()
+     >> UpdateMemoryNode() >> hand_in)
+    hand_in - "continue" >> perception
+    hand_in - "end" >> EndNode()
     return Flow(start=perception)

@@ -1,10 +1,8 @@
-from nodes.base import StepNode
+from pocketflow import Node
 
 
-class PerceptionNode(StepNode):
+class PerceptionNode(Node):
     """Look around: the step's pose, visible objects and caption."""
-
-    timing_key = "perception"
 
     def prep(self, shared):
         return shared["perception"], shared["agent_id"], shared["step_count"] + 1
@@ -14,20 +12,17 @@ class PerceptionNode(StepNode):
         return perception.observe(agent_id, step)
 
     def post(self, shared, prep_res, observation):
-        shared["step_count"] += 1
+        shared["step_count"] = prep_res[2]
         shared["observation"] = observation
-        shared["pose"] = observation.pose
         shared["position"] = observation.pose.describe()
         shared["visible_objects"] = list(observation.visible_objects)
         shared["visible_caption"] = observation.caption
-        shared["step_record"] = {
-            "agent_id": shared["agent_id"],
-            "step": shared["step_count"],
-            "pose": observation.pose.to_dict(),
-            "visible_objects": list(observation.visible_objects),
-            "visible_caption": observation.caption,
-            "image_path": observation.image_path,
-            "llm": {"calls": [reply.accounting("vision") for reply in observation.model_calls]},
-        }
-        shared["step_errors"].extend(observation.errors)
+        record = shared["step_record"]
+        record.pose = observation.pose.to_dict()
+        record.visible_objects = list(observation.visible_objects)
+        record.visible_caption = observation.caption
+        record.image_path = observation.image_path
+        record.model_calls.extend(observation.model_calls)
+        record.errors.extend(observation.errors)
+        record.lap("perception")
         return "default"

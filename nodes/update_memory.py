@@ -1,11 +1,8 @@
-from explorer.lockstep import StepReport
-from nodes.base import StepNode
+from pocketflow import Node
 
 
-class UpdateMemoryNode(StepNode):
-    """Remember the step (spec 7a), hand it to the team, and decide whether to go on."""
-
-    timing_key = "update_memory"
+class UpdateMemoryNode(Node):
+    """Remember the step in the agent's private memory (spec 7a)."""
 
     def prep(self, shared):
         text = (
@@ -17,7 +14,7 @@ class UpdateMemoryNode(StepNode):
         if shared["other_agent_messages"]:
             context = "; ".join(f"{m['sender']}: {m['message']}" for m in shared["other_agent_messages"])
             text += f" | Context from others: {context}"
-        return text, shared["memory"]
+        return text, shared["memory_index"]
 
     def exec(self, prep_res):
         text, memory = prep_res
@@ -28,16 +25,6 @@ class UpdateMemoryNode(StepNode):
         memory.add(text, vector)
         shared["explored_objects"].update(shared["visible_objects"])
         record = shared["step_record"]
-        record.update({"memory_text": text, "timings": shared["timings"], "errors": shared["step_errors"]})
-        report = StepReport(
-            agent_id=shared["agent_id"],
-            step=shared["step_count"],
-            record=record,
-            seen_objects=list(shared["visible_objects"]),
-            outgoing_messages=shared["outgoing_messages"],
-            pose=shared["action_result"].pose.to_dict(),
-        )
-        # Waits here until every agent has finished this step.
-        shared["lockstep"].finish_step(shared["agent_id"], report)
-        shared["timings"], shared["step_errors"] = {}, []
-        return "end" if shared["step_count"] >= shared["max_steps"] else "continue"
+        record.memory_text = text
+        record.lap("update_memory")
+        return "default"

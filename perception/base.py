@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 
 from perception.actions import ACTIONS
 
+BROADCAST = "all"  # a message's recipient when it is for every other agent
 FACINGS = ("north", "east", "south", "west")  # clockwise; north is +y
 FACING_VECTORS = {"north": (0, 1), "east": (1, 0), "south": (0, -1), "west": (-1, 0)}
 
@@ -66,9 +67,23 @@ class Observation:
     seen_cells: tuple[tuple[int, int, int], ...] = ()
     seen_walls: tuple[tuple[int, int], ...] = ()
     image_path: str | None = None
-    # What seeing cost where a model looks at a screenshot: its Replies, and its failures.
-    model_calls: tuple = ()
+    # What seeing cost where a model looks at a screenshot: one accounting dict
+    # per model call (as the trace keeps it), and its failures.
+    model_calls: tuple[dict, ...] = ()
     errors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Message:
+    """A message between agents (spec section 2)."""
+
+    sender: str
+    recipient: str  # an agent id, or BROADCAST
+    message: str
+    step: int | None = None
+
+    def to_dict(self):
+        return {"sender": self.sender, "recipient": self.recipient, "message": self.message, "step": self.step}
 
 
 @dataclass(frozen=True)
@@ -108,8 +123,10 @@ class PerceptionStopped(RuntimeError):
 class PerceptionInterface(ABC):
     """How nodes see and act, whatever the backend.
 
-    Messages travel through the team's SharedStore, which every backend is
-    given; a backend with its own channel may override send/poll.
+    Messages reach an agent through the team's store, which every backend is
+    given; a backend with its own channel may override `poll_messages`. They
+    are sent by the team's step commit, so that a message sent in step k
+    arrives in step k + 1 whichever agent finishes first.
     """
 
     def __init__(self, store):
@@ -140,8 +157,6 @@ class PerceptionInterface(ABC):
         caption = f"I see {', '.join(objects)}." if objects else "I see nothing notable."
         return Observation(self.get_agent_state(agent_id), objects, caption)
 
-    def send_message(self, sender, recipient, message, step=None):
-        return self.store.send_message(sender, recipient, message, step=step)
-
-    def poll_messages(self, agent_id):
+    def poll_messages(self, agent_id) -> list[Message]:
+        """The agent's new messages, in arrival order; reading empties its mailbox."""
         return self.store.read_mailbox(agent_id)

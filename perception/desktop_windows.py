@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pygetwindow
 
-from perception.windows import Window, WindowError
+from perception.window import Window, WindowError
 
 
 def list_shown_windows(display=None) -> list[Window]:

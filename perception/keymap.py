@@ -14,12 +14,15 @@ Actions left out of the map are not available in that game.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from perception.actions import ACTIONS
 from perception.yaml_files import FileProblem, Invalid, check_keys, kind, load_mapping
 
 KEYMAP_KEYS = ("hold_seconds", "actions")
 BINDING_KEYS = ("key", "hold")
+SHIPPED_KEYMAPS = Path(__file__).parent / "keymaps"  # installed with the package
+DEFAULT_KEYMAP = SHIPPED_KEYMAPS / "unity_fps.yaml"
 DEFAULT_HOLD_SECONDS = 0.25
 MAX_HOLD_SECONDS = 5.0  # longer holds are almost surely a typo, and stall every agent
 

@@ -11,10 +11,18 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from perception.base import ActionResult, EnvironmentInfo, Observation, PerceptionInterface, PerceptionStopped, Pose
+from perception.base import (
+    ActionResult,
+    EnvironmentInfo,
+    Observation,
+    PerceptionInterface,
+    PerceptionStopped,
+    Pose,
+)
 from perception.geometry import apply_action
 from perception.screenshots import save_screenshot
-from perception.windows import WindowError, window_system
+from perception.window import WindowError
+from perception.windows import window_system
 
 START_POSE = Pose(0, 0, 0, "north")
 
@@ -25,7 +33,7 @@ class Sight:
 
     caption: str
     objects: tuple[str, ...]
-    model_calls: tuple = ()  # the Replies it took
+    model_calls: tuple[dict, ...] = ()  # one accounting dict per model call it took
     errors: tuple[str, ...] = ()
 
 
@@ -33,7 +41,7 @@ class Sight:
 class AgentView:
     """One agent's game window, its part of it, and its keys."""
 
-    window: object  # perception.windows.Window
+    window: object  # perception.window.Window
     keymap: object  # perception.keymap.KeyMap
     region: tuple[int, int, int, int] | None = None  # x, y, width, height inside the window
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from perception.base import FACINGS, Pose
 from perception.geometry import sight
@@ -12,6 +13,8 @@ WORLD_KEYS = ("name", "size", "walls", "objects", "agents", "view_distance", "ma
 OBJECT_KEYS = ("name", "position")
 AGENT_KEYS = ("position", "facing", "pitch", "roll")
 DEFAULT_VIEW_DISTANCE = 3
+SHIPPED_WORLDS = Path(__file__).parent / "worlds"  # installed with the package
+DEFAULT_WORLD = SHIPPED_WORLDS / "apartment.yaml"
 
 
 class WorldError(FileProblem):

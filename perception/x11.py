@@ -22,7 +22,7 @@ from Xlib.error import (
     XauthError,
 )
 
-from perception.windows import Window, WindowError
+from perception.window import Window, WindowError
 
 ICONIC_STATE = 3  # ICCCM WM_STATE of a minimized window
 

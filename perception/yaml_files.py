@@ -59,3 +59,18 @@ def check_keys(mapping, allowed, what):
     unknown = sorted(str(key) for key in mapping if key not in allowed)
     if unknown:
         raise Invalid(f"unknown {what} key '{unknown[0]}' (allowed: {', '.join(allowed)})")
+
+
+def shipped_or_given(path, shipped_dir) -> Path:
+    """`path` if it is a file; else the file of that name shipped in `shipped_dir`
+    (`worlds/office.yaml`, `office.yaml` and `office` all name the shipped office), if there is one."""
+    path = Path(path)
+    if path.is_file():
+        return path
+    name = path.name if path.suffix else f"{path.name}.yaml"
+    shipped = Path(shipped_dir) / name
+    return shipped if shipped.is_file() else path
+
+
+def shipped_names(shipped_dir):
+    return sorted(file.stem for file in Path(shipped_dir).glob("*.yaml"))

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from explorer.config import ROOT
 from explorer.trace import read_trace
+from tests.paths import ROOT
 
 MAIN = str(ROOT / "main.py")
 

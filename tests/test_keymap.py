@@ -1,13 +1,12 @@
-from pathlib import Path
 
 import pytest
 
 from perception.actions import ACTIONS
-from perception.keymap import KeyBinding, KeyMapError, load_keymap
+from perception.keymap import DEFAULT_KEYMAP, KeyBinding, KeyMapError, load_keymap
 
 pytest_plugins = ("tests.xvfb",)  # x_display
 
-SHIPPED = Path(__file__).resolve().parent.parent / "keymaps" / "unity_fps.yaml"
+SHIPPED = DEFAULT_KEYMAP
 KNOWN_KEYS = {"w", "a", "s", "d", "left", "right", "shift", "space"}
 
 

@@ -7,9 +7,16 @@ import time
 import pytest
 from PIL import Image
 
-from explorer import llm
-from explorer.llm import AuthenticationFailed, LLMError, LLMSettings
-from tests.openai_stub_server import ChatServer, Scripted, chat_completion, error, in_turn
+from explorer.model import client as llm
+from explorer.model import vision
+from explorer.model.client import AuthenticationFailed, LLMError, LLMSettings
+from tests.openai_stub_server import (
+    ChatServer,
+    Scripted,
+    chat_completion,
+    error,
+    in_turn,
+)
 
 FAKE_KEY = "placeholder-not-a-key-NeverShown-0123"
 
@@ -256,7 +263,7 @@ def prompt_of(request):
 
 def test_an_image_goes_as_a_data_url_with_the_prompt(png):
     with ChatServer(lambda request: "  A red wall.\n") as server:
-        caption, reply = llm.caption_image(settings_for(server), png)
+        caption, reply = vision.caption_image(settings_for(server), png)
     assert caption == "A red wall." and reply.prompt_tokens == 100
     [request] = server.requests
     assert request["messages"][0]["role"] == "user"
@@ -270,7 +277,7 @@ def test_a_jpeg_is_sent_as_image_jpeg(tmp_path):
     path = tmp_path / "view.JPG"
     Image.new("RGB", (4, 3), (0, 90, 0)).save(path, format="JPEG")
     with ChatServer(lambda request: "green") as server:
-        llm.caption_image(settings_for(server), path)
+        vision.caption_image(settings_for(server), path)
     assert image_url_of(server.requests[0]).startswith("data:image/jpeg;base64,")
 
 
@@ -278,25 +285,25 @@ def test_describe_image_gets_caption_and_objects_in_one_call(png):
     many = ", ".join(f"thing{i}" for i in range(40))
     answer = f'```yaml\ncaption: "A kitchen with a red kettle."\nobjects: [Kettle, " mug ", kettle, 42, null, {many}]\n```'
     with ChatServer(lambda request: answer) as server:
-        caption, objects, reply = llm.describe_image(settings_for(server), png)
+        caption, objects, reply = vision.describe_image(settings_for(server), png)
     assert len(server.requests) == 1
     assert "caption" in prompt_of(server.requests[0]) and "objects" in prompt_of(server.requests[0])
     assert caption == "A kitchen with a red kettle."
     assert objects[:3] == ["kettle", "mug", "thing0"]  # lower-case, stripped, once each, non-strings dropped
-    assert len(objects) == llm.MAX_OBJECTS
+    assert len(objects) == vision.MAX_OBJECTS
     assert reply.completion_tokens == 20
 
 
 def test_describe_image_reads_bare_yaml_without_objects(png):
     with ChatServer(lambda request: "caption: An empty hall.\nobjects: []") as server:
-        caption, objects, _ = llm.describe_image(settings_for(server), png)
+        caption, objects, _ = vision.describe_image(settings_for(server), png)
     assert (caption, objects) == ("An empty hall.", [])
 
 
 def test_extract_objects_reads_a_fenced_list_inside_prose(png):
     answer = "Sure! Here is what I see:\n\n```yaml\n- Sofa\n- floor lamp\n- sofa\n```\n\nLet me know if you need more."
     with ChatServer(lambda request: answer) as server:
-        objects, _ = llm.extract_objects_from_image(settings_for(server), png)
+        objects, _ = vision.extract_objects_from_image(settings_for(server), png)
     assert objects == ["sofa", "floor lamp"]
     assert "YAML list" in prompt_of(server.requests[0])
 
@@ -304,7 +311,7 @@ def test_extract_objects_reads_a_fenced_list_inside_prose(png):
 @pytest.mark.parametrize("reply_text", ["I see a chair: and: a table: [", "caption: [unclosed", "objects: [sofa]", "A sofa."])
 def test_an_unparseable_vision_reply_is_a_bad_response(png, reply_text):
     with ChatServer(lambda request: reply_text) as server, pytest.raises(LLMError) as caught:
-        llm.describe_image(settings_for(server), png)
+        vision.describe_image(settings_for(server), png)
     assert caught.value.kind == "bad_response"
     assert reply_text in str(caught.value)
 
@@ -312,7 +319,7 @@ def test_an_unparseable_vision_reply_is_a_bad_response(png, reply_text):
 def test_a_long_unparseable_reply_is_cut_to_200_characters_in_the_error(png):
     reply_text = "".join(f"word{i} " for i in range(100))
     with ChatServer(lambda request: reply_text) as server, pytest.raises(LLMError) as caught:
-        llm.describe_image(settings_for(server), png)
+        vision.describe_image(settings_for(server), png)
     message = str(caught.value)
     assert reply_text[: llm.RAW_REPLY_LIMIT] in message
     assert reply_text[: llm.RAW_REPLY_LIMIT + 1] not in message
@@ -320,14 +327,14 @@ def test_a_long_unparseable_reply_is_cut_to_200_characters_in_the_error(png):
 
 def test_extract_objects_refuses_a_reply_that_is_not_a_list(png):
     with ChatServer(lambda request: "A sofa and a lamp.") as server, pytest.raises(LLMError) as caught:
-        llm.extract_objects_from_image(settings_for(server), png)
+        vision.extract_objects_from_image(settings_for(server), png)
     assert caught.value.kind == "bad_response" and "A sofa and a lamp." in str(caught.value)
 
 
 def test_a_missing_image_is_a_bad_request_and_sends_nothing(tmp_path):
     missing = tmp_path / "nowhere.png"
     with ChatServer(lambda request: "never") as server, pytest.raises(LLMError) as caught:
-        llm.describe_image(settings_for(server), missing)
+        vision.describe_image(settings_for(server), missing)
     assert caught.value.kind == "bad_request"
     assert str(caught.value) == f"image file not found: {missing}"
     assert server.requests == []

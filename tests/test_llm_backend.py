@@ -4,10 +4,11 @@ import os
 import subprocess
 import sys
 
-from explorer.config import ROOT, RunConfig
+from explorer.config import RunConfig
 from explorer.runner import ExplorationRun
 from explorer.trace import read_trace
 from tests.openai_stub_server import ChatServer
+from tests.paths import ROOT
 
 REPLY = """Here is my decision:
 ```yaml
@@ -54,7 +55,7 @@ def refuse(*args):
     raise OSError("no network in tests")
 socket.getaddrinfo = refuse  # a fetch looks up its host first
 socket.socket.connect = refuse
-from explorer import llm
+from explorer.model import client as llm
 assert llm._litellm().model_cost  # the local price table
 print(len(attempts))
 """

@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from explorer.config import ROOT
 from explorer.trace import read_trace
 from tests.openai_stub_server import ChatServer, Scripted, error
+from tests.paths import ROOT
 
 GOOD = "```yaml\nthinking: look around\naction: look_left\nreason: scan\nmessage_to_others: nothing yet\n```"
 GARBAGE = [

@@ -1,6 +1,5 @@
 """The mock perception backend: actions, sight and placement."""
 
-from pathlib import Path
 
 import pytest
 
@@ -8,8 +7,7 @@ from perception.actions import ACTIONS
 from perception.base import FACINGS, EnvironmentInfo, Pose
 from perception.mock import MockPerception
 from perception.world import World, load_world
-
-WORLDS_DIR = Path(__file__).resolve().parent.parent / "worlds"
+from tests.paths import WORLDS
 
 
 def make_world(objects=(), walls=(), size=(7, 7, 1), starts=(), view_distance=3):
@@ -325,7 +323,7 @@ def test_caption_with_objects_and_a_wall():
 
 
 def office():
-    return load_world(WORLDS_DIR / "office.yaml")
+    return load_world(WORLDS / "office.yaml")
 
 
 def poses(perception, agent_ids):
@@ -352,7 +350,7 @@ def test_placed_agents_stand_apart_on_free_ground():
 
 
 def test_given_starts_come_first_then_the_seed_places_the_rest():
-    world = load_world(WORLDS_DIR / "apartment.yaml")
+    world = load_world(WORLDS / "apartment.yaml")
     agents = ["a", "b", "c"]
     placed = poses(MockPerception(world, None, agents, seed=3), agents)
     assert placed[:2] == world.agent_starts
@@ -377,7 +375,7 @@ def test_more_agents_than_free_cells_share_cells():
 
 def test_environment_info_and_store():
     store = object()
-    perception = MockPerception(load_world(WORLDS_DIR / "apartment.yaml"), store, ["a"], seed=0)
+    perception = MockPerception(load_world(WORLDS / "apartment.yaml"), store, ["a"], seed=0)
     assert perception.store is store
     assert perception.get_environment_info() == EnvironmentInfo(
         name="apartment", size=(12, 9, 1), view_distance=3, max_steps=40, total_objects=12

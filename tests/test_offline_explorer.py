@@ -4,9 +4,8 @@ import textwrap
 
 import pytest
 
-from explorer.offline import OfflineExplorer
-from explorer.replies import parse_decision
-from explorer.store import SharedStore
+from explorer.policies.offline import OfflineExplorer
+from explorer.team.store import InProcessStore
 from perception.actions import ACTIONS
 from perception.mock import MockPerception
 from perception.world import load_world
@@ -48,35 +47,35 @@ def explore(perception, explorers, steps):
         for agent_id, explorer in explorers.items():
             for name in contexts[agent_id]["visible_objects"]:
                 found.setdefault(name, step)
-            decision = explorer.decide(contexts[agent_id])
+            decision = explorer.choose(contexts[agent_id])
             result = perception.execute_action(agent_id, decision.action)
             history[agent_id].append({"step": step, "action": decision.action, "outcome": result.outcome, "detail": ""})
     return found
 
 
-def test_its_reply_is_yaml_that_the_parser_accepts(tmp_path):
+def test_it_answers_a_decision_that_costs_no_model_call(tmp_path):
     world = world_file(tmp_path, "name: w\nsize: [5, 5]\nobjects: [{name: cup, position: [4, 4]}]\nagents: [{position: [2, 2]}]\n")
-    perception = MockPerception(world, SharedStore(), ["Agent1"], seed=1)
-    reply = OfflineExplorer(seed=1).complete("prompt", context_for(perception, "Agent1", 1))
-    decision = parse_decision(reply.text, ACTIONS)
-    assert decision.action in ACTIONS and decision.thinking
+    perception = MockPerception(world, InProcessStore(), ["Agent1"], seed=1)
+    outcome = OfflineExplorer(seed=1).decide("prompt", context_for(perception, "Agent1", 1))
+    assert outcome.decision.action in ACTIONS and outcome.decision.thinking
+    assert outcome.model_calls == () and outcome.raw_reply is None and not outcome.parse_failure
 
 
 def test_it_turns_to_scan_before_walking_off(tmp_path):
     # In the middle of an open room, turning shows more than walking ahead.
     world = world_file(tmp_path, "name: w\nsize: [9, 9]\nobjects: [{name: cup, position: [0, 0]}]\nagents: [{position: [4, 4]}]\n")
-    perception = MockPerception(world, SharedStore(), ["Agent1"], seed=1)
-    decision = OfflineExplorer(seed=1).decide(context_for(perception, "Agent1", 1))
+    perception = MockPerception(world, InProcessStore(), ["Agent1"], seed=1)
+    decision = OfflineExplorer(seed=1).choose(context_for(perception, "Agent1", 1))
     assert decision.action in ("look_left", "look_right")
 
 
 def test_it_never_tilts_for_nothing(tmp_path):
     world = world_file(tmp_path, "name: w\nsize: [6, 6]\nobjects: [{name: cup, position: [5, 5]}]\nagents: [{position: [0, 0]}]\n")
-    perception = MockPerception(world, SharedStore(), ["Agent1"], seed=3)
+    perception = MockPerception(world, InProcessStore(), ["Agent1"], seed=3)
     explorer = OfflineExplorer(seed=3)
     history = []
     for step in range(1, 25):
-        decision = explorer.decide(context_for(perception, "Agent1", step, history))
+        decision = explorer.choose(context_for(perception, "Agent1", step, history))
         assert decision.action not in ("tilt_left", "tilt_right")
         result = perception.execute_action("Agent1", decision.action)
         history.append({"step": step, "action": decision.action, "outcome": result.outcome, "detail": ""})
@@ -85,7 +84,7 @@ def test_it_never_tilts_for_nothing(tmp_path):
 def test_it_heads_for_ground_it_has_not_seen(tmp_path):
     # A corridor: after looking west, the east end is what is left.
     world = world_file(tmp_path, "name: w\nsize: [15, 1]\nobjects: [{name: cup, position: [14, 0]}]\nagents: [{position: [7, 0], facing: west}]\n")
-    perception = MockPerception(world, SharedStore(), ["Agent1"], seed=1)
+    perception = MockPerception(world, InProcessStore(), ["Agent1"], seed=1)
     found = explore(perception, {"Agent1": OfflineExplorer(seed=1)}, steps=12)
     assert "cup" in found
 
@@ -102,8 +101,8 @@ def test_it_leaves_to_a_teammate_the_side_the_teammate_covers(tmp_path, teammate
         agents: [{{position: [7, 0], facing: north}}, {{position: [{teammate_x}, 0], facing: {teammate_facing}}}]
         """,
     )
-    perception = MockPerception(world, SharedStore(), ["Agent1", "Agent2"], seed=1)
-    decision = OfflineExplorer(seed=1).decide(context_for(perception, "Agent1", 1))
+    perception = MockPerception(world, InProcessStore(), ["Agent1", "Agent2"], seed=1)
+    decision = OfflineExplorer(seed=1).choose(context_for(perception, "Agent1", 1))
     assert decision.action == expected
 
 
@@ -112,37 +111,37 @@ def test_it_looks_up_where_the_world_has_height(tmp_path):
         tmp_path,
         "name: w\nsize: [3, 3, 2]\nobjects: [{name: kite, position: [1, 2, 1]}]\nagents: [{position: [1, 0], facing: north}]\n",
     )
-    perception = MockPerception(world, SharedStore(), ["Agent1"], seed=1)
+    perception = MockPerception(world, InProcessStore(), ["Agent1"], seed=1)
     found = explore(perception, {"Agent1": OfflineExplorer(seed=1)}, steps=4)
     assert "kite" in found
 
 
 def test_it_learns_walls_it_bumps_into(tmp_path):
     world = world_file(tmp_path, "name: w\nsize: [3, 3]\nobjects: [{name: cup, position: [2, 2]}]\nagents: [{position: [0, 0]}]\n")
-    perception = MockPerception(world, SharedStore(), ["Agent1"], seed=1)
+    perception = MockPerception(world, InProcessStore(), ["Agent1"], seed=1)
     explorer = OfflineExplorer(seed=1)
     context = context_for(perception, "Agent1", 2, [{"step": 1, "action": "backward", "outcome": "blocked", "detail": ""}])
-    explorer.decide(context)
+    explorer.choose(context)
     assert explorer.walls == set()  # off the grid is not a wall
     context["recent_actions"] = [{"step": 1, "action": "forward", "outcome": "blocked", "detail": ""}]
-    explorer.decide(context)
+    explorer.choose(context)
     assert (0, 1) in explorer.walls
 
 
 def test_it_tells_the_team_what_the_team_has_not_found(tmp_path):
     world = world_file(tmp_path, "name: w\nsize: [5, 5]\nobjects: [{name: cup, position: [2, 2]}, {name: pen, position: [2, 3]}]\nagents: [{position: [2, 0]}, {position: [0, 4]}]\n")
-    perception = MockPerception(world, SharedStore(), ["Agent1", "Agent2"], seed=1)
+    perception = MockPerception(world, InProcessStore(), ["Agent1", "Agent2"], seed=1)
     explorer = OfflineExplorer(seed=1)
-    news = explorer.decide(context_for(perception, "Agent1", 1)).message_to_others
+    news = explorer.choose(context_for(perception, "Agent1", 1)).message_to_others
     assert "cup" in news and "pen" in news and "(2, 0, 0)" in news
-    assert explorer.decide(context_for(perception, "Agent1", 1, team_objects=["cup", "pen"])).message_to_others == ""
-    assert explorer.decide(context_for(perception, "Agent1", 1, comm=False)).message_to_others == ""
+    assert explorer.choose(context_for(perception, "Agent1", 1, team_objects=["cup", "pen"])).message_to_others == ""
+    assert explorer.choose(context_for(perception, "Agent1", 1, comm=False)).message_to_others == ""
 
 
 def test_asking_twice_gives_the_same_answer(tmp_path):
     world = world_file(tmp_path, "name: w\nsize: [7, 7]\nwalls: [[3, 3]]\nobjects: [{name: cup, position: [6, 6]}]\nagents: [{position: [0, 0]}, {position: [6, 0]}]\n")
-    perception = MockPerception(world, SharedStore(), ["Agent1", "Agent2"], seed=1)
+    perception = MockPerception(world, InProcessStore(), ["Agent1", "Agent2"], seed=1)
     explorer = OfflineExplorer(seed=5)
     context = context_for(perception, "Agent1", 3)
-    assert explorer.decide(context) == explorer.decide(context)
-    assert OfflineExplorer(seed=5).decide(context) == explorer.decide(context)
+    assert explorer.choose(context) == explorer.choose(context)
+    assert OfflineExplorer(seed=5).choose(context) == explorer.choose(context)

@@ -64,4 +64,4 @@ def test_each_agent_runs_with_its_own_role_persona_and_model(tmp_path, embedder)
     first, second = read_trace(tmp_path / "run" / "trace.jsonl")[:2]
     assert "the scout in a team of 2" in first["prompt"] and "Hurry to the far rooms." in first["prompt"]
     assert "the cartographer in a team of 2" in second["prompt"] and "Explore new ground" in second["prompt"]
-    assert (first["llm"]["calls"][0]["model"], second["llm"]["calls"][0]["model"]) == ("random", "offline")
+    assert (first["policy"], second["policy"]) == ("random", "offline")

@@ -1,6 +1,6 @@
 """The decision prompt stays within its budget however long the run and large the team's findings."""
 
-from nodes.decision import render_prompt
+from nodes.decision_context import render_prompt
 from perception.actions import ACTIONS
 
 

@@ -4,12 +4,14 @@ import json
 
 import pytest
 
-from explorer.config import ROOT, RunConfig
-from explorer.llm import Reply
+from explorer.config import RunConfig
+from explorer.model.client import Reply
+from explorer.policies.model import ModelPolicy
 from explorer.runner import ExplorationRun, RunFailed
 from explorer.trace import TIMING_FIELDS, read_trace
 from memory.embedder import EmbedderError
 from memory.vector_memory import MemoryFileError
+from tests.paths import WORLDS
 
 TRACE_FIELDS = {
     "agent_id", "step", "pose", "visible_objects", "retrieved_memories", "messages_in", "prompt",
@@ -21,30 +23,31 @@ SUMMARY_FIELDS = {
 }
 
 
-def run(tmp_path, embedder, name="run", backend_factory=None, **settings):
+def run(tmp_path, embedder, name="run", policy_factory=None, **settings):
     config = RunConfig(run_dir=tmp_path / name, verbosity=-1, **settings)
-    extra = {"backend_factory": backend_factory} if backend_factory else {}
+    extra = {"policy_factory": policy_factory} if policy_factory else {}
     summary = ExplorationRun(config, embedder=embedder, **extra).execute()
     return summary, read_trace(tmp_path / name / "trace.jsonl")
 
 
-class ScriptedBackend:
+class ScriptedModel:
     """A stand-in model that answers with its scripted replies in turn, over and over."""
 
     def __init__(self, replies):
         self.replies = list(replies)
-        self.calls = 0
+        self.prompts = []
 
-    def complete(self, prompt, context):
-        reply = self.replies[self.calls % len(self.replies)]
-        self.calls += 1
+    def __call__(self, prompt):
+        reply = self.replies[len(self.prompts) % len(self.replies)]
+        self.prompts.append(prompt)
         if isinstance(reply, Exception):
             raise reply
         return Reply(reply, "stub", prompt_tokens=7, completion_tokens=3)
 
 
 def scripted(replies):
-    return lambda profile, agent_id, config, gate: ScriptedBackend(replies)
+    """A policy factory: every agent's decisions come from the real ModelPolicy asking a ScriptedModel."""
+    return lambda profile, agent_id, config, gate: ModelPolicy("stub", ScriptedModel(replies))
 
 
 def test_two_agents_explore_the_default_world_and_record_everything(tmp_path, embedder):
@@ -63,7 +66,12 @@ def test_two_agents_explore_the_default_world_and_record_everything(tmp_path, em
     assert [n for _, n in curve] == sorted(n for _, n in curve)
     assert curve[summary["first_full_discovery_step"] - 1][1] == 12
     assert summary["messages_sent"] > 0
-    assert summary["llm"]["calls"] == 80 and summary["llm"]["parse_failures"] == 0
+    # The built-in explorer decides every step and makes no model call.
+    assert summary["decisions"] == 80 and summary["llm"]["calls"] == 0 and summary["llm"]["parse_failures"] == 0
+    assert {a: (s["policy"], s["decisions"]) for a, s in summary["per_agent"].items()} == {
+        "Agent1": ("offline", 40), "Agent2": ("offline", 40)
+    }
+    assert all(r["policy"] == "offline" and r["llm"]["calls"] == [] and r["raw_reply"] is None for r in trace)
     assert json.loads((tmp_path / "run" / "summary.json").read_text()) == summary
 
     assert len(trace) == 80
@@ -92,7 +100,7 @@ def without_timings(trace):
 
 @pytest.mark.parametrize("agents", [1, 3])
 def test_the_same_seed_gives_the_same_trace(tmp_path, embedder, agents):
-    settings = dict(agents=agents, steps=12, world=ROOT / "worlds" / "office.yaml", seed=7)
+    settings = dict(agents=agents, steps=12, world=WORLDS / "office.yaml", seed=7)
     first, first_trace = run(tmp_path, embedder, "first", **settings)
     second, second_trace = run(tmp_path, embedder, "second", **settings)
     assert without_timings(first_trace) == without_timings(second_trace)
@@ -100,14 +108,14 @@ def test_the_same_seed_gives_the_same_trace(tmp_path, embedder, agents):
 
 
 def test_another_seed_gives_another_run(tmp_path, embedder):
-    settings = dict(agents=2, steps=5, world=ROOT / "worlds" / "office.yaml")
+    settings = dict(agents=2, steps=5, world=WORLDS / "office.yaml")
     _, first = run(tmp_path, embedder, "first", seed=1, **settings)
     _, second = run(tmp_path, embedder, "second", seed=2, **settings)
     assert [r["pose"] for r in first] != [r["pose"] for r in second]
 
 
 def test_two_agents_need_fewer_steps_than_one(tmp_path, embedder):
-    garden = ROOT / "worlds" / "garden.yaml"
+    garden = WORLDS / "garden.yaml"
     alone, _ = run(tmp_path, embedder, "alone", agents=1, steps=50, world=garden)
     pair, _ = run(tmp_path, embedder, "pair", agents=2, steps=50, world=garden)
     assert pair["coverage"] == 1.0
@@ -115,7 +123,7 @@ def test_two_agents_need_fewer_steps_than_one(tmp_path, embedder):
 
 
 def test_unreadable_replies_fall_back_to_a_scanning_action_and_are_counted(tmp_path, embedder):
-    summary, trace = run(tmp_path, embedder, agents=2, steps=3, backend_factory=scripted(["I refuse.", "action: fly"]))
+    summary, trace = run(tmp_path, embedder, agents=2, steps=3, policy_factory=scripted(["I refuse.", "action: fly"]))
     assert summary["status"] == "completed"
     assert summary["llm"]["parse_failures"] == 6
     assert summary["llm"]["calls"] == 12  # each step: the reply and one re-prompt
@@ -129,24 +137,17 @@ def test_unreadable_replies_fall_back_to_a_scanning_action_and_are_counted(tmp_p
 
 
 def test_a_bad_reply_is_re_prompted_with_what_was_wrong(tmp_path, embedder):
-    prompts = []
-
-    class Recording(ScriptedBackend):
-        def complete(self, prompt, context):
-            prompts.append(prompt)
-            return super().complete(prompt, context)
-
-    factory = lambda *args: Recording(["action: teleport", "action: forward"])
-    summary, trace = run(tmp_path, embedder, agents=1, steps=1, backend_factory=factory)
+    model = ScriptedModel(["action: teleport", "action: forward"])
+    summary, trace = run(tmp_path, embedder, agents=1, steps=1, policy_factory=lambda *args: ModelPolicy("stub", model))
     assert trace[0]["action"] == "forward" and trace[0]["parse_failure"] is False
-    assert "unknown action 'teleport'" in prompts[1] and "action: teleport" in prompts[1]
+    assert "unknown action 'teleport'" in model.prompts[1] and "action: teleport" in model.prompts[1]
     llm = summary["llm"]
     assert (llm["calls"], llm["prompt_tokens"], llm["completion_tokens"], llm["parse_failures"]) == (2, 14, 6, 0)
     assert [call["prompt_tokens"] for call in trace[0]["llm"]["calls"]] == [7, 7]
 
 
-def test_a_failing_backend_is_recorded_and_the_run_goes_on(tmp_path, embedder):
-    summary, trace = run(tmp_path, embedder, agents=1, steps=2, backend_factory=scripted([ConnectionError("down")]))
+def test_a_failing_policy_is_recorded_and_the_run_goes_on(tmp_path, embedder):
+    summary, trace = run(tmp_path, embedder, agents=1, steps=2, policy_factory=scripted([ConnectionError("down")]))
     assert summary["status"] == "completed" and summary["steps"] == {"Agent1": 2}
     assert summary["llm"]["errors"] == 2
     assert "ConnectionError('down')" in trace[0]["errors"][0]
@@ -155,7 +156,7 @@ def test_a_failing_backend_is_recorded_and_the_run_goes_on(tmp_path, embedder):
 
 def test_a_message_to_an_unknown_agent_goes_to_all_and_is_noted(tmp_path, embedder):
     reply = "action: forward\nmessage_to_others: hello\nmessage_to: Agent9"
-    summary, trace = run(tmp_path, embedder, agents=2, steps=2, backend_factory=scripted([reply]))
+    summary, trace = run(tmp_path, embedder, agents=2, steps=2, policy_factory=scripted([reply]))
     assert summary["status"] == "completed"
     assert summary["messages_sent"] == 4
     assert trace[0]["message_out"] == {"recipient": "all", "message": "hello"}
@@ -165,7 +166,7 @@ def test_a_message_to_an_unknown_agent_goes_to_all_and_is_noted(tmp_path, embedd
 
 def test_direct_messages_reach_only_their_recipient(tmp_path, embedder):
     reply = "action: look_left\nmessage_to_others: psst\nmessage_to: agent3"
-    summary, trace = run(tmp_path, embedder, agents=3, steps=2, backend_factory=scripted([reply]))
+    summary, trace = run(tmp_path, embedder, agents=3, steps=2, policy_factory=scripted([reply]))
     step2 = {r["agent_id"]: [m["sender"] for m in r["messages_in"]] for r in trace if r["step"] == 2}
     # Agent3's own note to itself goes to all instead, and says so.
     assert step2 == {"Agent1": ["Agent3"], "Agent2": ["Agent3"], "Agent3": ["Agent1", "Agent2"]}
@@ -175,13 +176,13 @@ def test_direct_messages_reach_only_their_recipient(tmp_path, embedder):
 
 def test_no_comm_sends_and_reads_nothing(tmp_path, embedder):
     reply = "action: forward\nmessage_to_others: hello"
-    summary, trace = run(tmp_path, embedder, agents=2, steps=3, comm=False, backend_factory=scripted([reply]))
+    summary, trace = run(tmp_path, embedder, agents=2, steps=3, comm=False, policy_factory=scripted([reply]))
     assert summary["messages_sent"] == 0
     assert all(r["message_out"] is None and r["messages_in"] == [] for r in trace)
     assert "Messaging is off" in trace[0]["prompt"]
 
 
-def test_random_backend_takes_valid_varied_actions(tmp_path, embedder):
+def test_random_policy_takes_valid_varied_actions(tmp_path, embedder):
     summary, trace = run(tmp_path, embedder, agents=2, steps=15, model="random")
     actions = [r["action"] for r in trace]
     assert len(set(actions)) >= 5
@@ -199,7 +200,7 @@ def test_the_prompt_carries_the_context(tmp_path, embedder):
 
 
 
-@pytest.mark.parametrize("world", sorted((ROOT / "worlds").glob("*.yaml")), ids=lambda path: path.stem)
+@pytest.mark.parametrize("world", sorted(WORLDS.glob("*.yaml")), ids=lambda path: path.stem)
 def test_two_agents_find_every_object_of_each_shipped_world_within_its_budget(tmp_path, embedder, world):
     summary, _ = run(tmp_path, embedder, agents=2, world=world)
     assert summary["coverage"] == 1.0, summary["objects_discovered"]
@@ -207,10 +208,10 @@ def test_two_agents_find_every_object_of_each_shipped_world_within_its_budget(tm
 
 
 def test_a_provider_failure_after_a_bad_reply_keeps_the_bad_reply_in_the_trace(tmp_path, embedder):
-    from explorer.llm import LLMError
+    from explorer.model.client import LLMError
 
     failure = LLMError("server down", kind="server", status=503, retries=4)
-    summary, trace = run(tmp_path, embedder, agents=1, steps=1, backend_factory=scripted(["action: fly", failure]))
+    summary, trace = run(tmp_path, embedder, agents=1, steps=1, policy_factory=scripted(["action: fly", failure]))
     record = trace[0]
     assert record["action"] == "look_right" and record["raw_reply"] == "action: fly"
     assert record["attempts"] == [{"reply": "action: fly", "error": "unknown action 'fly'"}]

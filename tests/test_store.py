@@ -2,12 +2,14 @@ import threading
 
 import pytest
 
-from explorer.lockstep import Lockstep, RunStopped
-from explorer.store import BadRecipient, SharedStore
+from explorer.schedule.lockstep import LockstepSchedule
+from explorer.team.store import InProcessStore
+from nodes.interfaces import RunStopped, StepReport
+from perception.base import Message
 
 
 def team(*agent_ids):
-    store = SharedStore()
+    store = InProcessStore()
     for agent_id in agent_ids:
         store.register_agent(agent_id, {"position": [0, 0, 0]})
     return store
@@ -19,7 +21,7 @@ def texts(messages):
 
 def test_direct_message_reaches_only_its_recipient():
     store = team("Agent1", "Agent2", "Agent3")
-    store.send_message("Agent1", "Agent2", "hello two")
+    store.send_message(Message("Agent1", "Agent2", "hello two"))
     assert texts(store.read_mailbox("Agent2")) == ["hello two"]
     assert store.read_mailbox("Agent3") == []
     assert store.read_mailbox("Agent1") == []
@@ -27,7 +29,7 @@ def test_direct_message_reaches_only_its_recipient():
 
 def test_broadcast_reaches_every_other_agent_but_not_the_sender():
     store = team("Agent1", "Agent2", "Agent3")
-    store.send_message("Agent2", "all", "found a lamp")
+    store.send_message(Message("Agent2", "all", "found a lamp"))
     assert texts(store.read_mailbox("Agent1")) == ["found a lamp"]
     assert texts(store.read_mailbox("Agent3")) == ["found a lamp"]
     assert store.read_mailbox("Agent2") == []
@@ -36,15 +38,15 @@ def test_broadcast_reaches_every_other_agent_but_not_the_sender():
 def test_reading_returns_messages_in_order_and_empties_the_mailbox():
     store = team("Agent1", "Agent2")
     for i in range(3):
-        store.send_message("Agent1", "Agent2", f"m{i}")
+        store.send_message(Message("Agent1", "Agent2", f"m{i}"))
     assert texts(store.read_mailbox("Agent2")) == ["m0", "m1", "m2"]
     assert store.read_mailbox("Agent2") == []
 
 
 def test_history_keeps_every_message_after_reading():
     store = team("Agent1", "Agent2")
-    store.send_message("Agent1", "all", "a")
-    store.send_message("Agent2", "Agent1", "b")
+    store.send_message(Message("Agent1", "all", "a"))
+    store.send_message(Message("Agent2", "Agent1", "b"))
     store.read_mailbox("Agent1")
     store.read_mailbox("Agent2")
     assert [(m.sender, m.recipient, m.message) for m in store.history()] == [
@@ -53,23 +55,23 @@ def test_history_keeps_every_message_after_reading():
     ]
 
 
-def test_message_to_unknown_agent_is_a_recorded_error_and_delivers_nothing():
+@pytest.mark.parametrize("recipient", ["Agent9", "Agent1"])
+def test_a_message_to_no_teammate_is_refused_and_delivers_nothing(recipient):
     store = team("Agent1", "Agent2")
-    with pytest.raises(BadRecipient):
-        store.send_message("Agent1", "Agent9", "hi", step=4)
-    assert store.errors() == [
-        {"sender": "Agent1", "recipient": "Agent9", "step": 4, "error": "recipient 'Agent9' is not in the team"}
-    ]
+    with pytest.raises(ValueError, match="not a teammate"):
+        store.send_message(Message("Agent1", recipient, "hi", 4))
     assert store.history() == []
-    assert store.read_mailbox("Agent2") == []
+    assert store.read_mailbox("Agent1") == [] and store.read_mailbox("Agent2") == []
 
 
-def test_a_message_to_oneself_is_a_recorded_error():
+def test_a_step_commit_delivers_adds_and_moves_in_report_order():
     store = team("Agent1", "Agent2")
-    with pytest.raises(BadRecipient, match="is the sender"):
-        store.send_message("Agent1", "Agent1", "note to self")
-    assert store.read_mailbox("Agent1") == [] and store.history() == []
-    assert len(store.errors()) == 1
+    first = StepReport("Agent1", 1, None, ["lamp", "sofa"], [Message("Agent1", "all", "lamp here", 1)], {"position": [1, 0, 0]})
+    second = StepReport("Agent2", 1, None, ["sofa", "bed"], [], {"position": [2, 0, 0]})
+    assert store.commit_step([first, second]) == [["lamp", "sofa"], ["bed"]]
+    assert store.discoveries()["sofa"] == {"finder": "Agent1", "step": 1}
+    assert texts(store.read_mailbox("Agent2")) == ["lamp here"]
+    assert store.positions() == {"Agent1": {"position": [1, 0, 0]}, "Agent2": {"position": [2, 0, 0]}}
 
 
 def test_objects_only_grow_and_remember_the_first_finder():
@@ -78,13 +80,6 @@ def test_objects_only_grow_and_remember_the_first_finder():
     assert store.add_objects(["sofa", "bed"], "Agent2", 2) == ["bed"]
     assert store.objects() == ["lamp", "sofa", "bed"]
     assert store.discoveries()["sofa"] == {"finder": "Agent1", "step": 1}
-
-
-def test_positions_are_kept_per_agent():
-    store = team("Agent1", "Agent2")
-    store.update_position("Agent2", {"position": [3, 4, 0]})
-    assert store.positions()["Agent2"] == {"position": [3, 4, 0]}
-    assert store.positions()["Agent1"] == {"position": [0, 0, 0]}
 
 
 def test_many_threads_lose_and_duplicate_no_message():
@@ -96,7 +91,8 @@ def test_many_threads_lose_and_duplicate_no_message():
 
     def send(sender):
         for i in range(per_sender):
-            store.send_message(sender, "all" if i % 2 else agents[(agents.index(sender) + 1) % len(agents)], f"{sender}:{i}")
+            recipient = "all" if i % 2 else agents[(agents.index(sender) + 1) % len(agents)]
+            store.send_message(Message(sender, recipient, f"{sender}:{i}"))
 
     def read(agent):
         while not done.is_set():
@@ -130,12 +126,13 @@ def test_many_threads_lose_and_duplicate_no_message():
 def test_lockstep_commits_each_step_once_in_agent_order_whatever_the_arrival_order():
     agents = ["Agent1", "Agent2", "Agent3"]
     commits = []
-    lockstep = Lockstep(agents, lambda reports: commits.append(list(reports)))
+    schedule = LockstepSchedule(agents, 3, lambda reports: commits.append([(r.agent_id, r.step) for r in reports]))
+    goes_on = []
 
     def agent(agent_id, delays):
         for step, delay in enumerate(delays, start=1):
             threading.Event().wait(delay)
-            lockstep.finish_step(agent_id, (agent_id, step))
+            goes_on.append((agent_id, step, schedule.hand_in(StepReport(agent_id, step, None, []))))
 
     threads = [
         threading.Thread(target=agent, args=("Agent1", [0.03, 0.0, 0.02])),
@@ -147,26 +144,28 @@ def test_lockstep_commits_each_step_once_in_agent_order_whatever_the_arrival_ord
     for thread in threads:
         thread.join()
     assert commits == [[(a, step) for a in agents] for step in (1, 2, 3)]
+    # The step budget ends each agent's flow after its third step.
+    assert sorted(goes_on) == [(a, step, step < 3) for a in agents for step in (1, 2, 3)]
 
 
 def test_lockstep_stop_commits_the_finished_steps_and_releases_the_waiting():
     commits = []
-    lockstep = Lockstep(["Agent1", "Agent2"], lambda reports: commits.append(list(reports)))
+    schedule = LockstepSchedule(["Agent1", "Agent2"], 5, lambda reports: commits.append([r.agent_id for r in reports]))
     outcome = []
 
     def first():
         try:
-            lockstep.finish_step("Agent1", "a1")
+            schedule.hand_in(StepReport("Agent1", 1, None, []))
         except RunStopped:
             outcome.append("stopped")
 
     thread = threading.Thread(target=first)
     thread.start()
-    while not commits and thread.is_alive() and not lockstep._pending:
+    while not commits and thread.is_alive() and not schedule._pending:
         threading.Event().wait(0.01)
-    lockstep.stop()
+    schedule.stop()
     thread.join(2)
     assert outcome == ["stopped"]
-    assert commits == [["a1"]]
+    assert commits == [["Agent1"]]
     with pytest.raises(RunStopped):
-        lockstep.finish_step("Agent2", "a2")
+        schedule.hand_in(StepReport("Agent2", 1, None, []))

@@ -16,9 +16,9 @@ pytest.importorskip("Xlib", reason="python-xlib comes with pyautogui on Linux on
 from PIL import Image
 
 from explorer.cli import main
-from explorer.config import ROOT
 from explorer.trace import read_trace
 from tests.openai_stub_server import ChatServer
+from tests.paths import KEYMAPS, ROOT
 from tests.plain_windows import other_window
 
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
@@ -119,7 +119,7 @@ def test_two_agents_on_a_split_screen_with_two_key_maps(start_game, tmp_path):
         process, run_dir = run_unity(
             tmp_path, server, "--agents", "2", "--steps", "3", "--window-title", "^Split Game$",
             "--region", "0,0,320,360", "--region", "320,0,320,360",
-            "--keymap", str(ROOT / "keymaps" / "unity_fps.yaml"), "--keymap", str(RIGHT_KEYMAP), "--vision", "split",
+            "--keymap", str(KEYMAPS / "unity_fps.yaml"), "--keymap", str(RIGHT_KEYMAP), "--vision", "split",
         )
     assert process.returncode == 0, process.stderr
     pose = settled_pose(pose_file)

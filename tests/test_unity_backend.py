@@ -4,17 +4,16 @@ import sys
 import threading
 import time
 import types
-from pathlib import Path
 
 import pytest
 
 from perception.base import PerceptionStopped
 from perception.keyboard import Keyboard, KeyboardStopped
-from perception.keymap import load_keymap
+from perception.keymap import DEFAULT_KEYMAP, load_keymap
 from perception.unity import AgentView, Sight, UnityPyAutoGUIPerception
-from perception.windows import Window
+from perception.window import Window
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 WINDOW = Window(7, "Game", 100, 50, 640, 360)
 
 
@@ -48,8 +47,8 @@ class FakeKeyboard:
         self._inside -= 1
 
 
-def backend(tmp_path, keymap="keymaps/unity_fps.yaml", agents=("Agent1",)):
-    views = {agent: AgentView(WINDOW, load_keymap(ROOT / keymap, lambda key: True)) for agent in agents}
+def backend(tmp_path, keymap=DEFAULT_KEYMAP, agents=("Agent1",)):
+    views = {agent: AgentView(WINDOW, load_keymap(keymap, lambda key: True)) for agent in agents}
     look = {agent: (lambda path: Sight("A red cube ahead.", ("red cube",))) for agent in agents}
     windows, keyboard = FakeWindows(), FakeKeyboard()
     perception = UnityPyAutoGUIPerception(None, views, keyboard, look, tmp_path, windows)
@@ -66,7 +65,7 @@ def test_actions_press_the_mapped_keys_and_dead_reckon_the_pose(tmp_path):
 
 
 def test_an_action_the_key_map_leaves_out_is_unavailable_and_not_pressed(tmp_path):
-    perception, _, keyboard = backend(tmp_path, keymap="tests/keymaps/split_right.yaml")
+    perception, _, keyboard = backend(tmp_path, keymap=ROOT / "tests" / "keymaps" / "split_right.yaml")
     assert "look_left" not in perception.available_actions("Agent1")
     result = perception.execute_action("Agent1", "look_left")
     assert result.outcome == "unavailable" and "has no key" in result.detail

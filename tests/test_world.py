@@ -1,16 +1,15 @@
 """Loading and checking world files."""
 
 from collections import deque
-from pathlib import Path
 
 import pytest
 
 from perception.base import Pose
 from perception.geometry import line_of_sight
 from perception.world import World, WorldError, load_world
+from tests.paths import WORLDS
 
-WORLDS_DIR = Path(__file__).resolve().parent.parent / "worlds"
-SHIPPED_WORLDS = sorted(WORLDS_DIR.glob("*.yaml"))
+SHIPPED_WORLDS = sorted(WORLDS.glob("*.yaml"))
 
 VALID = """\
 name: test
@@ -242,7 +241,7 @@ def test_every_object_is_reachable_from_every_start(path):
 
 
 def test_default_world_is_the_apartment():
-    world = load_world(WORLDS_DIR / "apartment.yaml")
+    world = load_world(WORLDS / "apartment.yaml")
     assert world.size == (12, 9, 1)
     assert len(world.objects) == 12
     assert len(world.agent_starts) == 2
@@ -250,6 +249,6 @@ def test_default_world_is_the_apartment():
 
 
 def test_warehouse_has_objects_up_the_shelves():
-    world = load_world(WORLDS_DIR / "warehouse.yaml")
+    world = load_world(WORLDS / "warehouse.yaml")
     levels = {z for _, _, z in world.objects.values()}
     assert world.height == 3 and levels == {0, 1, 2}

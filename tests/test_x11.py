@@ -8,7 +8,8 @@ import pytest
 
 pytest.importorskip("Xlib", reason="python-xlib comes with pyautogui on Linux only")
 
-from perception.windows import WindowError, find_window
+from perception.window import WindowError
+from perception.windows import find_window
 from perception.x11 import (
     focus_window,
     has_focus,

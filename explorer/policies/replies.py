@@ -1,29 +1,23 @@
 """Reading a decision out of a model's reply (the YAML of spec section 4).
 
-Models answer in every shape: fenced or bare YAML, JSON, prose around it,
-reasoning wrapped in <think> tags, tabs, "Move Forward" for `forward`. All of
-that is read here, always with a safe loader; anything that still names no
-available action is a ReplyError, never a guess.
+The reply is read by explorer/model/reading.py, like every model answer; here
+its fields are checked and bounded, and phrasings like "Move Forward" are read
+as the action they name. Anything that still names no available action is a
+ReplyError, never a guess.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
 
-import yaml
-
-from explorer.store import BROADCAST
+from explorer.model.reading import ReplyError, read_structured
+from nodes.interfaces import Decision
+from perception.base import BROADCAST
 
 FIELDS = ("thinking", "action", "reason", "message_to_others", "message_to")
-MAX_REPLY_CHARS = 20_000  # read no further: a decision is a few lines
 # Longest text kept per field: a runaway reply must not swell the trace and prompts.
 FIELD_LIMITS = {"thinking": 1000, "reason": 500, "message_to_others": 300, "message_to": 40}
-_FENCE = re.compile(r"```[ \t]*(?:ya?ml|json)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 _FIELD_LINE = re.compile(rf"^({'|'.join(FIELDS)})[ \t]*:", re.MULTILINE)
-_REASONING = re.compile(r"<(think|thinking|reasoning)>.*?(</\1>|$)", re.DOTALL | re.IGNORECASE)
-_LEADING_TABS = re.compile(r"^\t+", re.MULTILINE)
-_BACKTICKED_VALUE = re.compile(r"^([ \t]*\w+[ \t]*:[ \t]*)`([^`\n]*)`[ \t]*$", re.MULTILINE)
 # Phrasings models use for the actions, after lower-casing and joining words with "_".
 ACTION_SYNONYMS = {
     "move_forward": "forward", "go_forward": "forward", "walk_forward": "forward", "ahead": "forward",
@@ -40,30 +34,11 @@ ACTION_SYNONYMS = {
 BROADCAST_NAMES = {"all", "everyone", "everybody", "team", "all_agents", "*", "others", "broadcast"}
 
 
-class ReplyError(ValueError):
-    """The reply holds no usable decision; the message says why."""
-
-
-@dataclass(frozen=True)
-class Decision:
-    action: str
-    thinking: str = ""
-    reason: str = ""
-    message_to_others: str = ""
-    message_to: str = BROADCAST
-
-    def to_dict(self):
-        return asdict(self)
-
-    def to_yaml(self):
-        fields = {k: v for k, v in self.to_dict().items() if v and (k != "message_to" or self.message_to_others)}
-        fields["action"] = self.action
-        return yaml.safe_dump(fields, sort_keys=False, allow_unicode=True, width=1000)
-
-
 def parse_decision(text, available_actions) -> Decision:
     """The decision in `text`, which may be fenced, bare, JSON, or wrapped in prose."""
-    fields = _load_fields(_REASONING.sub("", (text or "")[:MAX_REPLY_CHARS]))
+    fields = read_structured(text, lambda loaded: isinstance(loaded, dict) and "action" in loaded, _field_block)
+    if fields is None:
+        raise ReplyError("the reply has no `action` field")
     action = fields.get("action")
     if not isinstance(action, str) or not action.strip():
         raise ReplyError("the reply has no `action` field")
@@ -92,29 +67,6 @@ def resolve_recipient(message_to, sender, team):
     return BROADCAST, f"message_to {wanted[:40]!r} is not a teammate; the message went to all"
 
 
-def _load_fields(text):
-    fenced = _FENCE.search(text)
-    candidates = [fenced.group(1)] if fenced else [text, _field_block(text)]
-    error = None
-    for candidate in filter(None, candidates):
-        try:
-            loaded = yaml.safe_load(_tidy(candidate))
-        except yaml.YAMLError as exc:
-            error = exc
-            continue
-        if isinstance(loaded, dict) and "action" in loaded:
-            return loaded
-    if error is not None:
-        raise ReplyError(f"the reply is not valid YAML ({_first_line(error)})")
-    raise ReplyError("the reply has no `action` field")
-
-
-def _tidy(text):
-    """What models write that YAML refuses: tab indentation, `backticked` values."""
-    text = _LEADING_TABS.sub(lambda tabs: "  " * len(tabs.group()), text)
-    return _BACKTICKED_VALUE.sub(r"\1\2", text)
-
-
 def _field_block(text):
     """The lines from the first field to the last field's value, dropping prose around them."""
     matches = list(_FIELD_LINE.finditer(text))
@@ -141,7 +93,3 @@ def _text(value, limit):
         return ""
     text = str(value).strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _first_line(error):
-    return str(error).strip().splitlines()[0]

@@ -1,7 +1,6 @@
-"""The built-in explorer: the default decision backend, needing no model and no network.
+"""The built-in explorer: the default decision policy, needing no model and no network.
 
-It reads the same context the prompt is made from and answers with YAML
-text that goes through the same parser as a model's reply. It keeps a map of
+It reads the same context the prompt is made from (and not the prompt). It keeps a map of
 what it believes: the cells it has seen, the walls it has met, and the cells
 its teammates have probably seen (their poses are in the context). Each step
 it takes the action that reveals the most unseen cells; when nothing is to
@@ -15,19 +14,19 @@ from __future__ import annotations
 import random
 from collections import deque
 
-from explorer.llm import Reply
-from explorer.replies import Decision
+from nodes.interfaces import Decision, DecisionOutcome
 from perception.actions import safe_action
 from perception.base import FACING_VECTORS, Pose, turn
 from perception.geometry import apply_action, sight, step_offset
 
-NAME = "offline"
 TEAMMATE_RADIUS = 4  # vantage points this close to a teammate are left to it
 TEAMMATE_PENALTY = 2.0
 MOVE_ACTIONS = ("forward", "backward", "move_left", "move_right", "move_up", "move_down")
 
 
 class OfflineExplorer:
+    name = "offline"
+
     def __init__(self, seed):
         self.seed = seed
         self.seen: set[tuple[int, int, int]] = set()
@@ -37,10 +36,10 @@ class OfflineExplorer:
         # yet met): never expected from that pose again.
         self.hidden: dict[tuple, set[tuple[int, int, int]]] = {}
 
-    def complete(self, prompt, context):
-        return Reply(self.decide(context).to_yaml(), NAME)
+    def decide(self, prompt, context):
+        return DecisionOutcome(self.choose(context))
 
-    def decide(self, context) -> Decision:
+    def choose(self, context) -> Decision:
         available = context["available_actions"]
         if not context["size"]:
             return Decision(safe_action(available), "I do not know the world's extent.", "scan around")

@@ -1,4 +1,4 @@
-"""Every call to a language model goes through here; the only module that imports litellm.
+"""The model client: every request to a language model goes through here; the only module that imports litellm.
 
 litellm is imported on first use, after the settings that stop it from
 fetching a price map or reading .env files at import. litellm keeps global
@@ -9,7 +9,6 @@ connections itself, with backoff, so they are counted and bounded.
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import os
@@ -18,12 +17,9 @@ import re
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import NamedTuple
 
-import yaml
-
-from prompts import render
+from nodes.interfaces import StopRun
 
 log = logging.getLogger("explorer")
 
@@ -36,9 +32,6 @@ SECRET_SUFFIXES = ("_KEY", "_TOKEN")  # covers *_API_KEY
 MIN_SECRET_LENGTH = 4  # shorter values are no secret, and replacing them would garble every message
 MESSAGE_LIMIT = 400
 RAW_REPLY_LIMIT = 200
-MAX_OBJECTS = 30
-IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
-_FENCE = re.compile(r"```[\w-]*[ \t]*\n(.*?)```", re.DOTALL)
 _LITELLM_PREFIX = re.compile(r"^litellm\.\w+:\s*(?:\w+Error:\s*)?")
 
 
@@ -94,6 +87,10 @@ class AuthenticationFailed(LLMError):
 
     def __init__(self, message, status=None, retries=0):
         super().__init__(message, "auth", status, retries)
+
+    def stop_run(self):
+        """The error that stops the run, as the nodes know it."""
+        return StopRun(f"the model provider refused the credentials: {self}", users_mistake=True)
 
 
 class _Failure(NamedTuple):
@@ -335,7 +332,7 @@ def _cost(litellm, response, settings, prompt_tokens, completion_tokens):
     return (prompt_tokens * (settings.price_in or 0.0) + completion_tokens * (settings.price_out or 0.0)) / 1e6
 
 
-# ---- vision -------------------------------------------------------------------------------------
+# ---- models -------------------------------------------------------------------------------------
 
 
 def sees_images(model):
@@ -349,73 +346,3 @@ def sees_images(model):
     if entry is None:
         return None
     return bool(entry.get("supports_vision"))
-
-
-def caption_image(settings, image_path) -> tuple[str, Reply]:
-    """A short description of the image."""
-    reply = complete(settings, [_image_message(image_path, render("vision_caption"))])
-    return reply.text.strip(), reply
-
-
-def extract_objects_from_image(settings, image_path) -> tuple[list[str], Reply]:
-    """The names of the objects in the image, lower-case, without repeats."""
-    reply = complete(settings, [_image_message(image_path, render("vision_objects", max_objects=MAX_OBJECTS))])
-    loaded = _load_yaml(reply.text)
-    if isinstance(loaded, dict):  # a list under a label is still the list
-        loaded = loaded.get("objects")
-    if not isinstance(loaded, list):
-        raise _unparseable(reply, "a YAML list of objects")
-    return _object_names(loaded), reply
-
-
-def describe_image(settings, image_path) -> tuple[str, list[str], Reply]:
-    """Caption and objects from one call."""
-    reply = complete(settings, [_image_message(image_path, render("vision_describe", max_objects=MAX_OBJECTS))])
-    loaded = _load_yaml(reply.text)
-    caption = loaded.get("caption") if isinstance(loaded, dict) else None
-    objects = loaded.get("objects") if isinstance(loaded, dict) else None
-    if not isinstance(caption, str) or not caption.strip() or not isinstance(objects, (list, type(None))):
-        raise _unparseable(reply, "YAML with a `caption` and a list of `objects`")
-    return caption.strip(), _object_names(objects or []), reply
-
-
-def _image_message(image_path, prompt):
-    """One user message: the image as a base64 data URL, then the prompt."""
-    path = Path(image_path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise LLMError(f"image file not found: {path}", "bad_request") from None
-    except OSError as error:
-        raise LLMError(f"cannot read image {path}: {error.strerror or error}", "bad_request") from None
-    mime = IMAGE_TYPES.get(path.suffix.lower())
-    if mime is None:
-        raise LLMError(f"unsupported image type {path.suffix or '(none)'!r} for {path}: use PNG, JPEG, GIF or WebP", "bad_request")
-    url = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
-    return {"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}, {"type": "text", "text": prompt}]}
-
-
-def _load_yaml(text):
-    """The YAML in the first fenced block (prose around it is fine), else in the whole text; None if invalid."""
-    fenced = _FENCE.search(text)
-    try:
-        return yaml.safe_load(fenced.group(1) if fenced else text)
-    except yaml.YAMLError:
-        return None
-
-
-def _object_names(items):
-    names = []
-    for item in items:
-        name = item.strip().lower() if isinstance(item, str) else ""
-        if name and name not in names:
-            names.append(name)
-    return names[:MAX_OBJECTS]
-
-
-def _unparseable(reply, expected):
-    return LLMError(
-        f"{reply.model}: bad_response error: the reply is not {expected}: {reply.text[:RAW_REPLY_LIMIT]!r}",
-        "bad_response",
-        retries=reply.retries,
-    )

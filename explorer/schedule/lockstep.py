@@ -2,56 +2,45 @@
 
 During a step an agent only reads the team's state (and empties its own
 mailbox). What it changes for the others (messages, discoveries, its
-position, its trace line) it hands over in `finish_step`. When the last agent
-of the step arrives, `commit` runs once with every report in agent order, so
-delivery and discovery order never depend on thread timing.
+position, its trace line) it hands in. When the last agent of the step
+arrives, `commit` runs once with every report in agent order, so delivery
+and discovery order never depend on thread timing.
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+
+from nodes.interfaces import RunStopped
 
 
-@dataclass
-class StepReport:
-    """One agent's finished step, as handed to the team."""
+class LockstepSchedule:
+    """The `Schedule` (nodes/interfaces.py) of rounds: every agent takes step k before any takes k + 1."""
 
-    agent_id: str
-    step: int
-    record: dict  # the step's trace line; the commit adds what depends on the team
-    seen_objects: list[str]
-    outgoing_messages: list[tuple[str, str]]  # (recipient, text)
-    pose: dict  # after the action
-
-
-class RunStopped(Exception):
-    """The run was stopped (Ctrl-C or another agent's failure) mid-step."""
-
-
-class Lockstep:
-    def __init__(self, agent_ids, commit):
+    def __init__(self, agent_ids, max_steps, commit):
         self._order = {agent_id: i for i, agent_id in enumerate(agent_ids)}
+        self._max_steps = max_steps
         self._commit = commit  # called with the step's reports in agent order
         self._cond = threading.Condition()
         self._pending = {}
         self._round = 0
         self._stopped = False
 
-    def finish_step(self, agent_id, report):
+    def hand_in(self, report) -> bool:
         """Hand in a finished step and wait until the whole team has finished it."""
         with self._cond:
             if self._stopped:
                 raise RunStopped()
-            self._pending[agent_id] = report
+            self._pending[report.agent_id] = report
             round_ = self._round
             if len(self._pending) == len(self._order):
                 self._commit_pending()
-                return
-            while self._round == round_ and not self._stopped:
-                self._cond.wait()
-            if self._stopped:
-                raise RunStopped()
+            else:
+                while self._round == round_ and not self._stopped:
+                    self._cond.wait()
+                if self._stopped:  # its step is committed if it was handed in; no more steps
+                    raise RunStopped()
+        return report.step < self._max_steps
 
     def stop(self):
         """Stop every agent; steps already handed in are still committed."""

@@ -1,0 +1,123 @@
+"""What a vision model sees in a screenshot: the spec's caption and object calls, or one call for both.
+
+Unity mode's perception backend is given one `look(png_path) -> Sight` per
+agent, made here; the replies are read like every model answer, by
+explorer/model/reading.py.
+"""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+from explorer.model.client import (
+    RAW_REPLY_LIMIT,
+    AuthenticationFailed,
+    LLMError,
+    Reply,
+    complete,
+)
+from explorer.model.reading import ReplyError, read_structured
+from perception.unity import Sight
+from prompts import render
+
+MAX_OBJECTS = 30
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
+
+
+def make_vision(settings, split=False):
+    """`look(png_path) -> Sight` with the model in `settings`; a failed call is an empty Sight with its error.
+
+    `split` makes the spec's two calls (caption, then objects) instead of one.
+    """
+
+    def look(image_path):
+        replies, caption = [], ""
+        try:
+            if split:
+                caption, reply = caption_image(settings, image_path)
+                replies.append(reply)
+                objects, reply = extract_objects_from_image(settings, image_path)
+            else:
+                caption, objects, reply = describe_image(settings, image_path)
+            replies.append(reply)
+        except AuthenticationFailed as refused:
+            raise refused.stop_run() from None  # every later call would fail the same way
+        except LLMError as failure:
+            return Sight(caption, (), _accounting(replies), errors=(f"vision failed: {failure}",))
+        return Sight(caption, tuple(objects), _accounting(replies))
+
+    return look
+
+
+def _accounting(replies):
+    return tuple(reply.accounting("vision") for reply in replies)
+
+
+def caption_image(settings, image_path) -> tuple[str, Reply]:
+    """A short description of the image."""
+    reply = complete(settings, [_image_message(image_path, render("vision_caption"))])
+    return reply.text.strip(), reply
+
+
+def extract_objects_from_image(settings, image_path) -> tuple[list[str], Reply]:
+    """The names of the objects in the image, lower-case, without repeats."""
+    reply = complete(settings, [_image_message(image_path, render("vision_objects", max_objects=MAX_OBJECTS))])
+    loaded = _read(reply, lambda value: isinstance(value, (list, dict)))
+    if isinstance(loaded, dict):  # a list under a label is still the list
+        loaded = loaded.get("objects")
+    if not isinstance(loaded, list):
+        raise _unparseable(reply, "a YAML list of objects")
+    return _object_names(loaded), reply
+
+
+def describe_image(settings, image_path) -> tuple[str, list[str], Reply]:
+    """Caption and objects from one call."""
+    reply = complete(settings, [_image_message(image_path, render("vision_describe", max_objects=MAX_OBJECTS))])
+    loaded = _read(reply, lambda value: isinstance(value, dict))
+    caption = loaded.get("caption") if isinstance(loaded, dict) else None
+    objects = loaded.get("objects") if isinstance(loaded, dict) else None
+    if not isinstance(caption, str) or not caption.strip() or not isinstance(objects, (list, type(None))):
+        raise _unparseable(reply, "YAML with a `caption` and a list of `objects`")
+    return caption.strip(), _object_names(objects or []), reply
+
+
+def _image_message(image_path, prompt):
+    """One user message: the image as a base64 data URL, then the prompt."""
+    path = Path(image_path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise LLMError(f"image file not found: {path}", "bad_request") from None
+    except OSError as error:
+        raise LLMError(f"cannot read image {path}: {error.strerror or error}", "bad_request") from None
+    mime = IMAGE_TYPES.get(path.suffix.lower())
+    if mime is None:
+        raise LLMError(f"unsupported image type {path.suffix or '(none)'!r} for {path}: use PNG, JPEG, GIF or WebP", "bad_request")
+    url = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+    return {"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}, {"type": "text", "text": prompt}]}
+
+
+def _read(reply, usable):
+    """The YAML the reply holds, if `usable` accepts it; else None."""
+    try:
+        return read_structured(reply.text, usable)
+    except ReplyError:
+        return None
+
+
+def _object_names(items):
+    names = []
+    for item in items:
+        name = item.strip().lower() if isinstance(item, str) else ""
+        if name and name not in names:
+            names.append(name)
+    return names[:MAX_OBJECTS]
+
+
+def _unparseable(reply, expected):
+    return LLMError(
+        f"{reply.model}: bad_response error: the reply is not {expected}: {reply.text[:RAW_REPLY_LIMIT]!r}",
+        "bad_response",
+        retries=reply.retries,
+    )

@@ -1,0 +1,49 @@
+"""A language model as the decision policy: the prompt, the reply read, one re-prompt if it is unusable."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from explorer.model.client import AuthenticationFailed, LLMError
+from explorer.policies.replies import ReplyError, parse_decision, resolve_recipient
+from nodes.interfaces import DecisionOutcome
+from prompts import render
+
+REPLY_ATTEMPTS = 2  # the reply, then one re-prompt that says what was wrong
+
+
+class ModelPolicy:
+    """`ask(prompt) -> Reply` is the model: the model client with the agent's settings, or a test's stand-in."""
+
+    def __init__(self, name, ask):
+        self.name = name
+        self.ask = ask
+
+    def decide(self, prompt, context):
+        """Never raises for a bad reply or a provider that stays down: the outcome says what happened."""
+        available = context["available_actions"]
+        attempts, calls = [], []
+        request = prompt
+        for _ in range(REPLY_ATTEMPTS):
+            try:
+                reply = self.ask(request)
+            except AuthenticationFailed as refused:
+                raise refused.stop_run() from None  # every later call would fail the same way
+            except LLMError as failure:
+                # Keep what earlier attempts got: their replies and tokens belong in the trace.
+                return DecisionOutcome(None, tuple(attempts), error=repr(failure), model_calls=tuple(calls))
+            calls.append(reply.accounting("decision"))
+            try:
+                decision = parse_decision(reply.text, available)
+            except ReplyError as problem:
+                attempts.append({"reply": reply.text, "error": str(problem)})
+                request = prompt + "\n\n" + render("reprompt", problem=problem, reply=reply.text, actions=", ".join(available))
+                continue
+            attempts.append({"reply": reply.text, "error": None})
+            notes = ()
+            if decision.message_to_others and context["comm_enabled"]:
+                recipient, note = resolve_recipient(decision.message_to, context["agent_id"], context["team"])
+                decision = replace(decision, message_to=recipient)
+                notes = (note,) if note else ()
+            return DecisionOutcome(decision, tuple(attempts), model_calls=tuple(calls), notes=notes)
+        return DecisionOutcome(None, tuple(attempts), parse_failure=True, model_calls=tuple(calls))

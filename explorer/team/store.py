@@ -1,0 +1,120 @@
+"""The team's store (spec section 2): discoveries, positions, mailboxes, the message history.
+
+`TeamStore` is the seam: the nodes read it during a step (through
+nodes/interfaces.TeamView and their mailbox), and only the step commit
+changes it. `InProcessStore` is the one for agents that share a process; it
+owns its lock, and its methods are the only way in, so no caller can see a
+half-made change.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+
+from perception.base import BROADCAST, Message
+
+
+class TeamStore(ABC):
+    @abstractmethod
+    def register_agent(self, agent_id, pose):
+        """Give an agent a mailbox and a position; done for every agent before any starts."""
+
+    @abstractmethod
+    def read_mailbox(self, agent_id) -> list[Message]:
+        """The agent's messages in arrival order; reading empties the mailbox."""
+
+    @abstractmethod
+    def commit_step(self, reports) -> list[list[str]]:
+        """Apply finished steps (nodes.interfaces.StepReport) in the order given, at once: deliver
+        their messages, add the objects they saw, move their agents. Returns, per report, the
+        objects the team had not seen before."""
+
+    @abstractmethod
+    def objects(self) -> list[str]:
+        """Discovered object names in the order they were found."""
+
+    @abstractmethod
+    def discoveries(self) -> dict[str, dict]:
+        """{name: {finder, step}}, in discovery order."""
+
+    @abstractmethod
+    def positions(self) -> dict[str, dict]:
+        """{agent_id: pose dict}."""
+
+    @abstractmethod
+    def history(self) -> list[Message]:
+        """Every message delivered, in order."""
+
+
+class InProcessStore(TeamStore):
+    def __init__(self):
+        self._lock = threading.RLock()  # a commit holds it across its parts
+        self._objects: dict[str, tuple[str, int | None]] = {}  # name -> (finder, step), in discovery order
+        self._positions: dict[str, dict] = {}
+        self._mailboxes: dict[str, list[Message]] = {}
+        self._history: list[Message] = []
+
+    def register_agent(self, agent_id, pose=None):
+        with self._lock:
+            self._mailboxes.setdefault(agent_id, [])
+            self._positions[agent_id] = pose
+
+    def commit_step(self, reports):
+        with self._lock:
+            new_objects = []
+            for report in reports:
+                for message in report.outgoing:
+                    self.send_message(message)
+                new_objects.append(self.add_objects(report.seen_objects, report.agent_id, report.step))
+                self._positions[report.agent_id] = report.pose
+            return new_objects
+
+    def send_message(self, message: Message):
+        """Deliver to one mailbox, or to every other agent's for "all".
+
+        The Decision node only ever names a teammate or "all", so anything
+        else is a bug, and raises ValueError.
+        """
+        with self._lock:
+            if message.recipient == BROADCAST:
+                targets = [a for a in self._mailboxes if a != message.sender]
+            elif message.recipient in self._mailboxes and message.recipient != message.sender:
+                targets = [message.recipient]
+            else:
+                raise ValueError(f"{message.sender} sent a message to {message.recipient!r}, not a teammate")
+            for target in targets:
+                self._mailboxes[target].append(message)
+            self._history.append(message)
+
+    def add_objects(self, names, finder=None, step=None) -> list[str]:
+        """Record discoveries; returns the names the team had not seen before."""
+        new = []
+        with self._lock:
+            for name in names:
+                if name not in self._objects:
+                    self._objects[name] = (finder, step)
+                    new.append(name)
+        return new
+
+    def read_mailbox(self, agent_id):
+        with self._lock:
+            messages = self._mailboxes[agent_id]
+            self._mailboxes[agent_id] = []
+        return messages
+
+    def objects(self):
+        with self._lock:
+            return list(self._objects)
+
+    def discoveries(self):
+        with self._lock:
+            return {name: {"finder": f, "step": s} for name, (f, s) in self._objects.items()}
+
+    def positions(self):
+        with self._lock:
+            return dict(self._positions)
+
+    def history(self):
+        with self._lock:
+            return list(self._history)

@@ -1,0 +1,112 @@
+"""What a decision rests on: the context every policy reads, and the prompt a model reads."""
+
+from perception.actions import ACTION_HELP
+from perception.base import Pose
+from prompts import render
+
+RECENT_ACTIONS = 5
+# The prompt's budget: whatever the step, team size or world, it holds at most
+# this much, so the request at step 200 is the size of the one at step 10.
+PROMPT_MESSAGES = 6  # the newest; older ones are counted, not shown
+PROMPT_TEAM_OBJECTS = 30  # the latest found
+MEMORY_CHARS = 300  # per retrieved memory
+MESSAGE_CHARS = 300
+CAPTION_CHARS = 600
+
+
+def decision_context(shared):
+    """Everything the decision rests on; the prompt and the offline explorer both read it."""
+    store = shared["shared_memory"]
+    agent_id = shared["agent_id"]
+    env = shared["environment"]
+    observation = shared["observation"]
+    return {
+        "agent_id": agent_id,
+        "role": shared["role"],
+        "persona": shared["persona"],
+        "team": shared["team"],
+        "step": shared["step_count"],
+        "max_steps": shared["max_steps"],
+        "world": env.name,
+        "size": env.size,
+        "view_distance": env.view_distance,
+        "dead_reckoned": env.dead_reckoned,
+        "pose": observation.pose.to_dict(),
+        "visible_objects": list(observation.visible_objects),
+        "caption": observation.caption,
+        "seen_cells": observation.seen_cells,
+        "seen_walls": observation.seen_walls,
+        "memories": shared["retrieved_memories"],
+        "messages": shared["other_agent_messages"],
+        "team_objects": store.objects(),
+        "other_agents": {a: p for a, p in store.positions().items() if a != agent_id},
+        "recent_actions": shared["action_history"][-RECENT_ACTIONS:],
+        "available_actions": list(shared["perception"].available_actions(agent_id)),
+        "comm_enabled": shared["comm_enabled"],
+    }
+
+
+def render_prompt(context):
+    return render(
+        "decision",
+        agent_id=context["agent_id"],
+        role=context["role"],
+        persona=context["persona"],
+        team_size=len(context["team"]),
+        world=context["world"],
+        max_steps=context["max_steps"],
+        step=context["step"],
+        pose=_pose_text(context["pose"]),
+        pose_note=_pose_note(context),
+        visible=_clip(context["caption"], CAPTION_CHARS),
+        memories=_lines([f"{_clip(text, MEMORY_CHARS)} (distance {d:.2f})" for text, d in context["memories"]], "Nothing yet."),
+        messages=_messages_text(context["messages"]),
+        team_objects=_latest(list(context["team_objects"]), PROMPT_TEAM_OBJECTS),
+        other_agents=_lines([f"{a}: {_pose_text(p)}" for a, p in context["other_agents"].items()], "You are alone."),
+        recent_actions=_lines(
+            [f"step {a['step']}: {a['action']} -> {a['outcome']}: {a['detail']}" for a in context["recent_actions"]],
+            "None yet: this is your first step.",
+        ),
+        actions="\n".join(f"- {a}: {ACTION_HELP.get(a, '')}" for a in context["available_actions"]),
+        comm_note=(
+            "You may send one short message per step to a teammate or to all."
+            if context["comm_enabled"]
+            else "Messaging is off in this run: leave out message_to_others."
+        ),
+    )
+
+
+def _messages_text(messages):
+    shown = [f"{m['sender']}: {_clip(m['message'], MESSAGE_CHARS)}" for m in messages[-PROMPT_MESSAGES:]]
+    hidden = len(messages) - len(shown)
+    text = _lines(shown, "No messages from other agents")
+    return f"{text}\n({hidden} older messages this step not shown)" if hidden else text
+
+
+def _latest(names, limit):
+    if not names:
+        return "Nothing yet."
+    shown = ", ".join(names[-limit:])
+    return f"{shown} (and {len(names) - limit} found earlier)" if len(names) > limit else shown
+
+
+def _clip(text, limit):
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _pose_note(context):
+    if context["dead_reckoned"]:
+        return render("pose_dead_reckoned").strip()
+    return render(
+        "pose_grid",
+        size="x".join(map(str, context["size"])) if context["size"] else "of unknown size",
+        view_distance=context["view_distance"] or "a few",
+    ).strip()
+
+
+def _pose_text(pose):
+    return Pose.from_dict(pose).describe()
+
+
+def _lines(items, empty):
+    return "\n".join(f"- {item}" for item in items) if items else empty

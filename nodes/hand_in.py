@@ -1,0 +1,30 @@
+from pocketflow import Node
+
+from nodes.interfaces import StepReport
+from nodes.record import StepRecord
+from perception.base import Message
+
+
+class HandInNode(Node):
+    """Hand the finished step to the team; the schedule says when that is done, and whether to go on."""
+
+    def prep(self, shared):
+        agent_id, step, message = shared["agent_id"], shared["step_count"], shared["message_to_others"]
+        report = StepReport(
+            agent_id=agent_id,
+            step=step,
+            record=shared["step_record"],
+            seen_objects=list(shared["visible_objects"]),
+            outgoing=[Message(agent_id, shared["message_to"], message, step)] if message else [],
+            pose=shared["action_result"].pose.to_dict(),
+        )
+        return shared["schedule"], report
+
+    # No exec: handing in waits for the team, a side effect; it happens once, in post.
+
+    def post(self, shared, prep_res, exec_res):
+        schedule, report = prep_res
+        if not schedule.hand_in(report):
+            return "end"
+        shared["step_record"] = StepRecord(report.agent_id, report.step + 1)  # the next step's clock starts now
+        return "continue"

@@ -1,0 +1,109 @@
+"""What the nodes need from the layers above them, as small interfaces.
+
+The nodes never import `explorer/`: the application gives each agent a
+decision policy, a schedule and a view of the team through its per-agent
+state, and these are the contracts those objects meet. Errors that must stop
+the run are `StopRun`; the end of a run under way is `RunStopped`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Protocol
+
+from perception.base import BROADCAST, Message
+
+
+class StopRun(RuntimeError):
+    """A failure no later step can get past (a refused API key, say); the message is one line."""
+
+    def __init__(self, message, users_mistake=False):
+        super().__init__(message)
+        self.users_mistake = users_mistake
+
+
+class RunStopped(Exception):
+    """The run was stopped (Ctrl-C, or another agent's failure) while this agent waited for its team."""
+
+
+# ---- deciding ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One step's choice (spec section 4); `message_to` is a teammate's id or "all"."""
+
+    action: str
+    thinking: str = ""
+    reason: str = ""
+    message_to_others: str = ""
+    message_to: str = BROADCAST
+
+    def to_dict(self):
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class DecisionOutcome:
+    """What a policy answered, and what it took to get there.
+
+    `decision` is None when no usable decision came (the node then scans);
+    `model_calls` holds one accounting dict per real model request, so a
+    built-in policy, which makes none, costs nothing.
+    """
+
+    decision: Decision | None
+    attempts: tuple[dict, ...] = ()  # per model reply: {"reply": text, "error": why it was refused, or None}
+    parse_failure: bool = False  # replies came, none usable
+    error: str | None = None  # the policy itself failed (a provider down after its retries)
+    model_calls: tuple[dict, ...] = ()
+    notes: tuple[str, ...] = ()  # what was changed in the decision, e.g. an unknown recipient
+
+    @property
+    def raw_reply(self):
+        return self.attempts[-1]["reply"] if self.attempts else None
+
+
+class DecisionPolicy(Protocol):
+    """Chooses each step's action from the decision context (and, for a model, the prompt made from it).
+
+    Must be safe to call again with the same arguments (PocketFlow may retry
+    exec). Raises StopRun for a failure every later step would meet too.
+    """
+
+    name: str  # "offline", "random", or the model's name; the trace records it
+
+    def decide(self, prompt: str, context: dict) -> DecisionOutcome: ...
+
+
+# ---- the team ------------------------------------------------------------------------------
+
+
+class TeamView(Protocol):
+    """What an agent may read of the team's shared store during a step."""
+
+    def objects(self) -> list[str]: ...
+
+    def positions(self) -> dict[str, dict]: ...
+
+
+@dataclass
+class StepReport:
+    """One agent's finished step, as handed to its team; the commit adds what depends on the team."""
+
+    agent_id: str
+    step: int
+    record: object  # nodes.record.StepRecord
+    seen_objects: list[str]
+    outgoing: list[Message] = field(default_factory=list)
+    pose: dict = field(default_factory=dict)  # after the action
+
+
+class Schedule(Protocol):
+    """When a finished step reaches the team, and whether the agent takes another."""
+
+    def hand_in(self, report: StepReport) -> bool:
+        """Hand in the step; returns once the team may see it, True if the agent goes on.
+
+        Raises RunStopped when the run is stopped meanwhile.
+        """

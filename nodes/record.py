@@ -1,0 +1,54 @@
+"""The step record: one agent-step's line in trace.jsonl, each node filling its own part."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, fields
+
+
+@dataclass
+class StepRecord:
+    agent_id: str
+    step: int
+    # PerceptionNode
+    pose: dict | None = None  # at the start of the step
+    visible_objects: list[str] = field(default_factory=list)
+    visible_caption: str = ""
+    image_path: str | None = None  # the screenshot, in Unity mode
+    model_calls: list[dict] = field(default_factory=list)  # written as llm.calls: vision, then decision
+    # RetrieveMemoryNode
+    memory_query: str = ""
+    retrieved_memories: list[list] = field(default_factory=list)  # [text, distance], nearest first
+    # CommunicationNode
+    messages_in: list[dict] = field(default_factory=list)
+    # DecisionNode
+    policy: str = ""  # who decided: "offline", "random" or a model's name
+    prompt: str = ""
+    raw_reply: str | None = None  # the model's last reply; None for the built-in policies
+    attempts: list[dict] = field(default_factory=list)
+    decision: dict | None = None
+    parse_failure: bool = False
+    # ExecutionNode
+    action: str | None = None
+    result: dict | None = None
+    message_out: dict | None = None
+    notes: list[str] = field(default_factory=list)
+    # UpdateMemoryNode
+    memory_text: str = ""
+    # Every node
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per node, prep to post
+    errors: list[str] = field(default_factory=list)
+    # The team's commit
+    new_objects: list[str] = field(default_factory=list)
+    _clock: float = field(default_factory=time.perf_counter, repr=False, compare=False)
+
+    def lap(self, node):
+        """Time `node` took since the previous node ended (or since the step began)."""
+        now = time.perf_counter()
+        self.timings[node] = round(now - self._clock, 4)
+        self._clock = now
+
+    def to_dict(self):
+        line = {f.name: getattr(self, f.name) for f in fields(self) if f.compare}
+        line["llm"] = {"calls": line.pop("model_calls")}
+        return line

@@ -1,0 +1,108 @@
+"""The import graph, read from the source: dependencies run one way and nothing imports in a circle."""
+
+import ast
+
+from tests.paths import ROOT
+
+PACKAGES = ("explorer", "nodes", "perception", "memory", "prompts")
+# main.py -> explorer -> nodes -> perception, memory, prompts: a module may import its own
+# package and the layers below it, never one above.
+LAYER = {"main": 0, "explorer": 1, "nodes": 2, "perception": 3, "memory": 3, "prompts": 3}
+
+
+def project_modules():
+    """{module name: path} for main.py and every module of the five packages."""
+    modules = {"main": ROOT / "main.py"}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return modules
+
+
+def import_graph():
+    """{module: set of project modules it imports}, counting imports inside functions too."""
+    modules = project_modules()
+    graph = {}
+    for name, path in modules.items():
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                # `from pkg import sub` imports the module pkg.sub when there is one.
+                targets.update(
+                    f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in modules else node.module
+                    for alias in node.names
+                )
+        graph[name] = {target for target in targets if target in modules and target != name}
+    return graph
+
+
+def cycles(graph):
+    """Every strongly connected group of more than one node (Tarjan)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph.get(node, ()):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.add(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def package_of(module):
+    return module.split(".")[0]
+
+
+def test_the_graph_is_read_from_the_source():
+    graph = import_graph()
+    # A few edges every reader of the code can check by eye, so the parser cannot silently find nothing.
+    assert "nodes.flow" in graph["explorer.runner"]
+    assert "nodes.interfaces" in graph["nodes.decision"]
+    assert "perception.x11" in graph["perception.windows"]  # imported inside a function
+
+
+def test_no_module_imports_in_a_circle():
+    assert cycles(import_graph()) == []
+
+
+def test_no_package_imports_in_a_circle():
+    packages = {}
+    for module, targets in import_graph().items():
+        packages.setdefault(package_of(module), set()).update(package_of(t) for t in targets if package_of(t) != package_of(module))
+    assert cycles(packages) == []
+
+
+def test_every_import_points_down_the_layers():
+    upward = [
+        f"{module} imports {target}"
+        for module, targets in import_graph().items()
+        for target in targets
+        if package_of(target) != package_of(module) and LAYER[package_of(target)] <= LAYER[package_of(module)]
+    ]
+    assert upward == []
+
+
+def test_the_nodes_never_import_the_application():
+    graph = import_graph()
+    assert not [(m, t) for m, targets in graph.items() if m.startswith("nodes") for t in targets if t.startswith("explorer")]

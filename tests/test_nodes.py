@@ -1,0 +1,102 @@
+"""The nodes on their own: a per-agent state built by nodes/state.py, with stand-ins for what lies above them."""
+
+import pytest
+
+from explorer.team.store import InProcessStore
+from nodes.decision import DecisionNode
+from nodes.flow import build_agent_flow
+from nodes.interfaces import Decision, DecisionOutcome, StopRun
+from nodes.state import AgentState, new_agent_state
+from perception.mock import MockPerception
+from perception.world import DEFAULT_WORLD, load_world
+
+
+class RememberingMemory:
+    """A stand-in for VectorMemory: no embeddings, only what was added."""
+
+    def __init__(self):
+        self.texts = []
+
+    def search(self, query, top_k):
+        return [(text, 0.5) for text in self.texts[-top_k:]]
+
+    def embed(self, text):
+        return len(text)
+
+    def add(self, text, vector):
+        self.texts.append(text)
+
+
+class FixedPolicy:
+    name = "fixed"
+
+    def __init__(self, outcome):
+        self.outcome = outcome
+
+    def decide(self, prompt, context):
+        if isinstance(self.outcome, Exception):
+            raise self.outcome
+        return self.outcome
+
+
+class CountingSchedule:
+    """Hands back `steps` steps, keeping the reports."""
+
+    def __init__(self, steps):
+        self.steps, self.reports = steps, []
+
+    def hand_in(self, report):
+        self.reports.append(report)
+        return report.step < self.steps
+
+
+def agent_state(policy, schedule):
+    store = InProcessStore()
+    perception = MockPerception(load_world(DEFAULT_WORLD), store, ["Agent1", "Agent2"], seed=3)
+    for agent_id in ("Agent1", "Agent2"):
+        store.register_agent(agent_id, perception.get_agent_state(agent_id).to_dict())
+    state = new_agent_state(
+        agent_id="Agent1", team=["Agent1", "Agent2"], shared_memory=store, perception=perception,
+        environment=perception.get_environment_info(), role="scout", persona="Be quick.", policy=policy,
+        schedule=schedule, comm_enabled=True, max_steps=2, memory_index=RememberingMemory(),
+    )
+    return state, store
+
+
+def test_a_flow_fills_every_part_of_each_step_record_and_ends_when_the_schedule_says():
+    decision = Decision("look_left", "thinking", "scan", "lamp ahead", "Agent2")
+    schedule = CountingSchedule(steps=2)
+    state, _ = agent_state(FixedPolicy(DecisionOutcome(decision)), schedule)
+    build_agent_flow().run(state)
+
+    assert [r.step for r in schedule.reports] == [1, 2]
+    first = schedule.reports[0]
+    line = first.record.to_dict()
+    assert line["pose"] and line["memory_query"].startswith("What do I know about position")
+    assert line["policy"] == "fixed" and line["decision"] == decision.to_dict() and line["raw_reply"] is None
+    assert line["action"] == "look_left" and line["result"]["outcome"] == "turned"
+    assert line["message_out"] == {"recipient": "Agent2", "message": "lamp ahead"}
+    assert line["memory_text"].endswith("Reason: scan")
+    assert set(line["timings"]) == {"perception", "retrieve_memory", "communication", "decision", "execution", "update_memory"}
+    assert [(m.sender, m.recipient, m.message, m.step) for m in first.outgoing] == [("Agent1", "Agent2", "lamp ahead", 1)]
+    assert first.pose == line["result"]["pose"]
+    # The second step remembers the first, and each step has its own record.
+    assert schedule.reports[1].record is not first.record
+    assert schedule.reports[1].record.retrieved_memories == [[line["memory_text"], 0.5]]
+    # The flow writes no key the schema does not have.
+    assert set(state) == set(AgentState.__annotations__)
+    assert state["step_count"] == 2 and len(state["action_history"]) == 2
+
+
+def test_the_decision_node_scans_when_the_policy_fails_and_records_why():
+    state, _ = agent_state(FixedPolicy(RuntimeError("bug in a policy")), CountingSchedule(steps=1))
+    build_agent_flow().run(state)
+    record = state["step_record"].to_dict()
+    assert record["action"] == "look_right" and record["decision"] is None
+    assert record["errors"] == ["decision failed: RuntimeError('bug in a policy')"]
+
+
+def test_a_stop_run_from_the_policy_is_not_swallowed():
+    node = DecisionNode()
+    with pytest.raises(StopRun, match="refused"):
+        node.exec_fallback(None, StopRun("refused", users_mistake=True))
