@@ -5,7 +5,11 @@ import time
 
 STARTED = time.perf_counter()  # before any import that takes time: start-up is measured from here
 
-from explorer.cli import main  # noqa: E402
+try:
+    from explorer.cli import main
+except KeyboardInterrupt:  # Ctrl-C while the program itself loads
+    print("main.py: interrupted before the run started", file=sys.stderr)
+    sys.exit(130)
 
 if __name__ == "__main__":
     sys.exit(main(started=STARTED))

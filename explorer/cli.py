@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from explorer.config import MODES, VISION_CALLS, ConfigError, RunConfig
+from explorer.signals import StopSignals
 from perception.keymap import DEFAULT_KEYMAP, SHIPPED_KEYMAPS
 from perception.world import DEFAULT_WORLD, SHIPPED_WORLDS
 from perception.yaml_files import shipped_or_given
@@ -50,6 +51,10 @@ def build_parser():
     parser.add_argument(
         "--resume-memory", type=Path, metavar="RUN_DIR", help="start each agent with the memory it saved in an earlier run"
     )
+    parser.add_argument(
+        "--recover", type=Path, metavar="RUN_DIR",
+        help="write the summary.json of a run that was killed, from its trace, and exit",
+    )
     unity = parser.add_argument_group("unity mode", "each option once for all agents, or once per agent in order")
     unity.add_argument(
         "--window-title", action="append", default=[], metavar="REGEX", help="the game window, by its title"
@@ -92,7 +97,10 @@ def _region(text):
 
 
 def parse_config(argv) -> RunConfig:
-    args = build_parser().parse_args(argv)
+    return config_from(build_parser().parse_args(argv))
+
+
+def config_from(args) -> RunConfig:
     return RunConfig(
         mode=args.mode,
         agents=args.agents,
@@ -119,23 +127,51 @@ def parse_config(argv) -> RunConfig:
 
 def main(argv=None, started=None) -> int:
     """Returns the exit code; `started` is when the process started (perf_counter), for the start-up figures."""
+    signals = StopSignals().install()
+    try:
+        return _main(argv, started, signals)
+    except KeyboardInterrupt:  # before the run started, or while it was being set up
+        print("main.py: interrupted before the run started", file=sys.stderr)
+        return signals.exit_code or EXIT_INTERRUPTED
+
+
+def _main(argv, started, signals):
     # Imported here so that --help and argument errors answer at once.
     from explorer.runner import ExplorationRun, RunFailed
+    from explorer.trace import DiskWriteError
     from memory.vector_memory import MemoryFileError
     from perception.window import WindowError
     from perception.yaml_files import FileProblem  # worlds, profiles, key maps
 
     try:
-        run = ExplorationRun(parse_config(sys.argv[1:] if argv is None else argv), started=started)
+        args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+        if args.recover is not None:
+            return _recover(args.recover)
+        run = ExplorationRun(config_from(args), started=started, stopping=signals.hold)
     except (ConfigError, FileProblem, WindowError, MemoryFileError) as error:
         print(f"main.py: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     try:
         summary = run.execute()
+    except DiskWriteError as error:  # before the run could start: config.json, trace.jsonl, run.log
+        print(f"main.py: error: {error}", file=sys.stderr)
+        return EXIT_FAILED
     except RunFailed as error:
         print(f"main.py: error: {error}", file=sys.stderr)
         return EXIT_USAGE if error.users_mistake else EXIT_FAILED
-    return EXIT_INTERRUPTED if summary["status"] == "interrupted" else 0
+    if summary["status"] == "interrupted" or signals.signum is not None:
+        return signals.exit_code or EXIT_INTERRUPTED
+    return 0
+
+
+def _recover(run_dir):
+    from explorer.console import RunConsole
+    from explorer.recover import recover_summary
+
+    summary = recover_summary(run_dir)
+    RunConsole(summary["agents"], 0, summary["total_objects"], 0).print_summary(summary, run_dir)
+    print(f"Rebuilt {run_dir / 'summary.json'} from its trace.")
+    return 0
 
 
 def entry_point():

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from explorer.model.client import redact_url
 from perception.keymap import SHIPPED_KEYMAPS
 from perception.world import DEFAULT_WORLD, SHIPPED_WORLDS
 from perception.yaml_files import shipped_names
 
 MODES = ("mock", "unity")
+MAX_AGENTS = 1000  # a thread each
 VISION_CALLS = ("combined", "split")  # one call for caption and objects, or the spec's two
 
 
@@ -45,14 +48,16 @@ class RunConfig:
     def check(self):
         if self.mode not in MODES:
             raise ConfigError(f"unknown mode {self.mode!r}: choose one of {', '.join(MODES)}")
-        if self.agents < 1:
-            raise ConfigError(f"--agents must be at least 1, not {self.agents}")
+        if not 1 <= self.agents <= MAX_AGENTS:
+            raise ConfigError(f"--agents must be from 1 to {MAX_AGENTS}, not {self.agents}")
         if self.mode == "unity":
             self._check_unity()
         elif self.window_titles or self.keymaps or self.regions or self.vision != "combined":
             raise ConfigError("--window-title, --keymap, --region and --vision are for --mode unity")
         if self.steps is not None and self.steps < 1:
             raise ConfigError(f"--steps must be at least 1, not {self.steps}")
+        if self.world.is_dir():
+            raise ConfigError(f"--world {self.world} is a directory, not a world file")
         if not self.world.is_file():
             raise ConfigError(
                 f"world file not found: {self.world} (shipped worlds: {', '.join(shipped_names(SHIPPED_WORLDS))})"
@@ -65,14 +70,25 @@ class RunConfig:
             raise ConfigError(f"profiles file not found: {self.profiles}")
         if self.max_concurrency < 1:
             raise ConfigError(f"--max-concurrency must be at least 1, not {self.max_concurrency}")
-        if not self.timeout > 0:
-            raise ConfigError(f"--timeout must be more than 0 seconds, not {self.timeout}")
+        if not (math.isfinite(self.timeout) and self.timeout > 0):
+            raise ConfigError(f"--timeout must be a number of seconds more than 0, not {self.timeout}")
         for flag, price in (("--price-in", self.price_in), ("--price-out", self.price_out)):
-            if price is not None and price < 0:
-                raise ConfigError(f"{flag} must not be negative, not {price}")
-        if self.run_dir is not None and self.run_dir.exists() and any(self.run_dir.iterdir()):
-            raise ConfigError(f"run directory {self.run_dir} is not empty; choose another --run-dir")
+            if price is not None and not (math.isfinite(price) and price >= 0):
+                raise ConfigError(f"{flag} must be a number of dollars, 0 or more, not {price}")
+        if self.run_dir is not None:
+            self._check_run_dir()
         return self
+
+    def _check_run_dir(self):
+        """Early, friendly checks; the directory is claimed atomically when the run starts (explorer/run_dir.py)."""
+        if self.run_dir.exists() and not self.run_dir.is_dir():
+            raise ConfigError(f"the run directory {self.run_dir} is a file; choose another --run-dir")
+        try:
+            taken = self.run_dir.is_dir() and any(self.run_dir.iterdir())
+        except OSError as error:
+            raise ConfigError(f"cannot use {self.run_dir} as the run directory: {error.strerror or error}") from None
+        if taken:
+            raise ConfigError(f"run directory {self.run_dir} is not empty; choose another --run-dir")
 
     def _check_unity(self):
         if not self.window_titles:
@@ -111,7 +127,7 @@ class RunConfig:
             "world": str(self.world),
             "seed": self.seed,
             "model": self.model,
-            "api_base": self.api_base,
+            "api_base": redact_url(self.api_base) if self.api_base else None,
             "comm": self.comm,
             "profiles": str(self.profiles) if self.profiles else None,
             "resume_memory": str(self.resume_memory) if self.resume_memory else None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -15,13 +16,27 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from perception.base import Pose
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab and newline
+
+
+def plain(text):
+    """`text` safe to show: no control or escape codes (names come from files, models and paths)."""
+    return _CONTROL.sub("", str(text))
+
+
+class _PlainRichHandler(RichHandler):
+    def render_message(self, record, message):
+        return Text(plain(message))
 
 
 class RunConsole:
     def __init__(self, agent_ids, steps, total_objects, verbosity):
-        self.console = Console()
+        # No markup: a name like "[/]" from a world file or a model is shown as it is, never parsed.
+        self.console = Console(markup=False, emoji=False, highlight=False)
         self.verbosity = verbosity
         self.total_objects = total_objects
         self.rows = {agent_id: {"step": 0, "pose": "", "action": "", "result": "", "found": 0} for agent_id in agent_ids}
@@ -34,7 +49,7 @@ class RunConsole:
 
     def log_handler(self):
         level = {-1: logging.WARNING, 0: logging.INFO, 1: logging.DEBUG}[self.verbosity]
-        handler = RichHandler(console=self.console, show_path=False, markup=False)
+        handler = _PlainRichHandler(console=self.console, show_path=False, markup=False)
         handler.setLevel(level)
         return handler
 
@@ -71,14 +86,17 @@ class RunConsole:
         for column in ("Agent", "Step", "Pose", "Last action", "Result", "Found first"):
             table.add_column(column)
         for agent_id, row in self.rows.items():
-            table.add_row(agent_id, str(row["step"]), row["pose"], row["action"], row["result"], str(row["found"]))
+            table.add_row(agent_id, str(row["step"]), row["pose"], plain(row["action"]), row["result"], str(row["found"]))
+        if not any(row["step"] for row in self.rows.values()):
+            # The embedding model loads while the agents take their first step: say why nothing moves yet.
+            table.caption = "First step under way (the embedding model loads meanwhile, a few seconds)..."
         total = f"/{self.total_objects}" if self.total_objects else ""
-        found = f"Team found {len(self.team_found)}{total}: {', '.join(self.team_found) or '-'}"
+        found = plain(f"Team found {len(self.team_found)}{total}: {', '.join(self.team_found) or '-'}")
         return Group(table, found, self.progress)
 
     def print_summary(self, summary, run_dir):
         self.console.print()
-        table = Table(title=f"Run summary: {summary['world']} ({summary['status']})")
+        table = Table(title=plain(f"Run summary: {summary['world']} ({summary['status']})"))
         for column in ("Agent", "Steps", "Found first", "Messages", "Policy", "Model calls", "Parse failures", "Errors"):
             table.add_column(column)
         for agent_id, agent in summary["per_agent"].items():
@@ -88,7 +106,7 @@ class RunConsole:
                 str(agent["steps"]),
                 str(len(agent["found_first"])),
                 str(agent["messages_sent"]),
-                agent["policy"] or "-",
+                plain(agent["policy"] or "-"),
                 str(llm["calls"]),
                 str(llm["parse_failures"]),
                 str(llm["errors"]),
@@ -96,7 +114,7 @@ class RunConsole:
         self.console.print(table)
         total = summary["total_objects"]
         coverage = f" of {total} ({summary['coverage']:.0%})" if total else ""
-        found = ", ".join(summary["objects_discovered"]) or "-"
+        found = plain(", ".join(summary["objects_discovered"]) or "-")
         self.console.print(f"Objects found: {len(summary['objects_discovered'])}{coverage}: {found}")
         if total:
             full = summary["first_full_discovery_step"]
@@ -112,6 +130,6 @@ class RunConsole:
         )
         self.console.print(
             f"Decisions: {summary['decisions']}    Messages sent: {summary['messages_sent']}    "
-            f"Wall time: {summary['wall_seconds']:.1f} s"
+            + ("Wall time: not on record" if summary["wall_seconds"] is None else f"Wall time: {summary['wall_seconds']:.1f} s")
         )
-        self.console.print(f"Run directory: {run_dir}", soft_wrap=True)
+        self.console.print(plain(f"Run directory: {run_dir}"), soft_wrap=True)

@@ -5,17 +5,20 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from datetime import datetime
-from pathlib import Path
+from dataclasses import asdict
 
+from explorer.config import ConfigError
 from explorer.console import RunConsole
+from explorer.model.client import CallGate, missing_api_keys
 from explorer.perception_setup import perception_setup
-from explorer.policies import make_policy
+from explorer.policies import BUILT_IN, make_policy
 from explorer.profiles import default_profiles, load_profiles
+from explorer.recover import rebuild_memories
+from explorer.run_dir import claim_run_dir
 from explorer.schedule.lockstep import LockstepSchedule
 from explorer.summary import RunStats, build_summary
 from explorer.team.store import InProcessStore
-from explorer.trace import TraceWriter, write_json
+from explorer.trace import DiskWriteError, TraceWriter, write_json
 from memory.embedder import EmbedderError, SentenceEmbedder
 from memory.vector_memory import MemoryFileError, VectorMemory
 from nodes.flow import build_agent_flow
@@ -37,12 +40,15 @@ class RunFailed(RuntimeError):
 
 
 class ExplorationRun:
-    def __init__(self, config, embedder=None, policy_factory=make_policy, started=None):
+    def __init__(self, config, embedder=None, policy_factory=make_policy, started=None, stopping=None):
         """Check everything a run needs; raises ConfigError or the FileProblem or WindowError found.
 
         `started` (perf_counter) is when the process started; start-up is measured from it.
+        `stopping()` is called once the run begins to stop, before it writes its summary and memories
+        (the command line then holds further interrupts, so nothing cuts that writing short).
         """
         self.started = started if started is not None else time.perf_counter()
+        self.stopping = stopping or (lambda: None)
         self.config = config
         self.policy_factory = policy_factory
         self.agent_ids = config.agent_ids()
@@ -52,29 +58,34 @@ class ExplorationRun:
             else default_profiles(config.agents, config.model)
         )
         self.setup = perception_setup(config, self.profiles, self.agent_ids)
+        if not config.api_base:
+            _check_api_keys(self.agent_ids, self.profiles)
         self.steps = config.steps or self.setup.default_steps or DEFAULT_STEPS
-        self.run_dir = config.run_dir or _new_run_dir()
         # Loads in the background while the run is set up and its first step
         # perceives and decides; the first memory written waits for it.
         self.embedder = embedder or SentenceEmbedder()
         # The service encodes as soon as every agent has asked, without waiting out its gathering time.
         self.embedder.expected_callers = len(self.agent_ids)
         self.memories = {agent_id: VectorMemory(self.embedder) for agent_id in self.agent_ids}
-        self.resumed = {}
+        self.resumed, self.rebuilt = {}, False
         if config.resume_memory:
             try:
-                self.resumed = _load_memories(config.resume_memory, self.agent_ids, self.embedder)
+                self.resumed, self.rebuilt = _load_memories(config.resume_memory, self.agent_ids, self.embedder)
             except MemoryFileError:
                 self.embedder.wait_loaded()
                 raise
             self.memories.update(self.resumed)
+        try:
+            self.run_dir = claim_run_dir(config.run_dir)  # last: a run that fails its checks leaves no directory
+        except ConfigError:
+            self.embedder.wait_loaded()
+            raise
 
     def execute(self) -> dict:
         """Run to the end, Ctrl-C or failure; the summary is written in every case."""
-        self.run_dir.mkdir(parents=True, exist_ok=True)
         store = InProcessStore()
-        # One bound on model calls in flight, for decisions and vision alike.
-        gate = threading.BoundedSemaphore(self.config.max_concurrency)
+        # One bound on model calls in flight, for decisions and vision alike; cancelled when the run stops.
+        gate = CallGate(self.config.max_concurrency)
         perception = self.setup.start(store, self.agent_ids, self.run_dir, gate)
         for agent_id in self.agent_ids:
             store.register_agent(agent_id, perception.get_agent_state(agent_id).to_dict())
@@ -85,7 +96,17 @@ class ExplorationRun:
         commit = StepCommit(store, trace, RunStats(self.agent_ids), console, len(self.agent_ids), self.started)
         schedule = LockstepSchedule(self.agent_ids, self.steps, commit)
         failure = FirstFailure()
-        write_json(self.run_dir / "config.json", {**self.config.to_dict(), "steps": self.steps, "agent_ids": self.agent_ids})
+        # Each agent's profile as resolved (file, default and --model): what the agents really ran with.
+        profiles = {agent_id: asdict(profile) for agent_id, profile in zip(self.agent_ids, self.profiles)}
+        write_json(
+            self.run_dir / "config.json",
+            {
+                **self.config.to_dict(),
+                "steps": self.steps,
+                "agent_ids": self.agent_ids,
+                "agent_profiles": profiles,
+            },
+        )
         log.info("Run directory: %s", self.run_dir)
         for warning in self.setup.warnings:
             log.warning(warning)
@@ -93,51 +114,75 @@ class ExplorationRun:
             for agent_id in self.agent_ids:
                 resumed = self.resumed.get(agent_id)
                 log.info("%s starts with %d memories from %s", agent_id, len(resumed) if resumed else 0, self.config.resume_memory)
+            if self.rebuilt:
+                log.warning(
+                    "%s saved no memories (was it killed?): they were rebuilt from its trace.jsonl, re-embedded",
+                    self.config.resume_memory,
+                )
         status, started, agents = "completed", None, []
         try:
             agents = [
-                new_agent_state(
-                    agent_id=agent_id,
-                    team=list(self.agent_ids),
-                    shared_memory=store,
-                    perception=perception,
-                    environment=environment,
-                    role=profile.role,
-                    persona=profile.persona_text(),
-                    policy=self.policy_factory(profile, agent_id, self.config, gate),
-                    schedule=schedule,
-                    comm_enabled=self.config.comm,
-                    max_steps=self.steps,
-                    memory_index=self.memories[agent_id],
-                )
+                self._agent_state(agent_id, profile, store, perception, environment, schedule, gate)
                 for agent_id, profile in zip(self.agent_ids, self.profiles)
             ]
             log.info(
-                "%d agents explore %s for %d steps with the %s policy",
-                len(agents), environment.name, self.steps, self.config.model,
+                "%d agents explore %s for %d steps: %s",
+                len(agents), environment.name, self.steps,
+                ", ".join(f"{a} as {p.role} with {p.model}" for a, p in zip(self.agent_ids, self.profiles)),
             )
             started = time.perf_counter()
             commit.startup["first_step_started_seconds"] = round(started - self.started, 3)
             with console:
-                status = _run_agents(agents, schedule, failure)
+                status = _run_agents(agents, schedule, failure, self.stopping, gate)
+            if status == "completed" and commit.stats.every_call_failed():
+                failure.record("every model call of the run failed: see the errors in trace.jsonl and run.log")
+                status = "failed"
         except KeyboardInterrupt:
             status = "interrupted"
         finally:
+            self.stopping()
             wall = time.perf_counter() - started if started else 0.0
             trace.close()
             self._save_memories()
             seen = {agent["agent_id"]: sorted(agent["explored_objects"]) for agent in agents}
             summary = build_summary(
-                self.config, environment, store, commit.stats, wall, status, failure.message, commit.startup, seen
+                self.config, environment, store, commit.stats, wall, status, failure.message, commit.startup, seen,
+                profiles,
             )
-            write_json(self.run_dir / "summary.json", summary)
+            try:
+                write_json(self.run_dir / "summary.json", summary)
+            except DiskWriteError as error:
+                log.error("%s", error)
+                failure.record(str(error))
+                status = "failed"
             console.print_summary(summary, self.run_dir)
+            log.info(
+                "Run %s after %d agent-steps: %d of %s objects found",
+                status, sum(summary["steps"].values()), len(summary["objects_discovered"]),
+                summary["total_objects"] if summary["total_objects"] is not None else "unknown",
+            )
             _stop_logging(log_handlers)
             # A run that stops early (a refused key at step 1) may end before the model has loaded.
             self.embedder.wait_loaded()
         if status == "failed":
             raise RunFailed(f"{failure.message} (see {self.run_dir / 'run.log'})", failure.users_mistake)
         return summary
+
+    def _agent_state(self, agent_id, profile, store, perception, environment, schedule, gate):
+        return new_agent_state(
+            agent_id=agent_id,
+            team=list(self.agent_ids),
+            shared_memory=store,
+            perception=perception,
+            environment=environment,
+            role=profile.role,
+            persona=profile.persona_text(),
+            policy=self.policy_factory(profile, agent_id, self.config, gate),
+            schedule=schedule,
+            comm_enabled=self.config.comm,
+            max_steps=self.steps,
+            memory_index=self.memories[agent_id],
+        )
 
     def _save_memories(self):
         """Each agent's memory into <run>/memory/<agent>/, for a later --resume-memory."""
@@ -146,6 +191,19 @@ class ExplorationRun:
                 memory.save(self.run_dir / MEMORY_DIR / agent_id)
             except MemoryFileError as error:
                 log.error("%s's memory was not saved: %s", agent_id, error)
+
+
+def _check_api_keys(agent_ids, profiles):
+    """A model whose API key is not in the environment is refused now, not at its first call."""
+    for agent_id, profile in zip(agent_ids, profiles):
+        if profile.model in BUILT_IN:
+            continue
+        missing = missing_api_keys(profile.model)
+        if missing:
+            raise ConfigError(
+                f"{agent_id}'s model {profile.model!r} needs {' or '.join(missing)} in the environment: "
+                "set it, or give --api-base URL for a local server"
+            )
 
 
 class StepCommit:
@@ -173,6 +231,7 @@ class StepCommit:
             line = report.record.to_dict()
             lines.append(line)
             self.trace.write(line)
+            report.remember()  # after the trace line: a step is in both, or in neither
             self.stats.add(line)
             log.debug("%s step %d: %s -> %s", report.agent_id, report.step, line["action"], line["result"]["outcome"])
         team_found = self.store.objects()
@@ -198,19 +257,28 @@ class FirstFailure:
                 self.message, self.users_mistake = message, users_mistake
 
 
-def _run_agents(agents, schedule, failure):
+def _run_agents(agents, schedule, failure, stopping, gate):
     finished = [threading.Event() for _ in agents]
+
+    def stop():
+        gate.cancel()  # model calls in flight are abandoned: a stop is felt within a second or two
+        schedule.stop()
+
     threads = [
-        threading.Thread(target=_agent_main, args=(agent, schedule, failure, done), name=agent["agent_id"], daemon=True)
+        threading.Thread(target=_agent_main, args=(agent, stop, failure, done), name=agent["agent_id"], daemon=True)
         for agent, done in zip(agents, finished)
     ]
     for thread in threads:
         thread.start()
     try:
         _wait(finished)
-    except KeyboardInterrupt:
-        log.warning("Interrupted: keeping the finished steps")
-        schedule.stop()
+    except KeyboardInterrupt as interrupt:
+        stopping()
+        log.warning(
+            "Interrupted (%s): stopping now, abandoning model calls in flight; the finished steps are kept",
+            interrupt or "Ctrl-C",
+        )
+        stop()
         # Each agent leaves at its next hand-in; the interpreter must not
         # shut down under a thread that is still inside torch.
         _wait(finished)
@@ -222,35 +290,40 @@ def _run_agents(agents, schedule, failure):
     return status
 
 
-def _agent_main(agent, schedule, failure, finished):
+def _agent_main(agent, stop, failure, finished):
     agent_id = agent["agent_id"]
     try:
         build_agent_flow().run(agent)
     except RunStopped:
         pass
-    except (StopRun, PerceptionStopped, EmbedderError) as error:
+    except (StopRun, PerceptionStopped, EmbedderError, DiskWriteError) as error:
         log.error("%s: %s", agent_id, error)
         failure.record(str(error), getattr(error, "users_mistake", False))
-        schedule.stop()
+        stop()
     except Exception as error:
         log.error("%s failed: %r", agent_id, error)
         log.debug("%s traceback", agent_id, exc_info=True)
         failure.record(f"{agent_id} failed: {error!r}")
-        schedule.stop()
+        stop()
     finally:
         finished.set()
 
 
 def _load_memories(run_dir, agent_ids, embedder):
-    """{agent_id: VectorMemory} saved in an earlier run; agents it did not have start empty."""
+    """({agent_id: VectorMemory} saved in an earlier run, rebuilt from its trace or not);
+    agents it did not have start empty."""
     saved = run_dir / MEMORY_DIR
-    found = {agent_id: saved / agent_id for agent_id in agent_ids if (saved / agent_id).is_dir()}
-    if not found:
+    found = {agent_id: saved / agent_id for agent_id in agent_ids if (saved / agent_id / "meta.json").is_file()}
+    if found:
+        return {agent_id: VectorMemory.load(path, embedder) for agent_id, path in found.items()}, False
+    # A run that was killed saved no memory, but its trace holds every memory text.
+    rebuilt = rebuild_memories(run_dir, agent_ids, embedder)
+    if not rebuilt:
         raise MemoryFileError(
-            f"{run_dir}: no saved memories for {', '.join(agent_ids)} (expected {saved}/<agent>/); "
-            "give the directory of an earlier run"
+            f"{run_dir}: no saved memories for {', '.join(agent_ids)} (expected {saved}/<agent>/) and no trace "
+            "to rebuild them from; give the directory of an earlier run"
         )
-    return {agent_id: VectorMemory.load(path, embedder) for agent_id, path in found.items()}
+    return rebuilt, True
 
 
 def _wait(events):
@@ -261,11 +334,16 @@ def _wait(events):
             pass
 
 
+class _RunLogHandler(logging.FileHandler):
+    def handleError(self, record):
+        """A log line the disk has no room for is lost quietly: the console and the error say what happened."""
+
+
 def _start_logging(run_dir, console):
     logger = log  # not the root logger: libraries' debug output stays out
     logger.setLevel(logging.DEBUG)
-    file_handler = logging.FileHandler(run_dir / "run.log", encoding="utf-8")
-    file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(threadName)s %(message)s"))
+    file_handler = _RunLogHandler(run_dir / "run.log", encoding="utf-8")
+    file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s [%(threadName)s] %(message)s"))
     console_handler = console.log_handler()
     logger.addHandler(file_handler)
     logger.addHandler(console_handler)
@@ -276,14 +354,3 @@ def _stop_logging(handlers):
     for handler in handlers:
         log.removeHandler(handler)
         handler.close()
-
-
-def _new_run_dir():
-    """runs/<timestamp>/ under the current directory."""
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    base = Path.cwd() / "runs" / stamp
-    path, n = base, 1
-    while path.exists():
-        n += 1
-        path = base.with_name(f"{stamp}-{n}")
-    return path

@@ -9,7 +9,7 @@ class RunStats:
     """Per-agent counts, added to in agent order as each step is committed."""
 
     # Model-call totals; decisions and messages are counted beside them.
-    LLM_COUNTERS = ("calls", "prompt_tokens", "completion_tokens", "retries", "parse_failures", "errors")
+    LLM_COUNTERS = ("calls", "failed_calls", "prompt_tokens", "completion_tokens", "retries", "parse_failures", "errors")
 
     def __init__(self, agent_ids):
         self.steps = {agent_id: 0 for agent_id in agent_ids}
@@ -29,6 +29,7 @@ class RunStats:
         counts["decisions"] += 1
         counts["calls"] += len(calls)
         for call in calls:
+            counts["failed_calls"] += call.get("error") is not None
             counts["prompt_tokens"] += call["prompt_tokens"]
             counts["completion_tokens"] += call["completion_tokens"]
             counts["retries"] += call["retries"]
@@ -39,6 +40,13 @@ class RunStats:
         counts["errors"] += len(record.get("errors", []))
         counts["messages_sent"] += record.get("message_out") is not None
         self.found_first[agent_id].extend(record.get("new_objects", []))
+
+    def every_call_failed(self):
+        """True when the run asked a model and never got an answer it could use as one."""
+        totals = Counter()
+        for counts in self.per_agent.values():
+            totals.update(counts)
+        return totals["calls"] > 0 and totals["failed_calls"] == totals["calls"]
 
     def step_completed(self, step, discovered):
         self.discovery_curve.append([step, discovered])
@@ -65,8 +73,10 @@ def _percentile(values, q):
     return values[min(len(values) - 1, max(0, -(-q * len(values) // 100) - 1))]
 
 
-def build_summary(config, environment, store, stats, wall_seconds, status, error=None, startup=None, seen=None):
-    """`seen` is {agent_id: the objects it saw itself}."""
+def build_summary(
+    config, environment, store, stats, wall_seconds, status, error=None, startup=None, seen=None, profiles=None
+):
+    """`seen` is {agent_id: the objects it saw itself}; `profiles` {agent_id: its resolved profile as a dict}."""
     discovered = sorted(store.objects())
     total = environment.total_objects
     full_step = None
@@ -97,6 +107,7 @@ def build_summary(config, environment, store, stats, wall_seconds, status, error
             agent_id: {
                 "steps": stats.steps[agent_id],
                 "policy": stats.policies[agent_id],
+                "profile": {k: v for k, v in (profiles or {}).get(agent_id, {}).items() if k != "persona"} or None,
                 "decisions": stats.per_agent[agent_id]["decisions"],
                 "found_first": stats.found_first[agent_id],
                 "objects_seen": (seen or {}).get(agent_id, []),

@@ -11,21 +11,43 @@ from pathlib import Path
 TIMING_FIELDS = ("timings",)
 
 
+class DiskWriteError(RuntimeError):
+    """A file of the run could not be written (a full disk, say); the message is one line."""
+
+
+def _disk_error(path, error):
+    return DiskWriteError(f"cannot write {path}: {error.strerror or error}")
+
+
 class TraceWriter:
+    """Appends whole lines only: a line the disk had no room for is cut back off, so every line stays JSON."""
+
     def __init__(self, path):
         self.path = Path(path)
         self._lock = threading.Lock()
-        self._file = open(self.path, "a", encoding="utf-8")
+        try:
+            # Unbuffered: what reached the file is known, and nothing is left to flush later.
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as error:
+            raise _disk_error(self.path, error) from None
 
     def write(self, record):
-        line = json.dumps(record, ensure_ascii=False, default=str)
+        line = memoryview((json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8"))
         with self._lock:
-            self._file.write(line + "\n")
-            self._file.flush()
+            end = os.lseek(self._fd, 0, os.SEEK_END)
+            try:
+                while line:
+                    line = line[os.write(self._fd, line):]
+            except OSError as error:
+                try:
+                    os.ftruncate(self._fd, end)
+                except OSError:
+                    pass  # a disk that refuses even this: the error says what happened
+                raise _disk_error(self.path, error) from None
 
     def close(self):
         with self._lock:
-            self._file.close()
+            os.close(self._fd)
 
 
 def read_trace(path):
@@ -34,8 +56,12 @@ def read_trace(path):
 
 
 def write_json(path, data):
-    """Write whole or not at all: a reader never sees half a file."""
+    """Write whole or not at all: a reader never sees half a file; DiskWriteError if the disk refuses."""
     path = Path(path)
     partial = path.with_suffix(path.suffix + ".partial")
-    partial.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    os.replace(partial, path)
+    try:
+        partial.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+        os.replace(partial, path)
+    except OSError as error:
+        partial.unlink(missing_ok=True)
+        raise _disk_error(path, error) from None

@@ -172,9 +172,16 @@ class VectorMemory:
             _write(directory / texts_name, texts_data)
             _write(temporary, (json.dumps(meta, indent=2) + "\n").encode("utf-8"))
             os.replace(temporary, directory / META_FILE)
+        except OSError as exc:
+            # A full disk: leave the previous save as it was, and none of this one's pieces.
+            for name in (index_name, texts_name, temporary.name):
+                with contextlib.suppress(OSError):  # a path that is no directory at all holds none of them
+                    (directory / name).unlink(missing_ok=True)
+            raise _error(directory, f"cannot save the memory here ({exc.strerror or exc})", CANNOT_WRITE) from exc
+        try:
             _fsync_directory(directory)
         except OSError as exc:
-            raise _error(directory, f"cannot save the memory here ({exc})", CANNOT_WRITE) from exc
+            raise _error(directory, f"cannot save the memory here ({exc.strerror or exc})", CANNOT_WRITE) from exc
         # Earlier saves, and whatever an interrupted save left behind.
         for pattern in ("index-*.faiss", "texts-*.jsonl", f"{META_FILE}.*.tmp"):
             for old in directory.glob(pattern):

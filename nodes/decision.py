@@ -34,7 +34,6 @@ class DecisionNode(Node):
         record = shared["step_record"]
         record.policy = policy.name
         record.prompt = prompt
-        record.raw_reply = outcome.raw_reply
         record.attempts = list(outcome.attempts)
         record.decision = outcome.decision.to_dict() if outcome.decision else None
         record.parse_failure = outcome.parse_failure

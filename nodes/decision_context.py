@@ -9,6 +9,7 @@ RECENT_ACTIONS = 5
 # this much, so the request at step 200 is the size of the one at step 10.
 PROMPT_MESSAGES = 6  # the newest; older ones are counted, not shown
 PROMPT_TEAM_OBJECTS = 30  # the latest found
+PROMPT_TEAMMATES = 8  # the nearest; the others are counted
 MEMORY_CHARS = 300  # per retrieved memory
 MESSAGE_CHARS = 300
 CAPTION_CHARS = 600
@@ -62,7 +63,7 @@ def render_prompt(context):
         memories=_lines([f"{_clip(text, MEMORY_CHARS)} (distance {d:.2f})" for text, d in context["memories"]], "Nothing yet."),
         messages=_messages_text(context["messages"]),
         team_objects=_latest(list(context["team_objects"]), PROMPT_TEAM_OBJECTS),
-        other_agents=_lines([f"{a}: {_pose_text(p)}" for a, p in context["other_agents"].items()], "You are alone."),
+        other_agents=_teammates_text(context["pose"], context["other_agents"]),
         recent_actions=_lines(
             [f"step {a['step']}: {a['action']} -> {a['outcome']}: {a['detail']}" for a in context["recent_actions"]],
             "None yet: this is your first step.",
@@ -81,6 +82,17 @@ def _messages_text(messages):
     hidden = len(messages) - len(shown)
     text = _lines(shown, "No messages from other agents")
     return f"{text}\n({hidden} older messages this step not shown)" if hidden else text
+
+
+def _teammates_text(pose, others):
+    """Where the nearest teammates are, in team order; how many others there are."""
+    known = {a: p for a, p in others.items() if p}
+    here = pose["position"]
+    nearest = sorted(known, key=lambda a: sum(abs(c - h) for c, h in zip(known[a]["position"], here)))[:PROMPT_TEAMMATES]
+    shown = [a for a in others if a in nearest]
+    text = _lines([f"{a}: {_pose_text(others[a])}" for a in shown], "You are alone.")
+    hidden = len(others) - len(shown)
+    return f"{text}\n({hidden} more teammates farther away)" if hidden else text
 
 
 def _latest(names, limit):

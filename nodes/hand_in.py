@@ -1,3 +1,5 @@
+from functools import partial
+
 from pocketflow import Node
 
 from nodes.interfaces import StepReport
@@ -17,6 +19,7 @@ class HandInNode(Node):
             seen_objects=list(shared["visible_objects"]),
             outgoing=[Message(agent_id, shared["message_to"], message, step)] if message else [],
             pose=shared["action_result"].pose.to_dict(),
+            remember=partial(shared["memory_index"].add, *shared["memory_entry"]),
         )
         return shared["schedule"], report
 

@@ -9,7 +9,7 @@ the run are `StopRun`; the end of a run under way is `RunStopped`.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Protocol
+from typing import Callable, Protocol
 
 from perception.base import BROADCAST, Message
 
@@ -53,15 +53,11 @@ class DecisionOutcome:
     """
 
     decision: Decision | None
-    attempts: tuple[dict, ...] = ()  # per model reply: {"reply": text, "error": why it was refused, or None}
+    attempts: tuple[dict, ...] = ()  # per model reply: {"reply": text (bounded), "chars", "error": why refused, or None}
     parse_failure: bool = False  # replies came, none usable
     error: str | None = None  # the policy itself failed (a provider down after its retries)
     model_calls: tuple[dict, ...] = ()
     notes: tuple[str, ...] = ()  # what was changed in the decision, e.g. an unknown recipient
-
-    @property
-    def raw_reply(self):
-        return self.attempts[-1]["reply"] if self.attempts else None
 
 
 class DecisionPolicy(Protocol):
@@ -97,6 +93,8 @@ class StepReport:
     seen_objects: list[str]
     outgoing: list[Message] = field(default_factory=list)
     pose: dict = field(default_factory=dict)  # after the action
+    # Adds the step's memory to the agent's private index; the commit calls it once the step is on record.
+    remember: Callable[[], None] = lambda: None
 
 
 class Schedule(Protocol):

@@ -24,8 +24,7 @@ class StepRecord:
     # DecisionNode
     policy: str = ""  # who decided: "offline", "random" or a model's name
     prompt: str = ""
-    raw_reply: str | None = None  # the model's last reply; None for the built-in policies
-    attempts: list[dict] = field(default_factory=list)
+    attempts: list[dict] = field(default_factory=list)  # each model reply, once; empty for the built-in policies
     decision: dict | None = None
     parse_failure: bool = False
     # ExecutionNode

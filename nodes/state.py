@@ -53,6 +53,7 @@ class AgentState(TypedDict):
     action_result: ActionResult | None
     action_history: list[dict]  # {step, action, outcome, detail, message}
     # Written by UpdateMemoryNode.
+    memory_entry: tuple[str, object] | None  # the step's memory text and embedding, added at the commit
     explored_objects: set[str]  # every object this agent has seen; the summary reads it
 
 
@@ -82,5 +83,6 @@ def new_agent_state(**given) -> AgentState:
         message_to=BROADCAST,
         action_result=None,
         action_history=[],
+        memory_entry=None,
         explored_objects=set(),
     )

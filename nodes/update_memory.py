@@ -2,7 +2,8 @@ from pocketflow import Node
 
 
 class UpdateMemoryNode(Node):
-    """Remember the step in the agent's private memory (spec 7a)."""
+    """Make the step's memory (spec 7a): its text and embedding, added to the private index when the
+    team commits the step, so that a step is in both the trace and the memory, or in neither."""
 
     def prep(self, shared):
         text = (
@@ -21,8 +22,8 @@ class UpdateMemoryNode(Node):
         return memory.embed(text)
 
     def post(self, shared, prep_res, vector):
-        text, memory = prep_res
-        memory.add(text, vector)
+        text, _ = prep_res
+        shared["memory_entry"] = (text, vector)
         shared["explored_objects"].update(shared["visible_objects"])
         record = shared["step_record"]
         record.memory_text = text

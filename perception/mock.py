@@ -33,12 +33,13 @@ class MockPerception(PerceptionInterface):
     def _place_agents(self, agent_ids, seed):
         """Given starts first, then seeded free ground cells, kept apart while cells last."""
         rng = random.Random(f"{seed}:placement")
-        free = self.world.free_cells()
+        free = None  # listed only if an agent has no start pose: it costs the grid's area
         poses = {}
         for index, agent_id in enumerate(agent_ids):
             if index < len(self.world.agent_starts):
                 poses[agent_id] = self.world.agent_starts[index]
                 continue
+            free = free or self.world.free_cells()
             taken = {pose.cell for pose in poses.values()}
             x, y, z = rng.choice([cell for cell in free if cell not in taken] or free)
             poses[agent_id] = Pose(x, y, z, rng.choice(FACINGS))

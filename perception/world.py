@@ -13,6 +13,11 @@ WORLD_KEYS = ("name", "size", "walls", "objects", "agents", "view_distance", "ma
 OBJECT_KEYS = ("name", "position")
 AGENT_KEYS = ("position", "facing", "pitch", "roll")
 DEFAULT_VIEW_DISTANCE = 3
+# Limits, so that no world file can take the machine's memory or hours: a world's cells
+# (width x depth x height), its objects and its view distance.
+MAX_CELLS = 1_000_000
+MAX_OBJECTS = 10_000
+MAX_VIEW_DISTANCE = 50
 SHIPPED_WORLDS = Path(__file__).parent / "worlds"  # installed with the package
 DEFAULT_WORLD = SHIPPED_WORLDS / "apartment.yaml"
 
@@ -73,8 +78,6 @@ def _squared_distance(origin, cell):
     return (cell[0] - origin[0]) ** 2 + (cell[1] - origin[1]) ** 2
 
 
-
-
 def load_world(path) -> World:
     """Read and check a world file; any problem raises WorldError."""
     data = load_mapping(path, WorldError, "a world file")
@@ -82,10 +85,6 @@ def load_world(path) -> World:
         return _build_world(data, str(path))
     except Invalid as problem:
         raise WorldError(path, problem) from None
-
-
-
-
 
 
 def _build_world(data, path):
@@ -96,6 +95,8 @@ def _build_world(data, path):
     if not isinstance(name, str) or not name.strip():
         raise Invalid(f"'name' must be a non-empty string, got {name!r}")
     width, depth, height = _size(data.get("size"))
+    if width * depth * height > MAX_CELLS:
+        raise Invalid(f"'size' {width}x{depth}x{height} has more than {MAX_CELLS:,} cells")
     bounds = World(name, width, depth, height, frozenset(), {})
     walls = frozenset(_wall(bounds, entry) for entry in _list(data, "walls"))
     grid = replace(bounds, walls=walls)
@@ -105,6 +106,8 @@ def _build_world(data, path):
     entries = _list(data, "objects")
     if not entries:
         raise Invalid("'objects' must be a non-empty list")
+    if len(entries) > MAX_OBJECTS:
+        raise Invalid(f"{len(entries):,} objects: at most {MAX_OBJECTS:,}")
     objects = {}
     for entry in entries:
         object_name, cell = _object(grid, entry)
@@ -124,7 +127,7 @@ def _build_world(data, path):
         walls=walls,
         objects=objects,
         agent_starts=starts,
-        view_distance=_positive_int(data, "view_distance", DEFAULT_VIEW_DISTANCE),
+        view_distance=_view_distance(data),
         max_steps=_positive_int(data, "max_steps", None),
         path=path,
     )
@@ -132,10 +135,6 @@ def _build_world(data, path):
 
 def _is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)  # YAML `yes` is a bool
-
-
-
-
 
 
 def _list(data, key):
@@ -167,6 +166,13 @@ def _positive_int(data, key, default):
         return default
     if not _is_int(value) or value <= 0:
         raise Invalid(f"'{key}' must be a positive integer, got {value!r}")
+    return value
+
+
+def _view_distance(data):
+    value = _positive_int(data, "view_distance", DEFAULT_VIEW_DISTANCE)
+    if value > MAX_VIEW_DISTANCE:
+        raise Invalid(f"'view_distance' must be at most {MAX_VIEW_DISTANCE}, got {value}")
     return value
 
 

@@ -6,13 +6,20 @@ from pathlib import Path
 
 import yaml
 
+# What a file people write may hold: far more than any world, key map or profiles file needs,
+# far less than what would take the machine's memory or minutes to read.
+MAX_FILE_BYTES = 10_000_000
+MAX_VALUES = 1_000_000  # values once YAML aliases are expanded: an alias "bomb" expands exponentially
+MAX_PROBLEM_CHARS = 300  # an error quotes at most this much of the file's values
+
 
 class FileProblem(Exception):
     """A file that cannot be used; the message is one line: `<path>: <problem>`."""
 
     def __init__(self, path, problem):
         self.path = str(path)
-        self.problem = " ".join(str(problem).split())
+        problem = " ".join(str(problem)[: MAX_PROBLEM_CHARS * 4].split())
+        self.problem = problem if len(problem) <= MAX_PROBLEM_CHARS else problem[: MAX_PROBLEM_CHARS - 3] + "..."
         super().__init__(f"{self.path}: {self.problem}")
 
 
@@ -26,6 +33,8 @@ def load_mapping(path, error, what):
     `what` names the kind of file, as in "is a directory, not a world file".
     """
     try:
+        if Path(path).stat().st_size > MAX_FILE_BYTES:
+            raise error(path, f"the file is larger than {MAX_FILE_BYTES // 1_000_000} MB")
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise error(path, "no such file") from None
@@ -36,7 +45,7 @@ def load_mapping(path, error, what):
     except OSError as problem:
         raise error(path, f"cannot read the file: {problem.strerror}") from None
     try:
-        data = yaml.safe_load(text)
+        data = _load_bounded(text, path, error)
     except yaml.MarkedYAMLError as problem:
         where = f" at line {problem.problem_mark.line + 1}" if problem.problem_mark else ""
         raise error(path, f"invalid YAML{where}: {problem.problem}") from None
@@ -47,6 +56,40 @@ def load_mapping(path, error, what):
     if not isinstance(data, dict):
         raise error(path, f"the top level must be a mapping of keys, not a {kind(data)}")
     return data
+
+
+def _load_bounded(text, path, error):
+    """yaml.safe_load, refusing a document whose aliases would expand past MAX_VALUES values."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if _expanded_size(node) > MAX_VALUES:
+            raise error(path, f"the file expands to more than {MAX_VALUES:,} values (through YAML aliases?)")
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _expanded_size(root):
+    """How many values the node graph holds once every alias is expanded; stops counting past MAX_VALUES."""
+    sizes = {}
+    stack = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in sizes:
+            continue
+        children = (
+            [part for pair in node.value for part in pair] if isinstance(node, yaml.MappingNode)
+            else node.value if isinstance(node, yaml.SequenceNode) else []
+        )
+        if children_done:
+            sizes[id(node)] = min(MAX_VALUES + 1, 1 + sum(sizes[id(child)] for child in children))
+        else:
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if id(child) not in sizes)
+    return sizes[id(root)]
 
 
 def kind(value):

@@ -22,6 +22,7 @@ class Scripted:
     headers: dict = field(default_factory=dict)
     delay: float = 0.0  # seconds before answering
     drop: bool = False  # close the connection without answering
+    trickle: float = 0.0  # seconds between the body's bytes: a server that never quite times out a read
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,12 @@ class ChatServer:
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
-                    self.wfile.write(data)
+                    if not answer.trickle:
+                        self.wfile.write(data)
+                    for byte in data if answer.trickle else b"":
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        time.sleep(answer.trickle)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up waiting: what a timeout test wants
 

@@ -32,8 +32,9 @@ def assert_one_line_error(result, *words):
 @pytest.mark.parametrize(
     "args, words",
     [
-        (["--agents", "0"], ["--agents must be at least 1"]),
-        (["--agents", "-3"], ["--agents must be at least 1"]),
+        (["--agents", "0"], ["--agents must be from 1 to 1000"]),
+        (["--agents", "-3"], ["--agents must be from 1 to 1000"]),
+        (["--agents", "1001"], ["--agents must be from 1 to 1000, not 1001"]),
         (["--steps", "0"], ["--steps must be at least 1"]),
         (["--agents", "two"], ["--agents", "invalid int value"]),
         (["--mode", "vr"], ["unknown mode 'vr'"]),
@@ -50,6 +51,10 @@ def assert_one_line_error(result, *words):
         (["--frobnicate"], ["unrecognized arguments: --frobnicate"]),
         (["--model", " "], ["--model must not be empty"]),
         (["-q", "-v"], ["not allowed with"]),
+        (["--timeout", "inf"], ["--timeout must be a number of seconds more than 0, not inf"]),
+        (["--price-in", "nan"], ["--price-in must be a number of dollars, 0 or more, not nan"]),
+        (["--price-out=-inf"], ["--price-out must be a number of dollars"]),
+        (["--world", "tests"], ["--world tests is a directory, not a world file"]),
     ],
 )
 def test_bad_arguments_give_one_line_and_exit_2(args, words):
@@ -75,6 +80,14 @@ def test_bad_arguments_give_one_line_and_exit_2(args, words):
         (
             "name: x\nsize: [4, 4]\nwalls: [[0, 0]]\nobjects:\n  - {name: cup, position: [1, 1]}\nagents:\n  - {position: [0, 0]}\n",
             ["agent 1", "inside a wall"],
+        ),
+        ("name: x\nsize: [100000, 100000]\nobjects:\n  - {name: cup, position: [1, 1]}\n", ["more than 1,000,000 cells"]),
+        ("name: x\nsize: [8, 6]\nview_distance: 1000\nobjects:\n  - {name: cup, position: [1, 1]}\n", ["at most 50"]),
+        (
+            "a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n"
+            + "".join(f"{n}: &{n} [{', '.join(['*' + p] * 10)}]\n" for p, n in zip("abcdefgh", "bcdefghi"))
+            + "name: x\nsize: *i\n",
+            ["expands to more than 1,000,000 values"],
         ),
     ],
 )
@@ -110,32 +123,70 @@ def test_the_main_command_runs_and_writes_its_run(tmp_path):
     assert summary["steps"] == {"Agent1": 4, "Agent2": 4}
     assert len(read_trace(run_dir / "trace.jsonl")) == 8
     assert json.loads((run_dir / "config.json").read_text())["agents"] == 2
-    assert "Agent1 found" in (run_dir / "run.log").read_text()
+    log = (run_dir / "run.log").read_text()
+    assert "] Agent1 found" in log  # the thread's name is bracketed, apart from what it says
+    assert log.splitlines()[-1].endswith(f"Run completed after 8 agent-steps: {len(summary['objects_discovered'])} of 12 objects found")
 
 
-def test_ctrl_c_keeps_finished_steps_writes_the_summary_and_exits_130(tmp_path):
+def test_a_key_in_the_api_base_never_reaches_the_run_directory(tmp_path):
     run_dir = tmp_path / "run"
-    process = subprocess.Popen(
-        [sys.executable, MAIN, "--agents", "2", "--steps", "500", "--run-dir", str(run_dir), "-q"],
+    api_base = "http://someone:hunter2secret@127.0.0.1:9/v1?api_key=sk-querysecret"
+    result = main("--steps", "1", "--run-dir", str(run_dir), "-q", "--api-base", api_base)
+    assert result.returncode == 0, result.stderr
+    assert json.loads((run_dir / "config.json").read_text())["api_base"] == "http://***@127.0.0.1:9/v1?api_key=***"
+    written = "".join(path.read_text(errors="replace") for path in run_dir.rglob("*") if path.is_file())
+    assert "hunter2secret" not in written and "querysecret" not in written
+
+
+def start(run_dir, *args):
+    return subprocess.Popen(
+        [sys.executable, MAIN, "--agents", "2", "--steps", "500", "--run-dir", str(run_dir), "-q", *args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         # A harness may start us with SIGINT ignored, which children inherit.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
+
+
+@pytest.mark.parametrize(
+    "signals",
+    [[signal.SIGINT], [signal.SIGTERM], [signal.SIGHUP], [signal.SIGINT] * 6, [signal.SIGTERM, signal.SIGINT, signal.SIGINT]],
+    ids=["ctrl-c", "sigterm", "sighup", "ctrl-c six times", "sigterm then ctrl-c"],
+)
+def test_a_stop_signal_keeps_finished_steps_writes_summary_and_memories_and_exits_128_plus_it(tmp_path, signals):
+    run_dir = tmp_path / "run"
+    process = start(run_dir)
     trace = run_dir / "trace.jsonl"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and (not trace.exists() or len(trace.read_text().splitlines()) < 6):
         time.sleep(0.1)
-    process.send_signal(signal.SIGINT)
+    for signum in signals:
+        process.send_signal(signum)
+        time.sleep(0.05)
     stdout, stderr = process.communicate(timeout=60)
-    assert process.returncode == 130, stderr
+    assert process.returncode == 128 + signals[0], stderr
     assert "Traceback" not in stderr
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["status"] == "interrupted"
     records = read_trace(trace)  # every line is whole JSON
     assert len(records) >= 6
-    assert summary["steps"]["Agent1"] == max(r["step"] for r in records if r["agent_id"] == "Agent1")
-    assert summary["steps"]["Agent1"] < 500
+    for agent_id in ("Agent1", "Agent2"):
+        steps = [r["step"] for r in records if r["agent_id"] == agent_id]
+        assert summary["steps"][agent_id] == max(steps) < 500
+        # Every step on record is in the saved memory, and no other.
+        saved = json.loads((run_dir / "memory" / agent_id / "meta.json").read_text())
+        assert saved["count"] == len(steps)
+    assert not list(run_dir.rglob("*.partial"))
     assert "interrupted" in stdout
+
+
+def test_ctrl_c_while_the_program_starts_is_one_line_and_exit_130(tmp_path):
+    process = start(tmp_path / "run")
+    time.sleep(0.3)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert "Traceback" not in stderr + stdout
+    assert len(stderr.strip().splitlines()) <= 1, stderr
 
 
 def test_nothing_is_fetched_at_start_up(tmp_path):
@@ -143,3 +194,37 @@ def test_nothing_is_fetched_at_start_up(tmp_path):
     env = {**os.environ, "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "NO_PROXY": ""}
     result = main("--agents", "1", "--steps", "1", "--run-dir", str(tmp_path / "run"), "-q", env=env)
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("world", ["office", "office.yaml", "worlds/office.yaml"])
+def test_a_shipped_world_is_found_by_name_from_any_directory(tmp_path, world):
+    result = main("--world", world, "--steps", "1", "--run-dir", str(tmp_path / "run"), "-q", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["world_file"].endswith("perception/worlds/office.yaml")
+
+
+def test_markup_and_escape_codes_in_names_are_shown_as_text(tmp_path):
+    world = tmp_path / "world.yaml"
+    world.write_text(
+        'name: "[/]room[bold]"\nsize: [4, 4]\nobjects:\n'
+        '  - {name: "[/]", position: [1, 1]}\n  - {name: "\\e[31mred\\e[0m", position: [2, 2]}\n'
+        '  - {name: "[link=x]cup", position: [3, 3]}\n'
+    )
+    run_dir = tmp_path / "run[1]"
+    result = main("--world", str(world), "--agents", "2", "--steps", "12", "--run-dir", str(run_dir), "-v")
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    assert "\x1b" not in result.stdout + result.stderr
+    assert "Run summary: [/]room[bold] (completed)" in result.stdout
+    assert "[/]" in result.stdout.split("Objects found:")[1] and "[31mred[0m" in result.stdout
+    assert "Run directory:" in result.stdout and "run[1]" in result.stdout
+    assert json.loads((run_dir / "summary.json").read_text())["coverage"] == 1.0
+
+
+@pytest.mark.parametrize("model, variable", [("gpt-4o-mini", "OPENAI_API_KEY"), ("anthropic/claude-3-5-haiku-latest", "ANTHROPIC_API_KEY")])
+def test_a_model_without_its_api_key_is_refused_before_the_run_starts(tmp_path, model, variable):
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    result = main("--model", model, "--run-dir", str(tmp_path / "run"), env=env)
+    assert_one_line_error(result, f"needs {variable} in the environment", "--api-base")
+    assert not (tmp_path / "run").exists()

@@ -2,6 +2,7 @@
 
 import base64
 import socket
+import threading
 import time
 
 import pytest
@@ -156,6 +157,29 @@ def test_a_server_that_keeps_stalling_gives_a_timeout_error_quickly():
     assert (caught.value.kind, caught.value.retries) == ("timeout", 1)
     assert len(server.requests) == 2 and len(sleeps) == 1
     assert elapsed < 3.0
+
+
+def test_the_timeout_bounds_the_whole_call_not_each_read():
+    # One byte every 0.2 s: no read waits long, but the whole reply would take a minute.
+    with ChatServer(lambda request: Scripted(text="slowly", trickle=0.2)) as server:
+        start = time.perf_counter()
+        with pytest.raises(LLMError) as caught:
+            llm.complete_prompt(settings_for(server, timeout=1.0, max_retries=0), "hi")
+        elapsed = time.perf_counter() - start
+    assert caught.value.kind == "timeout" and "no whole reply within 1 s" in str(caught.value)
+    assert elapsed < 10  # far from the minute the reply takes
+
+
+def test_a_stopping_run_abandons_its_calls_in_flight():
+    gate = llm.CallGate(4)
+    with ChatServer(lambda request: Scripted(text="too late", delay=30)) as server:
+        threading.Timer(0.5, gate.cancel).start()
+        start = time.perf_counter()
+        with pytest.raises(LLMError) as caught:
+            llm.complete_prompt(settings_for(server, timeout=60.0, gate=gate), "hi")
+        elapsed = time.perf_counter() - start
+    assert caught.value.kind == "cancelled" and caught.value.retries == 0
+    assert elapsed < 10  # not the 30 s the server takes, nor the 60 s timeout
 
 
 def test_a_refused_connection_is_retried_then_reported_on_one_line():

@@ -2,6 +2,7 @@
 
 import itertools
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -75,6 +76,19 @@ def test_a_provider_failing_half_its_requests_is_retried(tmp_path):
     assert sum(call["retries"] for r in trace for call in r["llm"]["calls"]) == 12
 
 
+def test_a_run_in_which_every_model_call_fails_says_so_and_counts_them(tmp_path):
+    with ChatServer(lambda request: error(404)) as server:
+        result, summary, trace, _ = run_main(tmp_path, server.api_base)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"main.py: error: every model call of the run failed: see the errors in trace.jsonl and run.log "
+        f"(see {tmp_path / 'run' / 'run.log'})"
+    ]
+    assert summary["status"] == "failed" and len(trace) == 12
+    assert summary["llm"]["calls"] == summary["llm"]["failed_calls"] == len(server.records) == 12
+    assert all(call["error"] == "not_found" for r in trace for call in r["llm"]["calls"])
+
+
 def test_a_good_server_gets_exactly_one_call_per_agent_step(tmp_path):
     with ChatServer(lambda request: GOOD) as server:
         result, summary, trace, _ = run_main(tmp_path, server.api_base, "--price-in", "1", "--price-out", "2")
@@ -116,14 +130,15 @@ def test_a_refused_key_stops_the_run_at_once_with_one_line(tmp_path):
     assert trace == []
 
 
-def test_a_refused_connection_is_reported_and_the_run_goes_on(tmp_path):
+def test_a_refused_connection_is_reported_every_step_and_the_run_ends_failed(tmp_path):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]  # closed once the with-block ends
     result, summary, trace, _ = run_main(tmp_path, f"http://127.0.0.1:{port}/v1", "--agents", "1", "--steps", "2")
-    assert result.returncode == 0, result.stderr
-    assert summary["status"] == "completed" and len(trace) == 2
-    assert summary["llm"]["errors"] == 2
+    # Every step is taken and recorded; a run whose every model call failed then says so.
+    assert result.returncode == 1 and "every model call of the run failed" in result.stderr
+    assert summary["status"] == "failed" and len(trace) == 2
+    assert summary["llm"]["errors"] == 2 and summary["llm"]["failed_calls"] == 2
     assert all(r["action"] == "look_right" and "connection" in r["errors"][0] for r in trace)
 
 
@@ -167,3 +182,27 @@ def test_max_concurrency_bounds_the_model_calls_in_flight(tmp_path, bound, most)
     assert result.returncode == 0, result.stderr
     assert summary["llm"]["calls"] == 12
     assert state["most"] == most  # four agents overlap their calls, up to the bound
+
+
+def test_ctrl_c_is_felt_at_once_while_the_model_hangs(tmp_path):
+    run_dir = tmp_path / "run"
+    with ChatServer(lambda request: Scripted(text="action: forward", delay=120)) as server:
+        process = subprocess.Popen(
+            [sys.executable, str(ROOT / "main.py"), "--agents", "2", "--steps", "6", "--model", "openai/test-model",
+             "--api-base", server.api_base, "--run-dir", str(run_dir), "-q"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(server.records) < 2:
+            time.sleep(0.1)
+        assert len(server.records) == 2  # both agents wait on the model (60 s timeout by default)
+        interrupted = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=60)
+        stopped_after = time.monotonic() - interrupted
+    assert process.returncode == 130, stderr
+    assert stopped_after < 15, stopped_after  # not the 60 s the calls could still take
+    assert "Interrupted (SIGINT): stopping now" in stdout  # said on the console, even with -q
+    assert "abandoning model calls in flight" in (run_dir / "run.log").read_text()
+    assert json.loads((run_dir / "summary.json").read_text())["status"] == "interrupted"

@@ -5,7 +5,7 @@ import pytest
 from explorer.team.store import InProcessStore
 from nodes.decision import DecisionNode
 from nodes.flow import build_agent_flow
-from nodes.interfaces import Decision, DecisionOutcome, StopRun
+from nodes.interfaces import Decision, DecisionOutcome, RunStopped, StopRun
 from nodes.state import AgentState, new_agent_state
 from perception.mock import MockPerception
 from perception.world import DEFAULT_WORLD, load_world
@@ -40,13 +40,14 @@ class FixedPolicy:
 
 
 class CountingSchedule:
-    """Hands back `steps` steps, keeping the reports."""
+    """Commits `steps` steps as the run's commit would (keeping the reports), then ends the flow."""
 
     def __init__(self, steps):
         self.steps, self.reports = steps, []
 
     def hand_in(self, report):
         self.reports.append(report)
+        report.remember()
         return report.step < self.steps
 
 
@@ -73,7 +74,7 @@ def test_a_flow_fills_every_part_of_each_step_record_and_ends_when_the_schedule_
     first = schedule.reports[0]
     line = first.record.to_dict()
     assert line["pose"] and line["memory_query"].startswith("What do I know about position")
-    assert line["policy"] == "fixed" and line["decision"] == decision.to_dict() and line["raw_reply"] is None
+    assert line["policy"] == "fixed" and line["decision"] == decision.to_dict() and line["attempts"] == []
     assert line["action"] == "look_left" and line["result"]["outcome"] == "turned"
     assert line["message_out"] == {"recipient": "Agent2", "message": "lamp ahead"}
     assert line["memory_text"].endswith("Reason: scan")
@@ -83,9 +84,23 @@ def test_a_flow_fills_every_part_of_each_step_record_and_ends_when_the_schedule_
     # The second step remembers the first, and each step has its own record.
     assert schedule.reports[1].record is not first.record
     assert schedule.reports[1].record.retrieved_memories == [[line["memory_text"], 0.5]]
+    # A step's memory is added only when the step is committed.
+    memory = state["memory_index"]
+    assert memory.texts == [r.record.memory_text for r in schedule.reports]
     # The flow writes no key the schema does not have.
     assert set(state) == set(AgentState.__annotations__)
     assert state["step_count"] == 2 and len(state["action_history"]) == 2
+
+
+def test_a_step_that_is_never_committed_is_not_remembered():
+    class StoppedSchedule:
+        def hand_in(self, report):
+            raise RunStopped()
+
+    state, _ = agent_state(FixedPolicy(DecisionOutcome(Decision("forward"))), StoppedSchedule())
+    with pytest.raises(RunStopped):
+        build_agent_flow().run(state)
+    assert state["memory_index"].texts == [] and state["step_count"] == 1
 
 
 def test_the_decision_node_scans_when_the_policy_fails_and_records_why():

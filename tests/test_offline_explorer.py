@@ -58,7 +58,7 @@ def test_it_answers_a_decision_that_costs_no_model_call(tmp_path):
     perception = MockPerception(world, InProcessStore(), ["Agent1"], seed=1)
     outcome = OfflineExplorer(seed=1).decide("prompt", context_for(perception, "Agent1", 1))
     assert outcome.decision.action in ACTIONS and outcome.decision.thinking
-    assert outcome.model_calls == () and outcome.raw_reply is None and not outcome.parse_failure
+    assert outcome.model_calls == () and outcome.attempts == () and not outcome.parse_failure
 
 
 def test_it_turns_to_scan_before_walking_off(tmp_path):

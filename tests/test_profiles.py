@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from explorer.config import RunConfig
@@ -65,3 +67,10 @@ def test_each_agent_runs_with_its_own_role_persona_and_model(tmp_path, embedder)
     assert "the scout in a team of 2" in first["prompt"] and "Hurry to the far rooms." in first["prompt"]
     assert "the cartographer in a team of 2" in second["prompt"] and "Explore new ground" in second["prompt"]
     assert (first["policy"], second["policy"]) == ("random", "offline")
+    # What each agent ran with is on record, as resolved.
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["per_agent"]["Agent1"]["profile"] == {"role": "scout", "model": "random", "temperature": 0.2}
+    assert summary["per_agent"]["Agent2"]["profile"] == {"role": "cartographer", "model": "offline", "temperature": 0.2}
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["agent_profiles"]["Agent1"]["persona"] == "Hurry to the far rooms."
+    assert "Agent1 as scout with random, Agent2 as cartographer with offline" in (tmp_path / "run" / "run.log").read_text()

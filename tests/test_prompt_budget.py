@@ -40,3 +40,16 @@ def test_the_prompt_at_step_200_is_about_the_size_of_the_one_at_step_10():
 def test_short_contexts_are_not_cut():
     prompt = render_prompt(context(3, objects=2, messages=1, memory_chars=50, caption_chars=40))
     assert "object number 0, object number 1" in prompt and "c" * 40 in prompt and "not shown" not in prompt
+
+
+def test_a_large_team_shows_its_nearest_teammates_and_counts_the_rest():
+    small = context(10, objects=5, messages=1, memory_chars=100, caption_chars=100)
+    large = dict(small)
+    large["team"] = [f"Agent{n}" for n in range(1, 1001)]
+    large["other_agents"] = {
+        f"Agent{n}": {"position": [n, 0, 0], "facing": "east", "pitch": 0, "roll": 0} for n in range(2, 1001)
+    }
+    prompt = render_prompt(large)
+    assert len(prompt) <= len(render_prompt(small)) + 1000
+    assert "- Agent2: (2, 0, 0)" in prompt and "- Agent9: (9, 0, 0)" in prompt and "Agent10:" not in prompt
+    assert "(991 more teammates farther away)" in prompt

@@ -15,7 +15,7 @@ from tests.paths import WORLDS
 
 TRACE_FIELDS = {
     "agent_id", "step", "pose", "visible_objects", "retrieved_memories", "messages_in", "prompt",
-    "raw_reply", "decision", "action", "result", "message_out", "new_objects", "timings", "errors",
+    "attempts", "decision", "action", "result", "message_out", "new_objects", "timings", "errors",
 }
 SUMMARY_FIELDS = {
     "mode", "world", "seed", "model", "agents", "steps", "objects_discovered", "total_objects", "coverage",
@@ -71,7 +71,7 @@ def test_two_agents_explore_the_default_world_and_record_everything(tmp_path, em
     assert {a: (s["policy"], s["decisions"]) for a, s in summary["per_agent"].items()} == {
         "Agent1": ("offline", 40), "Agent2": ("offline", 40)
     }
-    assert all(r["policy"] == "offline" and r["llm"]["calls"] == [] and r["raw_reply"] is None for r in trace)
+    assert all(r["policy"] == "offline" and r["llm"]["calls"] == [] and r["attempts"] == [] for r in trace)
     assert json.loads((tmp_path / "run" / "summary.json").read_text()) == summary
 
     assert len(trace) == 80
@@ -132,7 +132,7 @@ def test_unreadable_replies_fall_back_to_a_scanning_action_and_are_counted(tmp_p
         assert record["action"] == "look_right"
         assert record["decision"] is None
         assert [a["error"] for a in record["attempts"]] == ["the reply has no `action` field", "unknown action 'fly'"]
-        assert record["raw_reply"] == "action: fly"
+        assert [a["reply"] for a in record["attempts"]] == ["I refuse.", "action: fly"]
     assert "could not be used" not in trace[0]["prompt"]
 
 
@@ -152,6 +152,21 @@ def test_a_failing_policy_is_recorded_and_the_run_goes_on(tmp_path, embedder):
     assert summary["llm"]["errors"] == 2
     assert "ConnectionError('down')" in trace[0]["errors"][0]
     assert trace[0]["action"] == "look_right"
+
+
+def test_an_oversized_reply_is_read_and_kept_once_bounded(tmp_path, embedder):
+    huge = "thinking: " + "w" * 1_000_000 + "\naction: forward\nreason: go"
+    model = ScriptedModel([huge, "I refuse " * 100_000, "action: look_left"])
+    summary, trace = run(tmp_path, embedder, agents=1, steps=2, policy_factory=lambda *args: ModelPolicy("stub", model))
+    first, second = trace
+    # The fields after a megabyte of thinking are read.
+    assert first["action"] == "forward" and first["decision"]["reason"] == "go" and not first["parse_failure"]
+    assert len(first["decision"]["thinking"]) <= 1000
+    # Each reply is kept once, cut, with its length; the re-prompt quotes only an excerpt.
+    assert [a["chars"] for a in second["attempts"]] == [900_000, 17]
+    assert len(json.dumps(second)) < 30_000
+    assert len(model.prompts[2]) < len(model.prompts[1]) + 2_000
+    assert (tmp_path / "run" / "trace.jsonl").stat().st_size < 100_000
 
 
 def test_a_message_to_an_unknown_agent_goes_to_all_and_is_noted(tmp_path, embedder):
@@ -210,13 +225,15 @@ def test_two_agents_find_every_object_of_each_shipped_world_within_its_budget(tm
 def test_a_provider_failure_after_a_bad_reply_keeps_the_bad_reply_in_the_trace(tmp_path, embedder):
     from explorer.model.client import LLMError
 
-    failure = LLMError("server down", kind="server", status=503, retries=4)
+    failure = LLMError("server down", kind="server", status=503, retries=4, model="stub", latency=9.5)
     summary, trace = run(tmp_path, embedder, agents=1, steps=1, policy_factory=scripted(["action: fly", failure]))
     record = trace[0]
-    assert record["action"] == "look_right" and record["raw_reply"] == "action: fly"
-    assert record["attempts"] == [{"reply": "action: fly", "error": "unknown action 'fly'"}]
+    assert record["action"] == "look_right"
+    assert record["attempts"] == [{"reply": "action: fly", "chars": 11, "error": "unknown action 'fly'"}]
     assert "server down" in record["errors"][0]
-    assert summary["llm"]["calls"] == 1 and summary["llm"]["errors"] == 1
+    # The failed call is counted too, with what it cost.
+    assert summary["llm"]["calls"] == 2 and summary["llm"]["failed_calls"] == 1 and summary["llm"]["errors"] == 1
+    assert [call["error"] for call in record["llm"]["calls"]] == [None, "server"]
 
 
 def test_the_start_up_times_are_in_the_summary(tmp_path, embedder):

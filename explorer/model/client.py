@@ -9,15 +9,18 @@ connections itself, with backoff, so they are counted and bounded.
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import os
 import random
 import re
+import threading
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import NamedTuple
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from nodes.interfaces import StopRun
 
@@ -45,8 +48,31 @@ class LLMSettings:
     max_retries: int = 4  # retries after the first attempt, for retryable failures only
     price_in: float | None = None  # dollars per million prompt tokens, for models litellm has no price for
     price_out: float | None = None  # dollars per million completion tokens
-    # A Semaphore shared by the run's calls, bounding those in flight (--max-concurrency); None: no bound.
+    # The run's CallGate, shared by its calls (--max-concurrency, and stopping); None: no bound.
     gate: object = field(default=None, compare=False, repr=False)
+
+
+class CallGate:
+    """What a run's model calls share: a bound on those in flight, and a switch that abandons them all.
+
+    Used as a context manager around one request. Once `cancel()` is called
+    (the run is stopping), every call waiting on a reply gives up at once
+    instead of holding the run for up to --timeout.
+    """
+
+    def __init__(self, max_in_flight):
+        self._slots = threading.BoundedSemaphore(max_in_flight)
+        self.cancelled = threading.Event()
+
+    def cancel(self):
+        self.cancelled.set()
+
+    def __enter__(self):
+        self._slots.acquire()
+        return self
+
+    def __exit__(self, *exc):
+        self._slots.release()
 
 
 @dataclass(frozen=True)
@@ -69,17 +95,32 @@ class Reply:
             "latency": self.latency,
             "retries": self.retries,
             "cost_usd": self.cost_usd,
+            "error": None,
         }
 
 
 class LLMError(RuntimeError):
     """A model call failed. `kind` says how; the message is one line with secrets redacted."""
 
-    def __init__(self, message, kind, status=None, retries=0):
+    def __init__(self, message, kind, status=None, retries=0, model=None, latency=0.0, reply=None):
         super().__init__(_clean(message))
         self.kind = kind
         self.status = status
         self.retries = retries
+        self.model = model  # None: no request was made
+        self.latency = latency
+        self.reply = reply  # a reply that came but could not be used
+
+    def accounting(self, purpose):
+        """What the trace keeps of the failed call, as of a Reply's, with its `error` kind; None if none was made."""
+        if self.reply is not None:
+            return {**self.reply.accounting(purpose), "error": self.kind}
+        if self.model is None:
+            return None
+        return {
+            "purpose": purpose, "model": self.model, "prompt_tokens": 0, "completion_tokens": 0,
+            "latency": self.latency, "retries": self.retries, "cost_usd": None, "error": self.kind,
+        }
 
 
 class AuthenticationFailed(LLMError):
@@ -109,7 +150,17 @@ def _litellm():
 
     # Otherwise litellm prints a "Give Feedback" banner to stdout on every error, through the live view.
     litellm.suppress_debug_info = True
+    # What litellm's first request imports (about a second here): imported now, so that the first
+    # request's --timeout, which bounds the whole request, is not spent on imports.
+    for module in _FIRST_REQUEST_IMPORTS:
+        try:
+            importlib.import_module(module)
+        except ImportError:  # another litellm version: its first request is slower, nothing more
+            pass
     return litellm
+
+
+_FIRST_REQUEST_IMPORTS = ("openai.resources", "litellm.proxy.openai_files_endpoints.common_utils")
 
 
 def redact(text):
@@ -124,6 +175,16 @@ def redact(text):
     return text
 
 
+def redact_url(url):
+    """`url` with any password, user name and query values replaced by ***: a base URL may carry a key."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + netloc.rsplit("@", 1)[1]
+    query = urlencode([(name, "***") for name, _ in parse_qsl(parts.query, keep_blank_values=True)], safe="*")
+    return redact(urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment)))
+
+
 def _clean(text):
     """One redacted line, cut short. Redacted before cutting, so no key survives in part."""
     line = " ".join(redact(str(text)).split())
@@ -133,25 +194,28 @@ def _clean(text):
 # ---- chat ------------------------------------------------------------------------------------
 
 
-def complete(settings, messages, sleep=time.sleep) -> Reply:
+def complete(settings, messages, sleep=None) -> Reply:
     """One chat completion (OpenAI message list), retried on rate limits, server errors, timeouts
     and lost connections; raises LLMError (AuthenticationFailed for refused credentials)."""
     litellm = _litellm()
     rng = random.Random()  # per call: threads share no random state
     start = time.perf_counter()
     retries = bad_replies = 0
+    cancelled = settings.gate.cancelled if settings.gate else threading.Event()
     while True:
         with settings.gate or nullcontext():  # held for the request only, not for the backoff
-            response, text, failure = _attempt(litellm, settings, messages)
+            response, text, failure = _attempt(litellm, settings, messages, cancelled)
         if failure is None:
             break
         bad_replies += failure.kind == "bad_response"
         if retries >= settings.max_retries or not _retryable(failure.kind, bad_replies):
-            raise _error(failure, settings.model, retries)
+            raise _error(failure, settings.model, retries, round(time.perf_counter() - start, 4))
         delay = _backoff(retries, rng, failure.retry_after)
         log.info("%s: %s; retry %d of %d in %.1f s", settings.model, failure.detail, retries + 1, settings.max_retries, delay)
-        sleep(delay)
+        (sleep or cancelled.wait)(delay)  # a stopping run does not wait out a backoff
         retries += 1
+        if cancelled.is_set():
+            raise _error(_CANCELLED, settings.model, retries, round(time.perf_counter() - start, 4))
     usage = getattr(response, "usage", None)
     prompt_tokens = getattr(usage, "prompt_tokens", 0) or 0
     completion_tokens = getattr(usage, "completion_tokens", 0) or 0
@@ -166,24 +230,65 @@ def complete(settings, messages, sleep=time.sleep) -> Reply:
     )
 
 
-def complete_prompt(settings, prompt, sleep=time.sleep) -> Reply:
+def complete_prompt(settings, prompt, sleep=None) -> Reply:
     """One user message, one reply."""
     return complete(settings, [{"role": "user", "content": prompt}], sleep=sleep)
 
 
-def _attempt(litellm, settings, messages):
+def _attempt(litellm, settings, messages, cancelled):
     """(response, text, None) or (None, None, failure). The failure is built outside the except
     block, so nothing raised later carries litellm's exception, whose text may hold the key."""
     try:
-        response = litellm.completion(**_request(settings, messages))
-    except _api_errors(litellm) as error:
+        response = _within_deadline(lambda: litellm.completion(**_request(settings, messages)), settings.timeout, cancelled)
+    except (*_api_errors(litellm), TimeoutError) as error:
         failure = _classify(error)
+    except _Abandoned:
+        failure = _CANCELLED
     else:
         text = _reply_text(response)
         if text is not None:
             return response, text, None
         failure = _Failure("bad_response", None, "the reply has no text")
     return None, None, failure
+
+
+class _Abandoned(Exception):
+    """The run is stopping: the call was given up."""
+
+
+_CANCELLED = _Failure("cancelled", None, "the run is stopping: the call was abandoned")
+_POLL_SECONDS = 0.1  # how soon a stopping run, or a deadline, is noticed
+
+
+def _within_deadline(call, timeout, cancelled):
+    """call()'s result, or TimeoutError once `timeout` seconds have passed in all.
+
+    The HTTP client's own timeout bounds each read, not the call: a server that
+    trickles a byte at a time would hold it for ever. So the request runs on a
+    thread of its own, which is abandoned (left to end with its socket) if the
+    deadline passes or the run stops.
+    """
+    outcome = {}
+    done = threading.Event()
+
+    def run():
+        try:
+            outcome["response"] = call()
+        except BaseException as error:  # handed to the caller's thread
+            outcome["error"] = error
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="model-call", daemon=True).start()
+    deadline = time.monotonic() + timeout
+    while not done.wait(_POLL_SECONDS):
+        if cancelled.is_set():
+            raise _Abandoned()
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"no whole reply within {timeout:g} s")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["response"]
 
 
 def _request(settings, messages):
@@ -229,13 +334,13 @@ def _backoff(retries, rng, retry_after):
     return rng.uniform(0, min(BACKOFF_CAP, BACKOFF_BASE * 2**retries))
 
 
-def _error(failure, model, retries):
+def _error(failure, model, retries, latency):
     status = f" (HTTP {failure.status})" if failure.status else ""
     tried = f" after {retries} {'retry' if retries == 1 else 'retries'}" if retries else ""
     message = f"{model}: {failure.kind} error{status}{tried}: {failure.detail}"
     if failure.kind == "auth":
         return AuthenticationFailed(message, failure.status, retries)
-    return LLMError(message, failure.kind, failure.status, retries)
+    return LLMError(message, failure.kind, failure.status, retries, model, latency)
 
 
 # ---- classifying failures ----------------------------------------------------------------------
@@ -333,6 +438,19 @@ def _cost(litellm, response, settings, prompt_tokens, completion_tokens):
 
 
 # ---- models -------------------------------------------------------------------------------------
+
+
+def missing_api_keys(model):
+    """The API key variables `model`'s provider needs and the environment lacks, as litellm's provider
+    table says (no network); [] when one is set, or when the provider may find credentials elsewhere."""
+    try:
+        found = _litellm().validate_environment(model=model)
+    except Exception:  # a provider litellm cannot check: the first call will say
+        return []
+    missing = found.get("missing_keys") or []
+    if found.get("keys_in_environment") or not all(name.endswith("API_KEY") for name in missing):
+        return []  # e.g. Ollama's optional base URL, or AWS credentials that may come from a profile
+    return missing
 
 
 def sees_images(model):

@@ -7,15 +7,18 @@ YAML, JSON (which YAML reads), reasoning in <think> tags, tab indentation,
 
 from __future__ import annotations
 
+import json
 import re
 
 import yaml
 
-MAX_REPLY_CHARS = 20_000  # read no further: an answer is a few lines
+MAX_REPLY_CHARS = 20_000  # read no further, once over-long lines are cut: an answer is a few lines
+LINE_CHARS = 2_000  # a longer line (a runaway `thinking:`) is cut, so the fields after it are still read
 _FENCE = re.compile(r"```[ \t]*[\w-]*[ \t]*\n(.*?)```", re.DOTALL)
 _REASONING = re.compile(r"<(think|thinking|reasoning)>.*?(</\1>|$)", re.DOTALL | re.IGNORECASE)
 _LEADING_TABS = re.compile(r"^\t+", re.MULTILINE)
 _BACKTICKED_VALUE = re.compile(r"^([ \t]*\w+[ \t]*:[ \t]*)`([^`\n]*)`[ \t]*$", re.MULTILINE)
+_KEY_VALUE = re.compile(r"^([ \t]*[\w-]+[ \t]*:[ \t]*)(.*)$", re.DOTALL)
 
 
 class ReplyError(ValueError):
@@ -29,7 +32,7 @@ def read_structured(text, usable, unfenced_block=None):
     the block `unfenced_block(text)` cuts out of it (prose dropped). Raises
     ReplyError when a candidate is not valid YAML and none was usable.
     """
-    text = _REASONING.sub("", (text or "")[:MAX_REPLY_CHARS])
+    text = "\n".join(map(_cut_line, _REASONING.sub("", text or "").split("\n")))[:MAX_REPLY_CHARS]
     fenced = _FENCE.search(text)
     candidates = [fenced.group(1)] if fenced else [text, unfenced_block(text) if unfenced_block else ""]
     error = None
@@ -44,6 +47,23 @@ def read_structured(text, usable, unfenced_block=None):
     if error is not None:
         raise ReplyError(f"the reply is not valid YAML ({str(error).strip().splitlines()[0]})")
     return None
+
+
+def _cut_line(line):
+    """A line of at most LINE_CHARS; a `key: value` line stays valid YAML, with its value cut."""
+    if len(line) <= LINE_CHARS:
+        return line
+    key_value = _KEY_VALUE.match(line)
+    if not key_value:
+        return line[:LINE_CHARS]
+    value = key_value.group(2).strip()
+    value = value[1:] if value[:1] in ("'", '"') else value
+    return key_value.group(1) + json.dumps(value[:LINE_CHARS])  # JSON's quoted string is YAML's too
+
+
+def excerpt(text, limit):
+    """At most `limit` characters of `text`, saying how long it was when cut."""
+    return text if len(text) <= limit else f"{text[:limit]}... [{len(text):,} characters in all]"
 
 
 def _tidy(text):

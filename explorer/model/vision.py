@@ -44,7 +44,9 @@ def make_vision(settings, split=False):
         except AuthenticationFailed as refused:
             raise refused.stop_run() from None  # every later call would fail the same way
         except LLMError as failure:
-            return Sight(caption, (), _accounting(replies), errors=(f"vision failed: {failure}",))
+            failed = failure.accounting("vision")
+            calls = _accounting(replies) + ((failed,) if failed else ())
+            return Sight(caption, (), calls, errors=(f"vision failed: {failure}",))
         return Sight(caption, tuple(objects), _accounting(replies))
 
     return look
@@ -120,4 +122,5 @@ def _unparseable(reply, expected):
         f"{reply.model}: bad_response error: the reply is not {expected}: {reply.text[:RAW_REPLY_LIMIT]!r}",
         "bad_response",
         retries=reply.retries,
+        reply=reply,
     )

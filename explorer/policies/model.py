@@ -5,11 +5,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from explorer.model.client import AuthenticationFailed, LLMError
+from explorer.model.reading import excerpt
 from explorer.policies.replies import ReplyError, parse_decision, resolve_recipient
 from nodes.interfaces import DecisionOutcome
 from prompts import render
 
 REPLY_ATTEMPTS = 2  # the reply, then one re-prompt that says what was wrong
+REPLY_KEPT_CHARS = 4_000  # of each reply, in the trace (with its full length)
+REPLY_QUOTED_CHARS = 600  # of a bad reply, quoted back in the re-prompt
 
 
 class ModelPolicy:
@@ -30,16 +33,19 @@ class ModelPolicy:
             except AuthenticationFailed as refused:
                 raise refused.stop_run() from None  # every later call would fail the same way
             except LLMError as failure:
-                # Keep what earlier attempts got: their replies and tokens belong in the trace.
+                # Keep what earlier attempts got, and what the failed call cost: they belong in the trace.
+                failed = failure.accounting("decision")
+                calls += [failed] if failed else []
                 return DecisionOutcome(None, tuple(attempts), error=repr(failure), model_calls=tuple(calls))
             calls.append(reply.accounting("decision"))
             try:
                 decision = parse_decision(reply.text, available)
             except ReplyError as problem:
-                attempts.append({"reply": reply.text, "error": str(problem)})
-                request = prompt + "\n\n" + render("reprompt", problem=problem, reply=reply.text, actions=", ".join(available))
+                attempts.append(_attempt(reply.text, str(problem)))
+                quoted = excerpt(reply.text, REPLY_QUOTED_CHARS)
+                request = prompt + "\n\n" + render("reprompt", problem=problem, reply=quoted, actions=", ".join(available))
                 continue
-            attempts.append({"reply": reply.text, "error": None})
+            attempts.append(_attempt(reply.text, None))
             notes = ()
             if decision.message_to_others and context["comm_enabled"]:
                 recipient, note = resolve_recipient(decision.message_to, context["agent_id"], context["team"])
@@ -47,3 +53,8 @@ class ModelPolicy:
                 notes = (note,) if note else ()
             return DecisionOutcome(decision, tuple(attempts), model_calls=tuple(calls), notes=notes)
         return DecisionOutcome(None, tuple(attempts), parse_failure=True, model_calls=tuple(calls))
+
+
+def _attempt(text, error):
+    """What the trace keeps of one reply: once, bounded, with its full length."""
+    return {"reply": excerpt(text, REPLY_KEPT_CHARS), "chars": len(text), "error": error}

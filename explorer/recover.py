@@ -1,0 +1,112 @@
+"""Recovering a run that was killed (SIGKILL, a power cut) from what it flushed: its trace.
+
+`python main.py --recover RUN_DIR` rebuilds `summary.json` from `trace.jsonl`
+and `config.json`; `--resume-memory RUN_DIR` rebuilds each agent's memory
+from the trace's memory texts when the saved memories are missing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from types import SimpleNamespace
+
+from explorer.config import ConfigError
+from explorer.summary import RunStats, build_summary
+from explorer.team.store import InProcessStore
+from explorer.trace import write_json
+from memory.vector_memory import VectorMemory
+from nodes.interfaces import StepReport
+from perception.base import EnvironmentInfo, Message
+from perception.world import WorldError, load_world
+
+
+def whole_lines(path):
+    """The trace's records; a last line the kill cut short is left out."""
+    records = []
+    with open(path, encoding="utf-8") as file:
+        for line in file:
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                break  # only the last line can be cut: lines are written whole, one at a time
+    return records
+
+
+def recover_summary(run_dir) -> dict:
+    """Rebuild and write `summary.json` of a run that has none; ConfigError if it cannot be done."""
+    if (run_dir / "summary.json").exists():
+        raise ConfigError(f"{run_dir} already has its summary.json; --recover is for a run that was killed")
+    try:
+        config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+        records = whole_lines(run_dir / "trace.jsonl")
+    except (OSError, ValueError) as error:
+        raise ConfigError(f"{run_dir} holds no run to recover: {getattr(error, 'strerror', None) or error}") from None
+    if not isinstance(config, dict) or "agent_ids" not in config:
+        raise ConfigError(f"{run_dir / 'config.json'} is not a run's settings")
+    agent_ids = config["agent_ids"]
+    stats, store = RunStats(agent_ids), InProcessStore()
+    seen = defaultdict(set)
+    for agent_id in agent_ids:
+        store.register_agent(agent_id)
+    by_step = defaultdict(list)
+    for record in records:
+        by_step[record["step"]].append(record)
+    for step in sorted(by_step):
+        # The trace holds each step's lines in commit order: replaying them rebuilds the team's store.
+        store.commit_step([_report(record) for record in by_step[step]])
+        for record in by_step[step]:
+            stats.add(record)
+            seen[record["agent_id"]].update(record["visible_objects"])
+        if len(by_step[step]) == len(agent_ids):
+            stats.step_completed(step, len(store.objects()))
+    finished = all(stats.steps[a] == config["steps"] for a in agent_ids)
+    summary = build_summary(
+        SimpleNamespace(**config), _environment(config), store, stats, wall_seconds=0.0,
+        status="completed" if finished else "interrupted",
+        seen={agent_id: sorted(names) for agent_id, names in seen.items()},
+        profiles=config.get("agent_profiles"),
+    )
+    summary["recovered_from_trace"] = True  # wall time and start-up were not on record
+    summary["wall_seconds"] = None
+    write_json(run_dir / "summary.json", summary)
+    return summary
+
+
+def rebuild_memories(run_dir, agent_ids, embedder):
+    """{agent_id: VectorMemory} from the memory texts in the run's trace, re-embedded; {} without a trace."""
+    path = run_dir / "trace.jsonl"
+    if not path.is_file():
+        return {}
+    texts = defaultdict(list)
+    for record in whole_lines(path):
+        if record.get("agent_id") in agent_ids and record.get("memory_text"):
+            texts[record["agent_id"]].append(record["memory_text"])
+    memories = {}
+    for agent_id, agent_texts in texts.items():
+        memory = VectorMemory(embedder)
+        memory.add_many(agent_texts, embedder.encode(agent_texts))
+        memories[agent_id] = memory
+    return memories
+
+
+def _report(record):
+    out = record.get("message_out")
+    return StepReport(
+        agent_id=record["agent_id"],
+        step=record["step"],
+        record=None,
+        seen_objects=record["new_objects"],  # what the team first saw then; the rest was known already
+        outgoing=[Message(record["agent_id"], out["recipient"], out["message"], record["step"])] if out else [],
+        pose=record["result"]["pose"],
+    )
+
+
+def _environment(config):
+    if config.get("mode") != "mock":
+        return EnvironmentInfo(name=", ".join(config.get("window_titles") or []) or "game window")
+    try:
+        world = load_world(config["world"])
+    except WorldError:
+        return EnvironmentInfo(name=config["world"])
+    return EnvironmentInfo(name=world.name, total_objects=len(world.objects))

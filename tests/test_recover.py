@@ -1,0 +1,74 @@
+"""A killed run is not lost: its summary and its agents' memories are rebuilt from its trace."""
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+from tests.paths import ROOT
+from tests.test_cli import assert_one_line_error, main
+
+MAIN = str(ROOT / "main.py")
+
+
+def test_the_summary_rebuilt_from_a_trace_is_the_one_the_run_wrote(tmp_path):
+    run_dir = tmp_path / "run"
+    assert main("--agents", "3", "--steps", "12", "--world", "office", "--run-dir", str(run_dir), "-q").returncode == 0
+    written = json.loads((run_dir / "summary.json").read_text())
+    (run_dir / "summary.json").unlink()
+    result = main("--recover", str(run_dir))
+    assert result.returncode == 0, result.stderr
+    assert "Rebuilt" in result.stdout
+    rebuilt = json.loads((run_dir / "summary.json").read_text())
+    assert rebuilt.pop("recovered_from_trace") is True and rebuilt.pop("wall_seconds") is None
+    for key in ("wall_seconds", "startup"):
+        written.pop(key)
+    assert rebuilt.pop("startup") is None
+    assert rebuilt == written
+
+
+def test_recover_refuses_a_run_that_has_its_summary_and_a_directory_that_holds_no_run(tmp_path):
+    run_dir = tmp_path / "run"
+    main("--steps", "1", "--run-dir", str(run_dir), "-q")
+    assert_one_line_error(main("--recover", str(run_dir)), "already has its summary.json")
+    assert_one_line_error(main("--recover", str(tmp_path)), "holds no run to recover")
+
+
+def test_a_killed_run_is_recovered_and_its_memories_resumed_from_its_trace(tmp_path):
+    killed = tmp_path / "killed"
+    process = subprocess.Popen(
+        [sys.executable, MAIN, "--agents", "2", "--steps", "500", "--run-dir", str(killed), "-q"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    trace = killed / "trace.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (not trace.exists() or len(trace.read_text().splitlines()) < 10):
+        time.sleep(0.1)
+    process.send_signal(signal.SIGKILL)
+    process.wait(30)
+    assert not (killed / "summary.json").exists() and not (killed / "memory").exists()
+    lines = len(trace.read_text().splitlines())
+
+    assert main("--recover", str(killed)).returncode == 0
+    summary = json.loads((killed / "summary.json").read_text())
+    assert summary["status"] == "interrupted" and sum(summary["steps"].values()) >= 10
+
+    resumed = tmp_path / "resumed"
+    result = main("--agents", "2", "--steps", "1", "--run-dir", str(resumed), "--resume-memory", str(killed), "-q")
+    assert result.returncode == 0, result.stderr
+    assert "rebuilt from its trace.jsonl" in (resumed / "run.log").read_text()
+    saved = {a: json.loads((resumed / "memory" / a / "meta.json").read_text())["count"] for a in ("Agent1", "Agent2")}
+    assert sum(saved.values()) >= lines + 2 - 1  # every whole line of the killed run, plus this run's step each
+
+
+def test_a_cut_last_line_is_left_out(tmp_path):
+    run_dir = tmp_path / "run"
+    main("--agents", "2", "--steps", "3", "--run-dir", str(run_dir), "-q")
+    (run_dir / "summary.json").unlink()
+    shutil.rmtree(run_dir / "memory")
+    text = (run_dir / "trace.jsonl").read_text()
+    (run_dir / "trace.jsonl").write_text(text + text.splitlines()[0][:50])  # a kill mid-write
+    assert main("--recover", str(run_dir)).returncode == 0
+    assert json.loads((run_dir / "summary.json").read_text())["status"] == "completed"
