@@ -109,4 +109,4 @@ def _environment(config):
         world = load_world(config["world"])
     except WorldError:
         return EnvironmentInfo(name=config["world"])
-    return EnvironmentInfo(name=world.name, total_objects=len(world.objects))
+    return EnvironmentInfo(name=world.name, total_objects=len(world.objects), total_cells=world.free_cell_count)

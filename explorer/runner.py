@@ -10,6 +10,7 @@ from dataclasses import asdict
 from explorer.config import ConfigError
 from explorer.console import RunConsole
 from explorer.model.client import CallGate, missing_api_keys
+from explorer.model.client import load as load_model_client
 from explorer.perception_setup import perception_setup
 from explorer.policies import BUILT_IN, make_policy
 from explorer.profiles import default_profiles, load_profiles
@@ -58,12 +59,15 @@ class ExplorationRun:
             else default_profiles(config.agents, config.model)
         )
         self.setup = perception_setup(config, self.profiles, self.agent_ids)
-        if not config.api_base:
-            _check_api_keys(self.agent_ids, self.profiles)
         self.steps = config.steps or self.setup.default_steps or DEFAULT_STEPS
         # Loads in the background while the run is set up and its first step
         # perceives and decides; the first memory written waits for it.
         self.embedder = embedder or SentenceEmbedder()
+        try:
+            _prepare_model_client(self.agent_ids, self.profiles, check_keys=not config.api_base)
+        except ConfigError:
+            self.embedder.wait_loaded()
+            raise
         # The service encodes as soon as every agent has asked, without waiting out its gathering time.
         self.embedder.expected_callers = len(self.agent_ids)
         self.memories = {agent_id: VectorMemory(self.embedder) for agent_id in self.agent_ids}
@@ -193,15 +197,18 @@ class ExplorationRun:
                 log.error("%s's memory was not saved: %s", agent_id, error)
 
 
-def _check_api_keys(agent_ids, profiles):
-    """A model whose API key is not in the environment is refused now, not at its first call."""
-    for agent_id, profile in zip(agent_ids, profiles):
-        if profile.model in BUILT_IN:
-            continue
-        missing = missing_api_keys(profile.model)
+def _prepare_model_client(agent_ids, profiles, check_keys):
+    """For a run with models: litellm loaded now, while the embedding model loads, and each model's
+    API key checked, so that a missing one is refused at start, not at its first call."""
+    models = [(agent_id, p.model) for agent_id, p in zip(agent_ids, profiles) if p.model not in BUILT_IN]
+    if not models:
+        return
+    load_model_client()
+    for agent_id, model in models if check_keys else ():
+        missing = missing_api_keys(model)
         if missing:
             raise ConfigError(
-                f"{agent_id}'s model {profile.model!r} needs {' or '.join(missing)} in the environment: "
+                f"{agent_id}'s model {model!r} needs {' or '.join(missing)} in the environment: "
                 "set it, or give --api-base URL for a local server"
             )
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
+
+THRESHOLDS = (50, 90, 100)  # percent of the objects, and of the cells, the team has seen
 
 
 class RunStats:
@@ -19,6 +22,8 @@ class RunStats:
         self.found_first = {agent_id: [] for agent_id in agent_ids}
         self.policies = {agent_id: None for agent_id in agent_ids}  # who decided, as the trace says
         self.discovery_curve: list[list[int]] = []
+        self.seen_by: dict[tuple, set[str]] = {}  # cell -> the agents that saw it
+        self.cells_curve: list[list[int]] = []  # [step, cells the team has seen]
 
     def add(self, record):
         agent_id = record["agent_id"]
@@ -38,7 +43,11 @@ class RunStats:
                 self.costs[agent_id].append(call["cost_usd"])
         counts["parse_failures"] += bool(record.get("parse_failure"))
         counts["errors"] += len(record.get("errors", []))
-        counts["messages_sent"] += record.get("message_out") is not None
+        message = record.get("message_out")
+        counts["messages_sent"] += message is not None
+        counts["message_chars"] += len(message["message"]) if message else 0
+        for cell in record.get("seen_cells", ()):
+            self.seen_by.setdefault(tuple(cell), set()).add(agent_id)
         self.found_first[agent_id].extend(record.get("new_objects", []))
 
     def every_call_failed(self):
@@ -50,6 +59,27 @@ class RunStats:
 
     def step_completed(self, step, discovered):
         self.discovery_curve.append([step, discovered])
+        self.cells_curve.append([step, len(self.seen_by)])
+
+    def team_block(self, total_objects, total_cells):
+        """How the team explored, as the exploration literature reports it."""
+        agent_steps = sum(self.steps.values())
+        totals = Counter()
+        for counts in self.per_agent.values():
+            totals.update(counts)
+        seen = len(self.seen_by)
+        return {
+            "cells_seen": seen,
+            "total_cells": total_cells,
+            "coverage_curve": [[step, round(n / total_cells, 4)] for step, n in self.cells_curve] if total_cells else None,
+            "steps_to_objects": _steps_to(self.discovery_curve, total_objects),
+            "steps_to_cells": _steps_to(self.cells_curve, total_cells),
+            # Cells seen by two agents or more, over cells seen by any: how much the team saw twice.
+            "overlap_ratio": round(sum(len(a) > 1 for a in self.seen_by.values()) / seen, 4) if seen else None,
+            "messages_per_agent_step": _per(totals["messages_sent"], agent_steps),
+            "message_chars_per_agent_step": _per(totals["message_chars"], agent_steps),
+            "model_calls_per_agent_step": _per(totals["calls"], agent_steps),
+        }
 
     def llm_block(self, agent_ids=None):
         """Model-call totals for some agents (all by default): counts, cost, latency percentiles."""
@@ -64,6 +94,20 @@ class RunStats:
             "cost_usd": round(sum(costs), 6) if costs else None,
             "latency_seconds": {f"p{q}": _percentile(latencies, q) for q in (50, 90, 99)},
         }
+
+
+def _steps_to(curve, total):
+    """{"50%": step, ...}: the first step at which the curve reached each share of `total` (None if never)."""
+    if not total:
+        return None
+    return {
+        f"{share}%": next((step for step, n in curve if n >= math.ceil(total * share / 100)), None)
+        for share in THRESHOLDS
+    }
+
+
+def _per(count, agent_steps):
+    return round(count / agent_steps, 4) if agent_steps else None
 
 
 def _percentile(values, q):
@@ -100,6 +144,7 @@ def build_summary(
         "discovery_curve": stats.discovery_curve,
         "discoveries": store.discoveries(),
         "messages_sent": len(store.history()),
+        "team": stats.team_block(total, environment.total_cells),
         # Every step decides; model calls are only the real requests to a model.
         "decisions": sum(stats.per_agent[agent_id]["decisions"] for agent_id in stats.steps),
         "llm": stats.llm_block(),

@@ -15,6 +15,7 @@ class StepRecord:
     visible_objects: list[str] = field(default_factory=list)
     visible_caption: str = ""
     image_path: str | None = None  # the screenshot, in Unity mode
+    seen_cells: list[list[int]] = field(default_factory=list)  # [x, y, level] in sight, in mock mode
     model_calls: list[dict] = field(default_factory=list)  # written as llm.calls: vision, then decision
     # RetrieveMemoryNode
     memory_query: str = ""

@@ -113,6 +113,7 @@ class EnvironmentInfo:
     view_distance: int | None = None
     max_steps: int | None = None
     total_objects: int | None = None  # None where the objects are not known
+    total_cells: int | None = None  # the free cells (x, y, level) there are to see; None where unknown
     dead_reckoned: bool = False  # poses counted from the actions taken, not measured
 
 

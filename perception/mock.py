@@ -86,4 +86,5 @@ class MockPerception(PerceptionInterface):
             view_distance=world.view_distance,
             max_steps=world.max_steps,
             total_objects=len(world.objects),
+            total_cells=world.free_cell_count,
         )

@@ -54,6 +54,11 @@ class World:
     def is_free(self, x, y, z=0):
         return self.in_bounds(x, y, z) and (x, y) not in self.walls
 
+    @property
+    def free_cell_count(self):
+        """Cells (x, y, level) not inside a wall: what there is to see."""
+        return (self.width * self.depth - len(self.walls)) * self.height
+
     def free_cells(self):
         """Ground cells that are not walls, sorted."""
         return [

@@ -378,6 +378,6 @@ def test_environment_info_and_store():
     perception = MockPerception(load_world(WORLDS / "apartment.yaml"), store, ["a"], seed=0)
     assert perception.store is store
     assert perception.get_environment_info() == EnvironmentInfo(
-        name="apartment", size=(12, 9, 1), view_distance=3, max_steps=40, total_objects=12
+        name="apartment", size=(12, 9, 1), view_distance=3, max_steps=40, total_objects=12, total_cells=12 * 9 - 17
     )
     assert perception.available_actions("a") == ACTIONS

@@ -11,6 +11,7 @@ from explorer.runner import ExplorationRun, RunFailed
 from explorer.trace import TIMING_FIELDS, read_trace
 from memory.embedder import EmbedderError
 from memory.vector_memory import MemoryFileError
+from perception.world import DEFAULT_WORLD, load_world
 from tests.paths import WORLDS
 
 TRACE_FIELDS = {
@@ -73,6 +74,13 @@ def test_two_agents_explore_the_default_world_and_record_everything(tmp_path, em
     }
     assert all(r["policy"] == "offline" and r["llm"]["calls"] == [] and r["attempts"] == [] for r in trace)
     assert json.loads((tmp_path / "run" / "summary.json").read_text()) == summary
+    team = summary["team"]
+    assert team["total_cells"] == 12 * 9 - len(load_world(DEFAULT_WORLD).walls)
+    assert [k for k, _ in team["coverage_curve"]] == list(range(1, 41))
+    assert [share for _, share in team["coverage_curve"]] == sorted(share for _, share in team["coverage_curve"])
+    assert team["steps_to_objects"]["100%"] == summary["first_full_discovery_step"]
+    assert 0 < team["overlap_ratio"] < 1
+    assert team["messages_per_agent_step"] == summary["messages_sent"] / 80 and team["model_calls_per_agent_step"] == 0
 
     assert len(trace) == 80
     assert [(r["step"], r["agent_id"]) for r in trace] == [(k, a) for k in range(1, 41) for a in ("Agent1", "Agent2")]

@@ -143,6 +143,12 @@ class _Failure(NamedTuple):
     retry_after: float | None = None
 
 
+def load():
+    """Import litellm now, in this thread. Agents' threads that import it side by side can interleave
+    its imports (one printed a urllib3 warning that way); the run calls this first."""
+    _litellm()
+
+
 def _litellm():
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
