@@ -126,13 +126,19 @@ def config_from(args) -> RunConfig:
 
 
 def main(argv=None, started=None) -> int:
-    """Returns the exit code; `started` is when the process started (perf_counter), for the start-up figures."""
+    """Returns the exit code; `started` is when the process started (perf_counter), for the start-up figures.
+
+    Called with `argv` (from Python, not as the program), it leaves the signal handlers as it found them.
+    """
     signals = StopSignals().install()
     try:
         return _main(argv, started, signals)
     except KeyboardInterrupt:  # before the run started, or while it was being set up
         print("main.py: interrupted before the run started", file=sys.stderr)
         return signals.exit_code or EXIT_INTERRUPTED
+    finally:
+        if argv is not None:
+            signals.restore()
 
 
 def _main(argv, started, signals):

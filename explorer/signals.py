@@ -30,11 +30,17 @@ class StopSignals:
 
     def __init__(self):
         self.signum = None  # the stop signal that stopped the run
+        self._before = {}
 
     def install(self):
         for signum in STOP_SIGNALS:
-            signal.signal(signum, self._handle)
+            self._before[signum] = signal.signal(signum, self._handle)
         return self
+
+    def restore(self):
+        """The handlers as they were before `install`: for a caller that runs main() and goes on."""
+        for signum, handler in self._before.items():
+            signal.signal(signum, handler)
 
     def hold(self):
         """Stopping has begun: from now on the stop signals are ignored. Main thread only."""

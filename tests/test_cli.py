@@ -228,3 +228,11 @@ def test_a_model_without_its_api_key_is_refused_before_the_run_starts(tmp_path, 
     result = main("--model", model, "--run-dir", str(tmp_path / "run"), env=env)
     assert_one_line_error(result, f"needs {variable} in the environment", "--api-base")
     assert not (tmp_path / "run").exists()
+
+
+def test_main_called_from_python_leaves_the_signal_handlers_as_they_were(tmp_path):
+    from explorer.cli import main as main_in_process
+
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    assert main_in_process(["--steps", "1", "--run-dir", str(tmp_path / "run"), "-q"]) == 0
+    assert {signum: signal.getsignal(signum) for signum in before} == before
