@@ -80,13 +80,12 @@ class RunConfig:
         return self
 
     def _check_run_dir(self):
-        """Early, friendly checks; the directory is claimed atomically when the run starts (explorer/run_dir.py)."""
-        if self.run_dir.exists() and not self.run_dir.is_dir():
-            raise ConfigError(f"the run directory {self.run_dir} is a file; choose another --run-dir")
+        """An early check that a given directory holds no run; explorer/run_dir.py claims it, atomically,
+        once the run's checks have passed, and says what is wrong with a path that cannot be one."""
         try:
             taken = self.run_dir.is_dir() and any(self.run_dir.iterdir())
-        except OSError as error:
-            raise ConfigError(f"cannot use {self.run_dir} as the run directory: {error.strerror or error}") from None
+        except OSError:
+            taken = False  # unreadable: the claim says why
         if taken:
             raise ConfigError(f"run directory {self.run_dir} is not empty; choose another --run-dir")
 

@@ -160,7 +160,7 @@ class ExplorationRun:
                 failure.record(str(error))
                 status = "failed"
             console.print_summary(summary, self.run_dir)
-            log.info(
+            log.debug(  # run.log's closing line; the console has just shown the summary
                 "Run %s after %d agent-steps: %d of %s objects found",
                 status, sum(summary["steps"].values()), len(summary["objects_discovered"]),
                 summary["total_objects"] if summary["total_objects"] is not None else "unknown",

@@ -50,11 +50,16 @@ class RunStats:
             self.seen_by.setdefault(tuple(cell), set()).add(agent_id)
         self.found_first[agent_id].extend(record.get("new_objects", []))
 
+    def totals(self, agent_ids=None):
+        """The counts of some agents (all by default), added up."""
+        totals = Counter()
+        for agent_id in self.steps if agent_ids is None else agent_ids:
+            totals.update(self.per_agent[agent_id])
+        return totals
+
     def every_call_failed(self):
         """True when the run asked a model and never got an answer it could use as one."""
-        totals = Counter()
-        for counts in self.per_agent.values():
-            totals.update(counts)
+        totals = self.totals()
         return totals["calls"] > 0 and totals["failed_calls"] == totals["calls"]
 
     def step_completed(self, step, discovered):
@@ -64,9 +69,7 @@ class RunStats:
     def team_block(self, total_objects, total_cells):
         """How the team explored, as the exploration literature reports it."""
         agent_steps = sum(self.steps.values())
-        totals = Counter()
-        for counts in self.per_agent.values():
-            totals.update(counts)
+        totals = self.totals()
         seen = len(self.seen_by)
         return {
             "cells_seen": seen,
@@ -84,9 +87,7 @@ class RunStats:
     def llm_block(self, agent_ids=None):
         """Model-call totals for some agents (all by default): counts, cost, latency percentiles."""
         agent_ids = list(self.steps) if agent_ids is None else agent_ids
-        totals = Counter()
-        for agent_id in agent_ids:
-            totals.update(self.per_agent[agent_id])
+        totals = self.totals(agent_ids)
         costs = [c for agent_id in agent_ids for c in self.costs[agent_id]]
         latencies = sorted(x for agent_id in agent_ids for x in self.latencies[agent_id])
         return {
@@ -146,7 +147,7 @@ def build_summary(
         "messages_sent": len(store.history()),
         "team": stats.team_block(total, environment.total_cells),
         # Every step decides; model calls are only the real requests to a model.
-        "decisions": sum(stats.per_agent[agent_id]["decisions"] for agent_id in stats.steps),
+        "decisions": stats.totals()["decisions"],
         "llm": stats.llm_block(),
         "per_agent": {
             agent_id: {

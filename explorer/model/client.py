@@ -17,6 +17,7 @@ import random
 import re
 import threading
 import time
+import warnings
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -113,14 +114,10 @@ class LLMError(RuntimeError):
 
     def accounting(self, purpose):
         """What the trace keeps of the failed call, as of a Reply's, with its `error` kind; None if none was made."""
-        if self.reply is not None:
-            return {**self.reply.accounting(purpose), "error": self.kind}
-        if self.model is None:
+        if self.reply is None and self.model is None:
             return None
-        return {
-            "purpose": purpose, "model": self.model, "prompt_tokens": 0, "completion_tokens": 0,
-            "latency": self.latency, "retries": self.retries, "cost_usd": None, "error": self.kind,
-        }
+        reply = self.reply or Reply("", self.model, latency=self.latency, retries=self.retries)
+        return {**reply.accounting(purpose), "error": self.kind}
 
 
 class AuthenticationFailed(LLMError):
@@ -144,14 +141,16 @@ class _Failure(NamedTuple):
 
 
 def load():
-    """Import litellm now, in this thread. Agents' threads that import it side by side can interleave
-    its imports (one printed a urllib3 warning that way); the run calls this first."""
+    """Import litellm now, in this thread, before the agents' threads would import it side by side."""
     _litellm()
 
 
 def _litellm():
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
+    # requests silences this urllib3 warning when it is imported, but the embedding model's thread
+    # may import urllib3's SOCKS module first: the warning would reach the console.
+    warnings.filterwarnings("ignore", message="SOCKS support in urllib3 requires")
     import litellm
 
     # Otherwise litellm prints a "Give Feedback" banner to stdout on every error, through the live view.
