@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from explorer.config import MODES, VISION_CALLS, ConfigError, RunConfig
+from explorer.config import DECIDE_LEVELS, MODES, VISION_CALLS, ConfigError, RunConfig
 from explorer.signals import StopSignals
 from perception.keymap import DEFAULT_KEYMAP, SHIPPED_KEYMAPS
 from perception.world import DEFAULT_WORLD, SHIPPED_WORLDS
@@ -47,6 +47,10 @@ def build_parser():
     parser.add_argument("--price-in", type=float, help="dollars per million prompt tokens, for models litellm cannot price")
     parser.add_argument("--price-out", type=float, help="dollars per million completion tokens, likewise")
     parser.add_argument("--no-comm", action="store_true", help="turn off all messages between agents")
+    parser.add_argument(
+        "--decide", choices=DECIDE_LEVELS, default="actions",
+        help="what a model chooses: each step's action (default), or a goal the planner walks to (mock mode)",
+    )
     parser.add_argument("--run-dir", type=Path, help="where to write the run (default runs/<timestamp>/ here)")
     parser.add_argument(
         "--resume-memory", type=Path, metavar="RUN_DIR", help="start each agent with the memory it saved in an earlier run"
@@ -110,6 +114,7 @@ def config_from(args) -> RunConfig:
         model=args.model,
         api_base=args.api_base,
         comm=not args.no_comm,
+        decide=args.decide,
         run_dir=args.run_dir,
         profiles=args.profiles,
         resume_memory=args.resume_memory,

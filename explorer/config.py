@@ -17,6 +17,9 @@ MAX_AGENTS = 1000  # a thread each
 VISION_CALLS = ("combined", "split")  # one call for caption and objects, or the spec's two
 
 
+DECIDE_LEVELS = ("actions", "goals")
+
+
 class ConfigError(ValueError):
     """A user's mistake in the arguments; the message is one line."""
 
@@ -31,6 +34,7 @@ class RunConfig:
     model: str = "offline"
     api_base: str | None = None
     comm: bool = True
+    decide: str = "actions"  # what a model chooses: each step's action, or goals the planner walks to
     run_dir: Path | None = None  # None: runs/<timestamp>/
     profiles: Path | None = None
     resume_memory: Path | None = None  # a run directory whose agents' memories this run starts from
@@ -54,6 +58,10 @@ class RunConfig:
             self._check_unity()
         elif self.window_titles or self.keymaps or self.regions or self.vision != "combined":
             raise ConfigError("--window-title, --keymap, --region and --vision are for --mode unity")
+        if self.decide not in DECIDE_LEVELS:
+            raise ConfigError(f"unknown --decide {self.decide!r}: choose one of {', '.join(DECIDE_LEVELS)}")
+        if self.decide == "goals" and self.mode != "mock":
+            raise ConfigError("--decide goals needs --mode mock: goals come from the grid map a mock world gives")
         if self.steps is not None and self.steps < 1:
             raise ConfigError(f"--steps must be at least 1, not {self.steps}")
         if self.world.is_dir():
@@ -128,6 +136,7 @@ class RunConfig:
             "model": self.model,
             "api_base": redact_url(self.api_base) if self.api_base else None,
             "comm": self.comm,
+            "decide": self.decide,
             "profiles": str(self.profiles) if self.profiles else None,
             "resume_memory": str(self.resume_memory) if self.resume_memory else None,
             "timeout": self.timeout,

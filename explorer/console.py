@@ -129,7 +129,9 @@ class RunConsole:
             f"cost {cost}{latency_text})"
         )
         self.console.print(
-            f"Decisions: {summary['decisions']}    Messages sent: {summary['messages_sent']}    "
+            f"Decisions: {summary['decisions']}"
+            + (f" ({summary['planner_steps']} by the planner)" if summary.get("planner_steps") else "")
+            + f"    Messages sent: {summary['messages_sent']}    "
             + ("Wall time: not on record" if summary["wall_seconds"] is None else f"Wall time: {summary['wall_seconds']:.1f} s")
         )
         self.console.print(plain(f"Run directory: {run_dir}"), soft_wrap=True)

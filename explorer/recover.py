@@ -62,7 +62,7 @@ def recover_summary(run_dir) -> dict:
             stats.step_completed(step, len(store.objects()))
     finished = all(stats.steps[a] == config["steps"] for a in agent_ids)
     summary = build_summary(
-        SimpleNamespace(**config), _environment(config), store, stats, wall_seconds=0.0,
+        SimpleNamespace(**{"decide": "actions", **config}), _environment(config), store, stats, wall_seconds=0.0,
         status="completed" if finished else "interrupted",
         seen={agent_id: sorted(names) for agent_id, names in seen.items()},
         profiles=config.get("agent_profiles"),
@@ -97,6 +97,7 @@ def _report(record):
         step=record["step"],
         record=None,
         seen_objects=record["new_objects"],  # what the team first saw then; the rest was known already
+        object_cells=record.get("object_cells", {}),
         outgoing=[Message(record["agent_id"], out["recipient"], out["message"], record["step"])] if out else [],
         pose=record["result"]["pose"],
     )

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+from nodes.interfaces import PLANNER
+
 THRESHOLDS = (50, 90, 100)  # percent of the objects, and of the cells, the team has seen
 
 
@@ -30,7 +32,10 @@ class RunStats:
         counts = self.per_agent[agent_id]
         calls = (record.get("llm") or {}).get("calls", [])
         self.steps[agent_id] = record["step"]
-        self.policies[agent_id] = record["policy"]
+        if record["policy"] == PLANNER:
+            counts["planner_steps"] += 1  # the agent's policy is the model whose goal it walks to
+        else:
+            self.policies[agent_id] = record["policy"]
         counts["decisions"] += 1
         counts["calls"] += len(calls)
         for call in calls:
@@ -82,6 +87,7 @@ class RunStats:
             "messages_per_agent_step": _per(totals["messages_sent"], agent_steps),
             "message_chars_per_agent_step": _per(totals["message_chars"], agent_steps),
             "model_calls_per_agent_step": _per(totals["calls"], agent_steps),
+            "planner_steps_per_agent_step": _per(totals["planner_steps"], agent_steps),
         }
 
     def llm_block(self, agent_ids=None):
@@ -136,6 +142,7 @@ def build_summary(
         "seed": config.seed,
         "model": config.model,
         "comm": config.comm,
+        "decide": config.decide,
         "agents": list(stats.steps),
         "steps": dict(stats.steps),
         "objects_discovered": discovered,
@@ -148,6 +155,7 @@ def build_summary(
         "team": stats.team_block(total, environment.total_cells),
         # Every step decides; model calls are only the real requests to a model.
         "decisions": stats.totals()["decisions"],
+        "planner_steps": stats.totals()["planner_steps"],  # of the decisions, those walked towards a model's goal
         "llm": stats.llm_block(),
         "per_agent": {
             agent_id: {
@@ -155,6 +163,7 @@ def build_summary(
                 "policy": stats.policies[agent_id],
                 "profile": {k: v for k, v in (profiles or {}).get(agent_id, {}).items() if k != "persona"} or None,
                 "decisions": stats.per_agent[agent_id]["decisions"],
+                "planner_steps": stats.per_agent[agent_id]["planner_steps"],
                 "found_first": stats.found_first[agent_id],
                 "objects_seen": (seen or {}).get(agent_id, []),
                 "messages_sent": stats.per_agent[agent_id]["messages_sent"],

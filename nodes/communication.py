@@ -13,7 +13,9 @@ class CommunicationNode(Node):
     def post(self, shared, prep_res, exec_res):
         perception, agent_id, comm_enabled = prep_res
         messages = perception.poll_messages(agent_id) if comm_enabled else []
-        shared["other_agent_messages"] = [{"sender": m.sender, "message": m.message} for m in messages]
+        shared["other_agent_messages"] = [
+            {"sender": m.sender, "recipient": m.recipient, "message": m.message} for m in messages
+        ]
         record = shared["step_record"]
         record.messages_in = [m.to_dict() for m in messages]
         record.lap("communication")

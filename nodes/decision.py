@@ -32,8 +32,8 @@ class DecisionNode(Node):
         shared["message_to_others"] = decision.message_to_others if shared["comm_enabled"] else ""
         shared["message_to"] = decision.message_to
         record = shared["step_record"]
-        record.policy = policy.name
-        record.prompt = prompt
+        record.policy = outcome.decided_by or policy.name
+        record.prompt = prompt if outcome.prompt is None else outcome.prompt
         record.attempts = list(outcome.attempts)
         record.decision = outcome.decision.to_dict() if outcome.decision else None
         record.parse_failure = outcome.parse_failure

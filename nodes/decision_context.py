@@ -1,7 +1,7 @@
 """What a decision rests on: the context every policy reads, and the prompt a model reads."""
 
 from perception.actions import ACTION_HELP
-from perception.base import Pose
+from perception.base import Pose, objects_text
 from prompts import render
 
 RECENT_ACTIONS = 5
@@ -34,12 +34,13 @@ def decision_context(shared):
         "dead_reckoned": env.dead_reckoned,
         "pose": observation.pose.to_dict(),
         "visible_objects": list(observation.visible_objects),
+        "object_cells": dict(observation.object_cells),
         "caption": observation.caption,
         "seen_cells": observation.seen_cells,
         "seen_walls": observation.seen_walls,
         "memories": shared["retrieved_memories"],
         "messages": shared["other_agent_messages"],
-        "team_objects": store.objects(),
+        "team_objects": store.discoveries(),  # name -> {finder, step, cell}, in discovery order
         "other_agents": {a: p for a, p in store.positions().items() if a != agent_id},
         "recent_actions": shared["action_history"][-RECENT_ACTIONS:],
         "available_actions": list(shared["perception"].available_actions(agent_id)),
@@ -47,7 +48,10 @@ def decision_context(shared):
     }
 
 
-def render_prompt(context):
+def render_prompt(context, reply=None):
+    """The decision prompt; `reply` is its closing section (how to answer), the action reply by default."""
+    if reply is None:
+        reply = render("reply_actions", comm_note=comm_note(context))
     return render(
         "decision",
         agent_id=context["agent_id"],
@@ -62,19 +66,19 @@ def render_prompt(context):
         visible=_clip(context["caption"], CAPTION_CHARS),
         memories=_lines([f"{_clip(text, MEMORY_CHARS)} (distance {d:.2f})" for text, d in context["memories"]], "Nothing yet."),
         messages=_messages_text(context["messages"]),
-        team_objects=_latest(list(context["team_objects"]), PROMPT_TEAM_OBJECTS),
+        team_objects=_latest(_found_text(context["team_objects"]), PROMPT_TEAM_OBJECTS),
         other_agents=_teammates_text(context["pose"], context["other_agents"]),
         recent_actions=_lines(
             [f"step {a['step']}: {a['action']} -> {a['outcome']}: {a['detail']}" for a in context["recent_actions"]],
             "None yet: this is your first step.",
         ),
         actions="\n".join(f"- {a}: {ACTION_HELP.get(a, '')}" for a in context["available_actions"]),
-        comm_note=(
-            "You may send one short message per step to a teammate or to all."
-            if context["comm_enabled"]
-            else "Messaging is off in this run: leave out message_to_others."
-        ),
+        reply=reply.strip(),
     )
+
+
+def comm_note(context):
+    return render("comm_on" if context["comm_enabled"] else "comm_off").strip()
 
 
 def _messages_text(messages):
@@ -93,6 +97,11 @@ def _teammates_text(pose, others):
     text = _lines([f"{a}: {_pose_text(others[a])}" for a in shown], "You are alone.")
     hidden = len(others) - len(shown)
     return f"{text}\n({hidden} more teammates farther away)" if hidden else text
+
+
+def _found_text(discoveries):
+    cells = {name: found["cell"] for name, found in discoveries.items() if found.get("cell")}
+    return [objects_text([name], cells) for name in discoveries]
 
 
 def _latest(names, limit):

@@ -17,6 +17,7 @@ class HandInNode(Node):
             step=step,
             record=shared["step_record"],
             seen_objects=list(shared["visible_objects"]),
+            object_cells=dict(shared["observation"].object_cells),
             outgoing=[Message(agent_id, shared["message_to"], message, step)] if message else [],
             pose=shared["action_result"].pose.to_dict(),
             remember=partial(shared["memory_index"].add, *shared["memory_entry"]),

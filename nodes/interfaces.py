@@ -43,6 +43,9 @@ class Decision:
         return asdict(self)
 
 
+PLANNER = "planner"  # who decided a step walked towards a model's goal without asking it
+
+
 @dataclass(frozen=True)
 class DecisionOutcome:
     """What a policy answered, and what it took to get there.
@@ -58,6 +61,10 @@ class DecisionOutcome:
     error: str | None = None  # the policy itself failed (a provider down after its retries)
     model_calls: tuple[dict, ...] = ()
     notes: tuple[str, ...] = ()  # what was changed in the decision, e.g. an unknown recipient
+    # Where a policy decided otherwise than by the prompt it was given: who decided ("planner"
+    # for a step walked towards a goal without asking), and the prompt sent ("" for none).
+    decided_by: str | None = None
+    prompt: str | None = None
 
 
 class DecisionPolicy(Protocol):
@@ -80,6 +87,8 @@ class TeamView(Protocol):
 
     def objects(self) -> list[str]: ...
 
+    def discoveries(self) -> dict[str, dict]: ...
+
     def positions(self) -> dict[str, dict]: ...
 
 
@@ -95,6 +104,7 @@ class StepReport:
     pose: dict = field(default_factory=dict)  # after the action
     # Adds the step's memory to the agent's private index; the commit calls it once the step is on record.
     remember: Callable[[], None] = lambda: None
+    object_cells: dict = field(default_factory=dict)  # name -> (x, y, level) of the seen objects, where known
 
 
 class Schedule(Protocol):

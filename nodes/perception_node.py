@@ -20,6 +20,7 @@ class PerceptionNode(Node):
         record = shared["step_record"]
         record.pose = observation.pose.to_dict()
         record.visible_objects = list(observation.visible_objects)
+        record.object_cells = {name: list(cell) for name, cell in observation.object_cells.items()}
         record.visible_caption = observation.caption
         record.image_path = observation.image_path
         record.seen_cells = [list(cell) for cell in observation.seen_cells]

@@ -13,6 +13,7 @@ class StepRecord:
     # PerceptionNode
     pose: dict | None = None  # at the start of the step
     visible_objects: list[str] = field(default_factory=list)
+    object_cells: dict[str, list[int]] = field(default_factory=dict)  # where each one is, in mock mode
     visible_caption: str = ""
     image_path: str | None = None  # the screenshot, in Unity mode
     seen_cells: list[list[int]] = field(default_factory=list)  # [x, y, level] in sight, in mock mode

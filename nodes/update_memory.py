@@ -1,5 +1,7 @@
 from pocketflow import Node
 
+from perception.base import objects_text
+
 
 class UpdateMemoryNode(Node):
     """Make the step's memory (spec 7a): its text and embedding, added to the private index when the
@@ -8,7 +10,7 @@ class UpdateMemoryNode(Node):
     def prep(self, shared):
         text = (
             f"At position {shared['position']}, "
-            f"I saw {shared['visible_objects']}. "
+            f"I saw {objects_text(shared['visible_objects'], shared['observation'].object_cells) or 'nothing notable'}. "
             f"I decided to {shared['action']}. "
             f"Reason: {shared['action_reason']}"
         )

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from perception.actions import ACTIONS
 
 BROADCAST = "all"  # a message's recipient when it is for every other agent
 FACINGS = ("north", "east", "south", "west")  # clockwise; north is +y
 FACING_VECTORS = {"north": (0, 1), "east": (1, 0), "south": (0, -1), "west": (-1, 0)}
+
+
+def objects_text(names, cells):
+    """'sofa at (3, 4, 0), lamp' : each object, with its cell where it is known."""
+    return ", ".join(f"{name} at ({', '.join(map(str, cells[name]))})" if name in cells else name for name in names)
 
 
 def turn(facing, quarters):
@@ -66,6 +71,8 @@ class Observation:
     # free cells as (x, y, level) and wall cells as (x, y). Empty elsewhere.
     seen_cells: tuple[tuple[int, int, int], ...] = ()
     seen_walls: tuple[tuple[int, int], ...] = ()
+    # Where each visible object is, as (x, y, level), where the backend knows (mock worlds).
+    object_cells: dict = field(default_factory=dict)
     image_path: str | None = None
     # What seeing cost where a model looks at a screenshot: one accounting dict
     # per model call (as the trace keeps it), and its failures.

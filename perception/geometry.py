@@ -8,6 +8,7 @@ it has found so far), so both agree on what a pose shows.
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import cache
 
 from perception.base import FACING_VECTORS, turn
 
@@ -100,16 +101,26 @@ def line_of_sight(start, end, walls):
     block.
     """
     (x0, y0), (x1, y1) = start, end
-    for x in range(min(x0, x1), max(x0, x1) + 1):
-        for y in range(min(y0, y1), max(y0, y1) + 1):
-            cell = (x, y)
-            if cell in walls and cell not in (start, end):
-                if _passes_through(start, end, cell):
-                    return False
+    crossed, squeezes = _segment(x1 - x0, y1 - y0)
+    if any((x0 + dx, y0 + dy) in walls for dx, dy in crossed):
+        return False
     return not any(
-        first in walls and second in walls
-        for first, second in _corner_squeezes(start, end)
+        (x0 + ax, y0 + ay) in walls and (x0 + bx, y0 + by) in walls for (ax, ay), (bx, by) in squeezes
     )
+
+
+@cache
+def _segment(dx, dy):
+    """For a segment from (0, 0) to (dx, dy): the cells it passes through (ends excluded) and the
+    pairs of cells it squeezes between at grid corners. A pure function of the offset, so kept."""
+    start, end = (0, 0), (dx, dy)
+    crossed = tuple(
+        (x, y)
+        for x in range(min(0, dx), max(0, dx) + 1)
+        for y in range(min(0, dy), max(0, dy) + 1)
+        if (x, y) not in (start, end) and _passes_through(start, end, (x, y))
+    )
+    return crossed, tuple(_corner_squeezes(start, end))
 
 
 def _passes_through(start, end, cell):

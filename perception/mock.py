@@ -13,6 +13,7 @@ from perception.base import (
     Observation,
     PerceptionInterface,
     Pose,
+    objects_text,
 )
 from perception.geometry import apply_action
 
@@ -60,10 +61,11 @@ class MockPerception(PerceptionInterface):
     def observe(self, agent_id, step=None) -> Observation:
         pose = self.get_agent_state(agent_id)
         objects, cells, walls = self.world.view(pose)
-        return Observation(pose, objects, self._caption(pose, objects, walls), cells, walls)
+        object_cells = {name: self.world.objects[name] for name in objects}
+        return Observation(pose, objects, self._caption(pose, objects, object_cells, walls), cells, walls, object_cells)
 
-    def _caption(self, pose, objects, seen_walls):
-        caption = f"I see {', '.join(objects)}." if objects else "I see nothing notable."
+    def _caption(self, pose, objects, object_cells, seen_walls):
+        caption = f"I see {objects_text(objects, object_cells)}." if objects else "I see nothing notable."
         forward_x, forward_y = FACING_VECTORS[pose.facing]
         for ahead in range(1, self.world.view_distance + 1):
             if (pose.x + ahead * forward_x, pose.y + ahead * forward_y) in seen_walls:

@@ -55,6 +55,8 @@ def assert_one_line_error(result, *words):
         (["--price-in", "nan"], ["--price-in must be a number of dollars, 0 or more, not nan"]),
         (["--price-out=-inf"], ["--price-out must be a number of dollars"]),
         (["--world", "tests"], ["--world tests is a directory, not a world file"]),
+        (["--decide", "plans"], ["argument --decide: invalid choice: 'plans'"]),
+        (["--mode", "unity", "--window-title", "G", "--decide", "goals"], ["--decide goals needs --mode mock"]),
     ],
 )
 def test_bad_arguments_give_one_line_and_exit_2(args, words):

@@ -206,3 +206,28 @@ def test_ctrl_c_is_felt_at_once_while_the_model_hangs(tmp_path):
     assert "Interrupted (SIGINT): stopping now" in stdout  # said on the console, even with -q
     assert "abandoning model calls in flight" in (run_dir / "run.log").read_text()
     assert json.loads((run_dir / "summary.json").read_text())["status"] == "interrupted"
+
+
+def test_goal_level_decisions_ask_the_model_only_when_there_is_something_to_decide(tmp_path):
+    def answer(request):
+        prompt = request["messages"][-1]["content"]
+        first_ask = prompt.startswith("You are Agent1") and "## Step 1 of" in prompt and "could not be used" not in prompt
+        return "goal: G9" if first_ask else "```yaml\ngoal: G1\nreason: nearest\n```"
+
+    with ChatServer(answer) as server:
+        result, summary, trace, _ = run_main(tmp_path, server.api_base, "--decide", "goals", "--steps", "15")
+    assert result.returncode == 0, result.stderr
+    assert summary["decide"] == "goals" and summary["decisions"] == len(trace) == 30
+    walked = [r for r in trace if r["policy"] == "planner"]
+    asked = [r for r in trace if r["policy"] == "openai/test-model"]
+    assert walked and summary["planner_steps"] == len(walked) and len(asked) + len(walked) == len(trace)
+    # Steps walked by the planner cost no model call and send no prompt.
+    assert all(r["prompt"] == "" and r["llm"]["calls"] == [] and r["action"] for r in walked)
+    assert summary["llm"]["calls"] == len(server.records) < len(trace)
+    assert summary["team"]["model_calls_per_agent_step"] < 1
+    assert summary["per_agent"]["Agent1"]["policy"] == "openai/test-model"
+    # The prompt lists the goals; a goal that does not exist is refused and re-asked once.
+    prompts = [record.body["messages"][-1]["content"] for record in server.records]
+    assert all("- G1: look" in p and "goal: one of the goal ids" in p for p in prompts)
+    assert trace[0]["agent_id"] == "Agent1" and [a["error"] for a in trace[0]["attempts"]] == ["unknown goal 'G9'", None]
+    assert sum("a `goal` that is one of G1" in p for p in prompts) == 1

@@ -298,7 +298,8 @@ def test_observation_carries_pose_objects_and_caption():
     observation = perception.observe("a")
     assert observation.pose == SEER
     assert observation.visible_objects == ("lamp", "sofa")
-    assert observation.caption == "I see lamp, sofa."
+    assert observation.caption == "I see lamp at (3, 2, 0), sofa at (3, 3, 0)."
+    assert observation.object_cells == {"lamp": (3, 2, 0), "sofa": (3, 3, 0)}
 
 
 @pytest.mark.parametrize(
@@ -316,7 +317,7 @@ def test_caption_tells_a_wall_straight_ahead(wall, caption):
 
 def test_caption_with_objects_and_a_wall():
     perception = agent_at(SEER, objects={"lamp": (3, 2, 0)}, walls=[(3, 4)])
-    assert perception.observe("a").caption == "I see lamp. A wall is 3 cells ahead."
+    assert perception.observe("a").caption == "I see lamp at (3, 2, 0). A wall is 3 cells ahead."
 
 
 # Placement and world facts

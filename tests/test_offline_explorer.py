@@ -17,25 +17,36 @@ def world_file(tmp_path, text):
     return load_world(path)
 
 
-def context_for(perception, agent_id, step, history=(), team_objects=(), comm=True):
+def context_for(perception, agent_id, step, history=(), team_objects=(), comm=True, messages=()):
     world = perception.world
     observation = perception.observe(agent_id)
     return {
         "agent_id": agent_id,
+        "team": list(perception._poses),
         "step": step,
         "size": world.size,
         "view_distance": world.view_distance,
         "pose": observation.pose.to_dict(),
         "visible_objects": list(observation.visible_objects),
+        "object_cells": dict(observation.object_cells),
         "seen_cells": observation.seen_cells,
         "seen_walls": observation.seen_walls,
-        "team_objects": list(team_objects),
+        "team_objects": {name: {"finder": "Agent1", "step": 1, "cell": None} for name in team_objects},
+        "messages": [{"sender": sender, "recipient": "all", "message": text} for sender, text in messages],
         "other_agents": {
             other: perception.get_agent_state(other).to_dict() for other in perception._poses if other != agent_id
         },
         "recent_actions": list(history)[-5:],
         "available_actions": list(ACTIONS),
         "comm_enabled": comm,
+        # What only the prompt reads.
+        "role": "explorer",
+        "persona": "",
+        "max_steps": 50,
+        "world": world.name,
+        "dead_reckoned": False,
+        "caption": observation.caption,
+        "memories": [],
     }
 
 
@@ -90,8 +101,8 @@ def test_it_heads_for_ground_it_has_not_seen(tmp_path):
 
 
 @pytest.mark.parametrize("teammate_x, teammate_facing, expected", [(3, "west", "look_right"), (11, "east", "look_left")])
-def test_it_leaves_to_a_teammate_the_side_the_teammate_covers(tmp_path, teammate_x, teammate_facing, expected):
-    # A corridor: the teammate already covers one half, so Agent1 turns to the other.
+def test_it_leaves_to_a_teammate_the_side_the_teammate_stands_in(tmp_path, teammate_x, teammate_facing, expected):
+    # A corridor: the teammate stands in one half (its position is in the team's store), so Agent1 turns to the other.
     world = world_file(
         tmp_path,
         f"""\
@@ -122,20 +133,20 @@ def test_it_learns_walls_it_bumps_into(tmp_path):
     explorer = OfflineExplorer(seed=1)
     context = context_for(perception, "Agent1", 2, [{"step": 1, "action": "backward", "outcome": "blocked", "detail": ""}])
     explorer.choose(context)
-    assert explorer.walls == set()  # off the grid is not a wall
-    context["recent_actions"] = [{"step": 1, "action": "forward", "outcome": "blocked", "detail": ""}]
-    explorer.choose(context)
-    assert (0, 1) in explorer.walls
+    assert explorer.map.walls == set()  # off the grid is not a wall
+    explorer.choose(context_for(perception, "Agent1", 3, [{"step": 2, "action": "forward", "outcome": "blocked", "detail": ""}]))
+    assert (0, 1) in explorer.map.walls
 
 
 def test_it_tells_the_team_what_the_team_has_not_found(tmp_path):
     world = world_file(tmp_path, "name: w\nsize: [5, 5]\nobjects: [{name: cup, position: [2, 2]}, {name: pen, position: [2, 3]}]\nagents: [{position: [2, 0]}, {position: [0, 4]}]\n")
     perception = MockPerception(world, InProcessStore(), ["Agent1", "Agent2"], seed=1)
-    explorer = OfflineExplorer(seed=1)
-    news = explorer.choose(context_for(perception, "Agent1", 1)).message_to_others
-    assert "cup" in news and "pen" in news and "(2, 0, 0)" in news
-    assert explorer.choose(context_for(perception, "Agent1", 1, team_objects=["cup", "pen"])).message_to_others == ""
-    assert explorer.choose(context_for(perception, "Agent1", 1, comm=False)).message_to_others == ""
+    news = OfflineExplorer(seed=1).choose(context_for(perception, "Agent1", 1)).message_to_others
+    # Where each object is, not where the finder stands.
+    assert "Found cup at (2, 2, 0), pen at (2, 3, 0)." in news
+    known = OfflineExplorer(seed=1).choose(context_for(perception, "Agent1", 1, team_objects=["cup", "pen"]))
+    assert "Found" not in known.message_to_others
+    assert OfflineExplorer(seed=1).choose(context_for(perception, "Agent1", 1, comm=False)).message_to_others == ""
 
 
 def test_asking_twice_gives_the_same_answer(tmp_path):

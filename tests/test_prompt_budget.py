@@ -20,7 +20,7 @@ def context(step, objects, messages, memory_chars, caption_chars):
         "caption": "c" * caption_chars,
         "memories": [("m" * memory_chars, 0.5)] * 3,
         "messages": [{"sender": "Agent2", "message": f"found thing {n} " + "x" * 280} for n in range(messages)],
-        "team_objects": [f"object number {n}" for n in range(objects)],
+        "team_objects": {f"object number {n}": {"finder": "Agent1", "step": 1, "cell": [n, 0, 0]} for n in range(objects)},
         "other_agents": {"Agent2": {"position": [3, 4, 0], "facing": "east", "pitch": 0, "roll": 0}},
         "recent_actions": [{"step": n, "action": "forward", "outcome": "moved", "detail": "moved to (1, 2, 0)"} for n in range(5)],
         "available_actions": list(ACTIONS),
@@ -39,7 +39,7 @@ def test_the_prompt_at_step_200_is_about_the_size_of_the_one_at_step_10():
 
 def test_short_contexts_are_not_cut():
     prompt = render_prompt(context(3, objects=2, messages=1, memory_chars=50, caption_chars=40))
-    assert "object number 0, object number 1" in prompt and "c" * 40 in prompt and "not shown" not in prompt
+    assert "object number 0 at (0, 0, 0), object number 1 at (1, 0, 0)" in prompt and "c" * 40 in prompt and "not shown" not in prompt
 
 
 def test_a_large_team_shows_its_nearest_teammates_and_counts_the_rest():

@@ -66,10 +66,11 @@ def test_a_message_to_no_teammate_is_refused_and_delivers_nothing(recipient):
 
 def test_a_step_commit_delivers_adds_and_moves_in_report_order():
     store = team("Agent1", "Agent2")
-    first = StepReport("Agent1", 1, None, ["lamp", "sofa"], [Message("Agent1", "all", "lamp here", 1)], {"position": [1, 0, 0]})
+    first = StepReport("Agent1", 1, None, ["lamp", "sofa"], [Message("Agent1", "all", "lamp here", 1)], {"position": [1, 0, 0]},
+                       object_cells={"sofa": (3, 4, 0)})
     second = StepReport("Agent2", 1, None, ["sofa", "bed"], [], {"position": [2, 0, 0]})
     assert store.commit_step([first, second]) == [["lamp", "sofa"], ["bed"]]
-    assert store.discoveries()["sofa"] == {"finder": "Agent1", "step": 1}
+    assert store.discoveries()["sofa"] == {"finder": "Agent1", "step": 1, "cell": [3, 4, 0]}
     assert texts(store.read_mailbox("Agent2")) == ["lamp here"]
     assert store.positions() == {"Agent1": {"position": [1, 0, 0]}, "Agent2": {"position": [2, 0, 0]}}
 
@@ -79,7 +80,7 @@ def test_objects_only_grow_and_remember_the_first_finder():
     assert store.add_objects(["lamp", "sofa"], "Agent1", 1) == ["lamp", "sofa"]
     assert store.add_objects(["sofa", "bed"], "Agent2", 2) == ["bed"]
     assert store.objects() == ["lamp", "sofa", "bed"]
-    assert store.discoveries()["sofa"] == {"finder": "Agent1", "step": 1}
+    assert store.discoveries()["sofa"] == {"finder": "Agent1", "step": 1, "cell": None}
 
 
 def test_many_threads_lose_and_duplicate_no_message():

@@ -11,6 +11,7 @@ import random
 from functools import partial
 
 from explorer.model.client import LLMSettings, complete_prompt
+from explorer.policies.goals import GoalPolicy
 from explorer.policies.model import ModelPolicy
 from explorer.policies.offline import OfflineExplorer
 from nodes.interfaces import Decision, DecisionOutcome
@@ -47,7 +48,10 @@ def make_policy(profile, agent_id, config, gate=None):
         return OfflineExplorer(agent_seed)
     if profile.model == RANDOM:
         return RandomPolicy(agent_seed)
-    return ModelPolicy(profile.model, partial(complete_prompt, model_settings(profile, config, gate)))
+    ask = partial(complete_prompt, model_settings(profile, config, gate))
+    if config.decide == "goals":
+        return GoalPolicy(profile.model, ask, agent_seed)
+    return ModelPolicy(profile.model, ask)
 
 
 def model_settings(profile, config, gate=None):

@@ -24,7 +24,12 @@ class ModelPolicy:
 
     def decide(self, prompt, context):
         """Never raises for a bad reply or a provider that stays down: the outcome says what happened."""
-        available = context["available_actions"]
+        outcome, _ = self.ask_for(prompt, context, lambda text: (parse_decision(text, context["available_actions"]), None))
+        return outcome
+
+    def ask_for(self, prompt, context, read, choices=None):
+        """(outcome, extra): the model's decision read by `read(text) -> (Decision, extra)`, which raises
+        ReplyError for an unusable reply; `choices` is what the re-prompt lists (the actions by default)."""
         attempts, calls = [], []
         request = prompt
         for _ in range(REPLY_ATTEMPTS):
@@ -36,14 +41,15 @@ class ModelPolicy:
                 # Keep what earlier attempts got, and what the failed call cost: they belong in the trace.
                 failed = failure.accounting("decision")
                 calls += [failed] if failed else []
-                return DecisionOutcome(None, tuple(attempts), error=repr(failure), model_calls=tuple(calls))
+                return DecisionOutcome(None, tuple(attempts), error=repr(failure), model_calls=tuple(calls), prompt=prompt), None
             calls.append(reply.accounting("decision"))
             try:
-                decision = parse_decision(reply.text, available)
+                decision, extra = read(reply.text)
             except ReplyError as problem:
                 attempts.append(_attempt(reply.text, str(problem)))
                 quoted = excerpt(reply.text, REPLY_QUOTED_CHARS)
-                request = prompt + "\n\n" + render("reprompt", problem=problem, reply=quoted, actions=", ".join(available))
+                listed = choices or action_choices(context["available_actions"])
+                request = prompt + "\n\n" + render("reprompt", problem=problem, reply=quoted, choices=listed)
                 continue
             attempts.append(_attempt(reply.text, None))
             notes = ()
@@ -51,8 +57,12 @@ class ModelPolicy:
                 recipient, note = resolve_recipient(decision.message_to, context["agent_id"], context["team"])
                 decision = replace(decision, message_to=recipient)
                 notes = (note,) if note else ()
-            return DecisionOutcome(decision, tuple(attempts), model_calls=tuple(calls), notes=notes)
-        return DecisionOutcome(None, tuple(attempts), parse_failure=True, model_calls=tuple(calls))
+            return DecisionOutcome(decision, tuple(attempts), model_calls=tuple(calls), notes=notes, prompt=prompt), extra
+        return DecisionOutcome(None, tuple(attempts), parse_failure=True, model_calls=tuple(calls), prompt=prompt), None
+
+
+def action_choices(actions):
+    return f"an `action` that is exactly one of: {', '.join(actions)}"
 
 
 def _attempt(text, error):

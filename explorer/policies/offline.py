@@ -1,211 +1,174 @@
 """The built-in explorer: the default decision policy, needing no model and no network.
 
-It reads the same context the prompt is made from (and not the prompt). It keeps a map of
-what it believes: the cells it has seen, the walls it has met, and the cells
-its teammates have probably seen (their poses are in the context). Each step
-it takes the action that reveals the most unseen cells; when nothing is to
-be gained where it stands, it walks towards the best vantage point, away
-from its teammates. Its map only grows by set unions keyed on what the
-context says, so a retried call gives the same answer.
+It reads the same context the prompt is made from (and not the prompt). It
+keeps a map of what it has seen (explorer/policies/grid_map.py) and walks to
+the goal pose worth the most unseen cells for the steps it takes to get
+there, keeping its goal until another is clearly better.
+
+As a teammate it leaves alone the ground near teammates (their positions are
+in the team's store) and, when messages are on, what they say: the goal a
+teammate is heading for, and the ground it reports as covered. It says the
+same in its own messages, only when there is news: an object found (and
+where), or a new goal (with the ground covered since it last spoke).
+
+A retried call for the same step gives the same answer: the map grows only by
+set unions on what the context says, and each step's decision is kept.
 """
 
 from __future__ import annotations
 
-import random
-from collections import deque
-
+from explorer.policies import sentences
+from explorer.policies.grid_map import KEEP_SHARE, GridMap
 from nodes.interfaces import Decision, DecisionOutcome
 from perception.actions import safe_action
-from perception.base import FACING_VECTORS, Pose, turn
-from perception.geometry import apply_action, sight, step_offset
+from perception.base import FACINGS, Pose
+from perception.geometry import step_offset
 
-TEAMMATE_RADIUS = 4  # vantage points this close to a teammate are left to it
-TEAMMATE_PENALTY = 2.0
 MOVE_ACTIONS = ("forward", "backward", "move_left", "move_right", "move_up", "move_down")
+ANNOUNCE_DISTANCE = 3  # a new goal this far (in cells) from the announced one is news
 
 
 class OfflineExplorer:
     name = "offline"
 
     def __init__(self, seed):
-        self.seed = seed
-        self.seen: set[tuple[int, int, int]] = set()
-        self.seen_by_others: set[tuple[int, int, int]] = set()
-        self.walls: set[tuple[int, int]] = set()
-        # Cells a pose was expected to show but did not (hidden by walls not
-        # yet met): never expected from that pose again.
-        self.hidden: dict[tuple, set[tuple[int, int, int]]] = {}
+        self.seed = seed  # the explorer is deterministic; the seed names it in the trace
+        self.map = GridMap()
+        self.goal = None  # the pose it is walking to
+        self.claims: dict[str, tuple] = {}  # teammate -> the pose it said it is heading for
+        self.announced = None  # the goal last announced
+        self.unreported: set = set()  # cells seen since the last coverage report
+        self._decided: tuple[int, Decision] | None = None
 
     def decide(self, prompt, context):
         return DecisionOutcome(self.choose(context))
 
     def choose(self, context) -> Decision:
+        if self._decided and self._decided[0] == context["step"]:
+            return self._decided[1]  # a retried call
+        decision = self._choose(context)
+        self._decided = (context["step"], decision)
+        return decision
+
+    def _choose(self, context):
         available = context["available_actions"]
         if not context["size"]:
             return Decision(safe_action(available), "I do not know the world's extent.", "scan around")
-        pose = Pose.from_dict(context["pose"])
-        self._learn(context, pose)
-        message = self._news(context, pose)
-        rng = random.Random(f"{self.seed}:{context['step']}")
-
-        # Ground a teammate has probably seen is left to it; but its sight is
-        # only estimated (with the walls I know of), so once nothing else is
-        # left, that ground is checked too.
-        for unseen in (self._unseen(context["size"], self.seen_by_others), self._unseen(context["size"], ())):
-            gains = {a: self._gain(self._after(pose, a, context), unseen, context) for a in available}
-            best = max(gains.values(), default=0)
-            if best > 0:
-                break
-            action, target = self._head_for_vantage(pose, unseen, context, available)
-            if action is not None:
-                return Decision(
-                    action,
-                    f"Nothing new from here; the best vantage point is ({target[0]}, {target[1]}, {target[2]}).",
-                    "walk towards unexplored ground, away from teammates",
-                    message,
-                )
-        if best > 0:
-            # Among equal gains, look away from teammates; the seeded coin decides the rest.
-            others = _teammate_cells(context)
-            tied = [a for a in available if gains[a] == best]
-            crowding = {a: self._crowding(_focus(self._after(pose, a, context), context), others) for a in tied}
-            choices = [a for a in tied if crowding[a] == min(crowding.values())]
-            action = choices[0] if len(choices) == 1 else rng.choice(choices)
-            return Decision(
-                action,
-                f"{len(unseen)} cells I have not seen yet; {action} reveals {best} of them.",
-                "look at unseen ground",
-                message,
-            )
-        return Decision(safe_action(available), "Everything within reach has been seen.", "keep scanning", message)
-
-    def _learn(self, context, pose):
-        seen_now = set(map(tuple, context["seen_cells"]))
-        self.seen.update(seen_now)
-        self.walls.update(map(tuple, context["seen_walls"]))
-        self.hidden.setdefault(_view_key(pose), set()).update(set(self._sight(pose, context)) - seen_now)
-        last = context["recent_actions"][-1] if context["recent_actions"] else None
-        if last and last["outcome"] == "blocked" and last["action"] in MOVE_ACTIONS:
-            dx, dy, dz = step_offset(pose, last["action"])
-            x, y = pose.x + dx, pose.y + dy
-            width, depth, _ = context["size"]
-            if dz == 0 and 0 <= x < width and 0 <= y < depth:
-                self.walls.add((x, y))
-        for other in context["other_agents"].values():
-            if other:
-                self.seen_by_others.update(self._sight(Pose.from_dict(other), context))
-
-    def _unseen(self, size, left_to_others):
-        width, depth, height = size
-        return {
-            (x, y, z)
-            for x in range(width)
-            for y in range(depth)
-            if (x, y) not in self.walls
-            for z in range(height)
-        } - self.seen - set(left_to_others)
-
-    def _sight(self, pose, context):
-        return sight(pose, context["view_distance"], context["size"], self.walls)[0]
-
-    def _after(self, pose, action, context):
-        """The pose an action leads to, or None if it would show nothing new."""
-        new_pose, outcome, _ = apply_action(pose, action, context["size"], self.walls)
-        if outcome not in ("moved", "turned") or _view_key(new_pose) == _view_key(pose):
-            return None  # blocked, or only a roll, which changes nothing seen
-        return new_pose
-
-    def _gain(self, pose, unseen, context):
-        if pose is None:
-            return 0
-        hidden = self.hidden.get(_view_key(pose), ())
-        return sum(1 for cell in self._sight(pose, context) if cell in unseen and cell not in hidden)
-
-    def _vantage_gain(self, cell, unseen, context):
-        x, y, z = cell
-        return max(
-            self._gain(Pose(x, y, z, facing, pitch), unseen, context)
-            for facing in FACING_VECTORS
-            for pitch in (-1, 0, 1)
+        pose = self.observe(context)
+        goal = self._next_goal(context, pose)
+        if goal is None:
+            self.goal = None
+            return Decision(safe_action(available), "Everything within reach has been seen.", "keep scanning",
+                            self.news(context, None))
+        self.goal = goal.pose
+        x, y, z, facing, _ = goal.pose
+        where = "one step away" if goal.steps == 1 else f"{goal.steps} steps away"
+        return Decision(
+            goal.first_action,
+            f"Looking from ({x}, {y}, {z}) facing {facing}, {where}, shows {goal.new_cells} cells I have not seen.",
+            "walk to the goal that shows the most unseen ground for its distance",
+            self.news(context, goal.pose),
         )
 
-    def _head_for_vantage(self, pose, unseen, context, available):
-        """First action on the way to the cell with the best gain for its distance."""
-        if not unseen:
-            return None, None
-        start = pose.cell
-        max_gain = 1 + sum(2 * f + 1 for f in range(1, context["view_distance"] + 1))
-        others = _teammate_cells(context)
-        first_step = {start: None}
-        queue = deque([(start, 0)])
-        best, best_utility = None, float("-inf")
-        while queue:
-            cell, distance = queue.popleft()
-            if max_gain - distance <= best_utility:
-                break  # nothing farther can beat the best so far
-            if cell != start:
-                gain = self._vantage_gain(cell, unseen, context)
-                if gain:
-                    utility = gain - distance - self._crowding(cell, others)
-                    if utility > best_utility:
-                        best, best_utility = cell, utility
-            for neighbour in self._neighbours(cell, context["size"]):
-                if neighbour not in first_step:
-                    first_step[neighbour] = first_step[cell] or neighbour
-                    queue.append((neighbour, distance + 1))
-        if best is None:
-            return None, None
-        return self._action_towards(pose, first_step[best], available), best
+    def observe(self, context):
+        """Learn what the step's context shows (safe to repeat); returns the agent's pose as a map key."""
+        pose = self.map.learn(context)
+        self.unreported.update(map(tuple, context["seen_cells"]))
+        self._learn_blocked(context)
+        self._read_messages(context)
+        return pose
 
-    def _neighbours(self, cell, size):
-        width, depth, height = size
-        x, y, z = cell
-        for dx, dy, dz in ((1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1)):
-            nx, ny, nz = x + dx, y + dy, z + dz
-            if 0 <= nx < width and 0 <= ny < depth and 0 <= nz < height and (nx, ny) not in self.walls:
-                yield nx, ny, nz
+    def ranked_goals(self, context, pose, limit=1, keep=None):
+        """(the best goals, best first; the goal `keep` as it stands now, or None)."""
+        claimed = self._claimed_cells(context)
+        theirs = self._teammates_region(context, pose)
+        return self.map.goals(pose, context["available_actions"], claimed, theirs, limit, keep)
 
-    @staticmethod
-    def _crowding(cell, others):
-        penalty = 0.0
-        for ox, oy, oz in others:
-            distance = abs(cell[0] - ox) + abs(cell[1] - oy) + abs(cell[2] - oz)
-            penalty += TEAMMATE_PENALTY * max(0, TEAMMATE_RADIUS - distance)
-        return penalty
+    def _teammates_region(self, context, pose):
+        """Cells nearer (by path) a teammate, or where it said it is going, than to me."""
+        sources = [tuple(p["position"]) for p in context["other_agents"].values() if p]
+        sources += [goal[:3] for goal in self.claims.values()]
+        if not sources:
+            return frozenset()
+        mine = self.map.distances(pose[:3])
+        theirs = set()
+        for source in sources:
+            for cell, distance in self.map.distances(source).items():
+                if distance < mine.get(cell, distance + 1):
+                    theirs.add(cell)
+        return frozenset(theirs)
 
-    @staticmethod
-    def _action_towards(pose, next_cell, available):
-        """Face the way to go, then walk: walking forwards shows what lies ahead."""
-        dx, dy, dz = (n - c for n, c in zip(next_cell, pose.cell))
-        if dz:
-            action = "move_up" if dz > 0 else "move_down"
-        elif FACING_VECTORS[pose.facing] == (dx, dy):
-            action = "forward"
-        else:
-            action = "look_left" if FACING_VECTORS[turn(pose.facing, -1)] == (dx, dy) else "look_right"
-        return action if action in available else safe_action(available)
+    def _next_goal(self, context, pose):
+        goals, kept = self.ranked_goals(context, pose, keep=self.goal)
+        best = goals[0] if goals else None
+        if kept and best and kept.utility >= KEEP_SHARE * best.utility:
+            return kept
+        return best
 
-    @staticmethod
-    def _news(context, pose):
+    def _learn_blocked(self, context):
+        """A move that was blocked found a wall (or an edge) where the map showed none."""
+        last = context["recent_actions"][-1] if context["recent_actions"] else None
+        if last and last["outcome"] == "blocked" and last["action"] in MOVE_ACTIONS:
+            pose = Pose.from_dict(context["pose"])
+            dx, dy, dz = step_offset(pose, last["action"])
+            x, y = pose.x + dx, pose.y + dy
+            if dz == 0 and self.map.in_grid(x, y):
+                self.map.add_wall((x, y))
+
+    def _read_messages(self, context):
+        width, depth, height = self.map.size
+        for message in context["messages"]:
+            target = sentences.read_heading(message["message"])
+            if target and message["sender"] in context["team"]:
+                x, y, z, facing = target
+                if self.map.in_grid(x, y) and 0 <= z < height:
+                    claim = (x, y, z, facing, 0)
+                    earlier = self.claims.get(message["sender"])
+                    if earlier and earlier != claim:  # it has moved on: it looked where it said it would
+                        self.map.teammates_ground.update(self._claim_sight(earlier))
+                    self.claims[message["sender"]] = claim
+            for x0, x1, y0, y1, level in sentences.read_covered(message["message"]):
+                levels = [level] if level is not None else range(height)
+                self.map.teammates_ground.update(
+                    (x, y, z)
+                    for z in levels if 0 <= z < height
+                    for x in range(max(x0, 0), min(x1, width - 1) + 1)
+                    for y in range(max(y0, 0), min(y1, depth - 1) + 1)
+                )
+
+    def _claimed_cells(self, context):
+        """What teammates are heading to look at. A teammate after me in the team's order
+        gives way to me where its goal and mine overlap (it reads my claim too)."""
+        team = context["team"]
+        me = team.index(context["agent_id"])
+        mine = self.map.sight(self.goal) if self.goal else frozenset()
+        claimed = set()
+        for teammate, claim in sorted(self.claims.items()):
+            cells = self._claim_sight(claim)
+            if team.index(teammate) < me or not cells & mine:
+                claimed |= cells
+        return frozenset(claimed)
+
+    def _claim_sight(self, claim):
+        """What a teammate will see where it said it is going (every way, if it did not say which)."""
+        x, y, z, facing, pitch = claim
+        return set().union(*(self.map.sight((x, y, z, f, pitch)) for f in ([facing] if facing else FACINGS)))
+
+    def news(self, context, goal):
+        """The step's news, or "": objects the team did not know of, and a new goal with the ground covered."""
         if not context["comm_enabled"]:
             return ""
         new = [name for name in context["visible_objects"] if name not in context["team_objects"]]
-        if not new:
-            return ""
-        return f"I found {', '.join(new)} near ({pose.x}, {pose.y}, {pose.z}), looking {pose.facing}."
+        parts = [sentences.found(new, context["object_cells"])] if new else []
+        if goal and (self.announced is None or _distance(goal, self.announced) >= ANNOUNCE_DISTANCE):
+            said, cells = sentences.covered(self.unreported)
+            if said:
+                parts.append(said)
+                self.unreported -= cells
+            parts.append(sentences.heading(goal))
+            self.announced = goal
+        return " ".join(parts)
 
 
-def _view_key(pose):
-    """What decides a view: everything in a pose but the roll."""
-    return pose.x, pose.y, pose.z, pose.facing, pose.pitch
-
-
-def _teammate_cells(context):
-    return [tuple(p["position"]) for p in context["other_agents"].values() if p]
-
-
-def _focus(pose, context):
-    """The cell a pose looks at: half its sight ahead."""
-    dx, dy = FACING_VECTORS[pose.facing]
-    ahead = (context["view_distance"] + 1) // 2
-    return pose.x + ahead * dx, pose.y + ahead * dy, pose.z + pose.pitch
+def _distance(a, b):
+    return sum(abs(p - q) for p, q in zip(a[:3], b[:3]))

@@ -17,7 +17,8 @@ from perception.base import BROADCAST
 FIELDS = ("thinking", "action", "reason", "message_to_others", "message_to")
 # Longest text kept per field: a runaway reply must not swell the trace and prompts.
 FIELD_LIMITS = {"thinking": 1000, "reason": 500, "message_to_others": 300, "message_to": 40}
-_FIELD_LINE = re.compile(rf"^({'|'.join(FIELDS)})[ \t]*:", re.MULTILINE)
+_FIELD_LINE = re.compile(rf"^({'|'.join(FIELDS + ('goal',))})[ \t]*:", re.MULTILINE)
+_GOAL_ID = re.compile(r"g?(\d+)")
 # Phrasings models use for the actions, after lower-casing and joining words with "_".
 ACTION_SYNONYMS = {
     "move_forward": "forward", "go_forward": "forward", "walk_forward": "forward", "ahead": "forward",
@@ -37,14 +38,38 @@ BROADCAST_NAMES = {"all", "everyone", "everybody", "team", "all_agents", "*", "o
 def parse_decision(text, available_actions) -> Decision:
     """The decision in `text`, which may be fenced, bare, JSON, or wrapped in prose."""
     fields = read_structured(text, lambda loaded: isinstance(loaded, dict) and "action" in loaded, _field_block)
-    if fields is None:
+    if fields is None or not isinstance(fields.get("action"), str) or not fields["action"].strip():
         raise ReplyError("the reply has no `action` field")
-    action = fields.get("action")
-    if not isinstance(action, str) or not action.strip():
-        raise ReplyError("the reply has no `action` field")
+    return _decision(fields, normalise_action(fields["action"], available_actions))
+
+
+def parse_goal_decision(text, available_actions, goal_count):
+    """(decision, goal number or None) from a reply that names a goal (`goal: G3`) or an action.
+
+    An action overrides a goal; the decision's action for a goal is left empty, for the planner."""
+    fields = read_structured(
+        text, lambda loaded: isinstance(loaded, dict) and ("action" in loaded or "goal" in loaded), _field_block
+    )
+    if fields is None or not (isinstance(fields.get("action"), str) and fields["action"].strip() or _given(fields.get("goal"))):
+        raise ReplyError("the reply has neither a `goal` nor an `action` field")
+    if isinstance(fields.get("action"), str) and fields["action"].strip():
+        return _decision(fields, normalise_action(fields["action"], available_actions)), None
+    raw = str(fields["goal"]).strip()
+    named = _GOAL_ID.fullmatch(re.sub(r"[^a-z0-9]+", "", raw.lower()))
+    number = int(named.group(1)) if named else None
+    if number is None or not 1 <= number <= goal_count:
+        raise ReplyError(f"unknown goal {raw[:40]!r}")
+    return _decision(fields, ""), number
+
+
+def _given(value):
+    return isinstance(value, (str, int)) and str(value).strip() != ""
+
+
+def _decision(fields, action):
     values = {name: _text(fields.get(name), FIELD_LIMITS[name]) for name in FIELDS if name != "action"}
     values["message_to"] = values["message_to"] or BROADCAST
-    return Decision(action=normalise_action(action, available_actions), **values)
+    return Decision(action=action, **values)
 
 
 def normalise_action(raw, available_actions):

@@ -36,7 +36,7 @@ class TeamStore(ABC):
 
     @abstractmethod
     def discoveries(self) -> dict[str, dict]:
-        """{name: {finder, step}}, in discovery order."""
+        """{name: {finder, step, cell}}, in discovery order; cell is [x, y, level], or None where unknown."""
 
     @abstractmethod
     def positions(self) -> dict[str, dict]:
@@ -50,7 +50,7 @@ class TeamStore(ABC):
 class InProcessStore(TeamStore):
     def __init__(self):
         self._lock = threading.RLock()  # a commit holds it across its parts
-        self._objects: dict[str, tuple[str, int | None]] = {}  # name -> (finder, step), in discovery order
+        self._objects: dict[str, tuple] = {}  # name -> (finder, step, cell or None), in discovery order
         self._positions: dict[str, dict] = {}
         self._mailboxes: dict[str, list[Message]] = {}
         self._history: list[Message] = []
@@ -66,7 +66,9 @@ class InProcessStore(TeamStore):
             for report in reports:
                 for message in report.outgoing:
                     self.send_message(message)
-                new_objects.append(self.add_objects(report.seen_objects, report.agent_id, report.step))
+                new_objects.append(
+                    self.add_objects(report.seen_objects, report.agent_id, report.step, report.object_cells)
+                )
                 self._positions[report.agent_id] = report.pose
             return new_objects
 
@@ -87,13 +89,14 @@ class InProcessStore(TeamStore):
                 self._mailboxes[target].append(message)
             self._history.append(message)
 
-    def add_objects(self, names, finder=None, step=None) -> list[str]:
-        """Record discoveries; returns the names the team had not seen before."""
+    def add_objects(self, names, finder=None, step=None, cells=None) -> list[str]:
+        """Record discoveries, with their cells where known; returns the names the team had not seen before."""
         new = []
         with self._lock:
             for name in names:
                 if name not in self._objects:
-                    self._objects[name] = (finder, step)
+                    cell = (cells or {}).get(name)
+                    self._objects[name] = (finder, step, list(cell) if cell else None)
                     new.append(name)
         return new
 
@@ -109,7 +112,7 @@ class InProcessStore(TeamStore):
 
     def discoveries(self):
         with self._lock:
-            return {name: {"finder": f, "step": s} for name, (f, s) in self._objects.items()}
+            return {name: {"finder": f, "step": s, "cell": c} for name, (f, s, c) in self._objects.items()}
 
     def positions(self):
         with self._lock:

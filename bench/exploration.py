@@ -1,0 +1,155 @@
+"""How well the team explores: `python bench/exploration.py` prints the table and writes bench/exploration.json.
+
+For each world (the shipped ones and the stress worlds in bench/worlds/) and
+each seed, the steps a team needs to see 90% of the objects, in real runs of
+the product (real embeddings, the real team store, each step traced), under
+four conditions, against the full-knowledge reference team of
+bench/full_knowledge.py from the same start poses:
+
+- offline: the built-in explorer, with messages;
+- no-comm: the same with --no-comm;
+- random: the random baseline;
+- goals: --decide goals with a model that always answers the first candidate
+  (`goal: G1`), through real litellm against a local OpenAI-compatible server.
+
+Agents are placed by the seed (the worlds' own start poses are set aside), so
+that each seed is a different start. Teams have 2 agents, the cottage 4 (more
+agents than rooms).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.full_knowledge import full_knowledge_steps  # noqa: E402
+from explorer.config import RunConfig  # noqa: E402
+from explorer.runner import ExplorationRun  # noqa: E402
+from memory.embedder import SentenceEmbedder  # noqa: E402
+from perception.world import SHIPPED_WORLDS, load_world  # noqa: E402
+from tests.openai_stub_server import ChatServer  # noqa: E402
+
+STRESS_WORLDS = ROOT / "bench" / "worlds"
+SHARE = 90  # percent of the objects
+AGENTS = {"cottage": 4}  # more agents than rooms; 2 elsewhere
+CONDITIONS = ("offline", "no-comm", "random", "goals")
+MAX_STEPS = 400
+
+
+def seeded_world(path, directory):
+    """A copy of the world without its start poses, so that the seed places the agents."""
+    data = yaml.safe_load(path.read_text())
+    data.pop("agents", None)
+    copy = Path(directory) / path.name
+    copy.write_text(yaml.safe_dump(data))
+    return copy
+
+
+def run_steps(world_path, agents, seed, steps, embedder, condition, api_base=None):
+    """(steps to SHARE% of the objects or None, the run's team block)."""
+    settings = {"offline": {}, "no-comm": {"comm": False}, "random": {"model": "random"},
+                "goals": {"model": "openai/bench-model", "api_base": api_base, "decide": "goals"}}[condition]
+    with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
+        config = RunConfig(world=world_path, agents=agents, seed=seed, steps=steps,
+                           run_dir=Path(tmp) / "run", verbosity=-1, **settings).check()
+        summary = ExplorationRun(config, embedder=embedder).execute()
+    return summary["team"]["steps_to_objects"][f"{SHARE}%"], summary["team"]
+
+
+def geometric_mean(values):
+    return round(statistics.geometric_mean(values), 3) if values else None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 42])
+    parser.add_argument("--worlds", nargs="+", help="world names (default: every shipped and stress world)")
+    parser.add_argument("--conditions", nargs="+", choices=CONDITIONS, default=list(CONDITIONS))
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "exploration.json")
+    args = parser.parse_args()
+    os.environ.setdefault("OPENAI_API_KEY", "sk-bench")  # the local server takes any key
+    paths = sorted(SHIPPED_WORLDS.glob("*.yaml")) + sorted(STRESS_WORLDS.glob("*.yaml"))
+    paths = [p for p in paths if not args.worlds or p.stem in args.worlds]
+    embedder = SentenceEmbedder()
+    rows = []
+    started = time.perf_counter()
+    with ChatServer(lambda request: "goal: G1") as server, tempfile.TemporaryDirectory() as worlds:
+        for path in paths:
+            world_path = seeded_world(path, worlds)
+            world = load_world(world_path)
+            agents = AGENTS.get(path.stem, 2)
+            for seed in args.seeds:
+                reference = full_knowledge_steps(world, agents, seed, SHARE)
+                steps = min(MAX_STEPS, max(60, 4 * reference))
+                row = {"world": path.stem, "agents": agents, "seed": seed, "full_knowledge": reference, "steps_run": steps}
+                for condition in args.conditions:
+                    reached, team = run_steps(world_path, agents, seed, steps, embedder, condition, server.api_base)
+                    # Not reached within the run: at least the steps run, so a ratio from it is a lower bound.
+                    row[condition] = {"steps": reached, "ratio": round((reached or steps + 1) / reference, 3),
+                                      "reached": reached is not None,
+                                      "messages_per_agent_step": team["messages_per_agent_step"],
+                                      "message_chars_per_agent_step": team["message_chars_per_agent_step"],
+                                      "model_calls_per_agent_step": team["model_calls_per_agent_step"],
+                                      "overlap_ratio": team["overlap_ratio"]}
+                rows.append(row)
+                print(f"{path.stem:10} seed {seed:3}: full knowledge {reference:3}  "
+                      + "  ".join(f"{c} {row[c]['steps']}" for c in args.conditions), flush=True)
+    summary = {"share": SHARE, "seeds": args.seeds, "conditions": args.conditions, "rows": rows,
+               "wall_seconds": round(time.perf_counter() - started, 1), "per_world": {}, "overall": {}}
+    for condition in args.conditions:
+        per_world = {}
+        for name in dict.fromkeys(r["world"] for r in rows):
+            per_world[name] = geometric_mean([r[condition]["ratio"] for r in rows if r["world"] == name])
+        summary["per_world"][condition] = per_world
+        summary["overall"][condition] = {
+            "geometric_mean_ratio": geometric_mean(list(per_world.values())),
+            "worst_world_ratio": max(per_world.values()),
+            "messages_per_agent_step": round(statistics.mean(r[condition]["messages_per_agent_step"] for r in rows), 3),
+            "model_calls_per_agent_step": round(statistics.mean(r[condition]["model_calls_per_agent_step"] for r in rows), 3),
+        }
+    if "offline" in args.conditions:
+        offline = summary["per_world"]["offline"]
+        for condition in ("no-comm", "random", "goals"):
+            if condition in args.conditions:
+                against = {w: round(r / offline[w], 3) for w, r in summary["per_world"][condition].items()}
+                summary["overall"][condition]["against_offline"] = geometric_mean(list(against.values()))
+    print(json.dumps(summary["overall"], indent=2))
+    print(markdown_table(summary))
+    args.out.write_text(json.dumps(summary, indent=2) + "\n")
+
+
+def markdown_table(summary):
+    """The README's exploration table: steps to 90% of the objects over the full-knowledge team's, per world."""
+    conditions = summary["conditions"]
+    lines = ["| world | agents | full knowledge (steps) | " + " | ".join(conditions) + " |",
+             "|---|---|---|" + "---|" * len(conditions)]
+    names = dict.fromkeys(r["world"] for r in summary["rows"])
+    for name in names:
+        rows = [r for r in summary["rows"] if r["world"] == name]
+        reference = statistics.mean(r["full_knowledge"] for r in rows)
+        cells = []
+        for condition in conditions:
+            ratio = summary["per_world"][condition][name]
+            bound = "" if all(r[condition]["reached"] for r in rows) else ">"
+            cells.append(f"{bound}{ratio:.2f}x")
+        lines.append(f"| {name} | {rows[0]['agents']} | {reference:.1f} | " + " | ".join(cells) + " |")
+    overall = summary["overall"]
+    lines.append("| **geometric mean** | | | " + " | ".join(f"**{overall[c]['geometric_mean_ratio']:.2f}x**" for c in conditions) + " |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

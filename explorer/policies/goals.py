@@ -1,0 +1,133 @@
+"""Goal-level decisions for a language model (`--decide goals`): the model picks a goal, a planner walks there.
+
+The prompt lists up to MAX_GOALS goals from the agent's own map, ranked by the
+offline explorer (explorer/policies/offline.py), which also keeps the map and
+plans the way. The model is asked again only when there is something to
+decide: the goal is reached or cannot be reached, a new object is in sight, a
+teammate wrote to this agent or said it is heading for the same ground, or
+REASK_STEPS steps have passed. The steps between are the planner's: no prompt,
+no model call, traced with the policy "planner".
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from explorer.policies.model import ModelPolicy, action_choices
+from explorer.policies.offline import OfflineExplorer
+from explorer.policies.replies import parse_goal_decision
+from nodes.decision_context import comm_note, render_prompt
+from nodes.interfaces import PLANNER, Decision, DecisionOutcome
+from perception.actions import safe_action
+from prompts import render
+
+MAX_GOALS = 6
+REASK_STEPS = 10
+NEAR = 5  # cells (by the grid, not the path): a teammate this close to a goal is "near" it
+COMPASS = {(0, 1): "north", (1, 1): "north-east", (1, 0): "east", (1, -1): "south-east",
+           (0, -1): "south", (-1, -1): "south-west", (-1, 0): "west", (-1, 1): "north-west"}
+
+
+class GoalPolicy:
+    def __init__(self, name, ask, seed):
+        self.name = name
+        self.model = ModelPolicy(name, ask)
+        self.explorer = OfflineExplorer(seed)  # the map, the goal ranking, the planner and the team's sentences
+        self.goal = None  # the pose the model chose
+        self.asked_at = None  # the step the model was last asked
+        self.objects_seen: set[str] = set()
+        self._decided: tuple[int, DecisionOutcome] | None = None
+
+    def decide(self, prompt, context):
+        if self._decided and self._decided[0] == context["step"]:
+            return self._decided[1]  # a retried call: the model is not asked twice
+        outcome = self._decide(context)
+        self._decided = (context["step"], outcome)
+        return outcome
+
+    def _decide(self, context):
+        pose = self.explorer.observe(context)
+        seen_new = set(context["visible_objects"]) - self.objects_seen
+        self.objects_seen |= seen_new
+        goals, current = self.explorer.ranked_goals(context, pose, MAX_GOALS, keep=self.goal)
+        why = self._reason_to_ask(context, pose, current, seen_new)
+        if not why:
+            action = self.explorer.map.path_to(pose, self.goal, context["available_actions"])
+            x, y, z, facing, _ = self.goal
+            decision = Decision(action, reason=f"walking to my goal: ({x}, {y}, {z}) facing {facing}",
+                                message_to_others=self.explorer.news(context, None))
+            return DecisionOutcome(decision, decided_by=PLANNER, prompt="")
+        if not goals:
+            self.goal = None
+            decision = Decision(safe_action(context["available_actions"]), reason="no unseen ground left in reach",
+                                message_to_others=self.explorer.news(context, None))
+            return DecisionOutcome(decision, decided_by=PLANNER, prompt="")
+        self.asked_at = context["step"]
+        reply = render("reply_goals", goals=self._goal_lines(context, pose, goals), reask_steps=REASK_STEPS,
+                       comm_note=comm_note(context))
+        choices = f"a `goal` that is one of {', '.join(f'G{n}' for n in range(1, len(goals) + 1))}, or " + \
+            action_choices(context["available_actions"])
+        outcome, number = self.model.ask_for(
+            render_prompt(context, reply), context,
+            lambda text: parse_goal_decision(text, context["available_actions"], len(goals)), choices,
+        )
+        if outcome.decision is None:
+            self.goal = None
+            return outcome
+        if number is None:  # the model chose an action itself: it is asked again next step
+            self.goal = None
+            return outcome
+        self.goal = goals[number - 1].pose
+        news = self.explorer.news(context, self.goal)
+        message = " ".join(part for part in (outcome.decision.message_to_others, news) if part)
+        decision = replace(outcome.decision, action=goals[number - 1].first_action, message_to_others=message,
+                           reason=outcome.decision.reason or f"goal G{number}")
+        return replace(outcome, decision=decision, notes=outcome.notes + (f"{why}; chose G{number}",))
+
+    def _reason_to_ask(self, context, pose, current, seen_new):
+        """Why the model must be asked this step ("" when the planner walks on)."""
+        if self.goal is None:
+            return "no goal"
+        reasons = []
+        if pose == self.goal:
+            reasons.append("goal reached")
+        elif self.explorer.map.path_to(pose, self.goal, context["available_actions"]) is None:
+            reasons.append("goal unreachable")
+        elif current is None:
+            reasons.append("goal reached: nothing left to see there")
+        if seen_new:
+            reasons.append(f"new object in sight: {', '.join(sorted(seen_new))}")
+        reasons += [f"{m['sender']} wrote to me" for m in context["messages"] if m.get("recipient") == context["agent_id"]]
+        if any(_near(claim, self.goal) for claim in self.explorer.claims.values()):
+            reasons.append("a teammate is heading for my goal")
+        if context["step"] - self.asked_at >= REASK_STEPS:
+            reasons.append(f"{REASK_STEPS} steps since I was last asked")
+        return "; ".join(reasons)
+
+    def _goal_lines(self, context, pose, goals):
+        teammates = {a: tuple(p["position"]) for a, p in context["other_agents"].items() if p}
+        lines = []
+        for number, goal in enumerate(goals, 1):
+            x, y, z, facing, pitch = goal.pose
+            near = [a for a, cell in teammates.items() if _near(cell, goal.pose)]
+            near += [a for a, claim in self.explorer.claims.items() if _near(claim, goal.pose) and a not in near]
+            look = {1: ", looking up", -1: ", looking down"}.get(pitch, "")
+            lines.append(
+                f"- G{number}: look {facing}{look} from ({x}, {y}, {z}), {_direction(pose, goal.pose)}, "
+                f"{goal.steps} steps away: about {goal.new_cells} unseen cells; "
+                + (f"{', '.join(near)} near" if near else "no teammate near")
+            )
+        return "\n".join(lines)
+
+
+def _direction(start, end):
+    dx, dy, dz = (end[i] - start[i] for i in range(3))
+    sign = lambda v: (v > 0) - (v < 0)  # noqa: E731
+    where = COMPASS.get((sign(dx), sign(dy)), "here")
+    if dz:
+        where += f", {abs(dz)} level{'s' if abs(dz) > 1 else ''} {'up' if dz > 0 else 'down'}"
+    return where
+
+
+def _near(a, b):
+    return sum(abs(p - q) for p, q in zip(a[:3], b[:3])) < NEAR

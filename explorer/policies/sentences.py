@@ -1,0 +1,89 @@
+"""The team's short sentences: what an agent found, covered and intends, written and read back.
+
+Plain sentences a model could also write ("Heading to (9, 2, 0) facing
+east."), read leniently, so that the offline explorer learns from a model
+teammate as well as from another explorer.
+"""
+
+from __future__ import annotations
+
+import re
+
+from perception.base import objects_text
+
+_NUMBER = r"(-?\d+)"
+_CELL = rf"\(\s*{_NUMBER}\s*,\s*{_NUMBER}\s*(?:,\s*{_NUMBER}\s*)?\)"
+_HEADING = re.compile(rf"heading (?:to|for|towards)\s*{_CELL}(?:\s*,?\s*(?:facing|looking)\s+(north|east|south|west))?", re.I)
+_COVERED = re.compile(
+    rf"covered\s+x\s*{_NUMBER}\s*(?:-|to)\s*{_NUMBER}\s*,?\s*y\s*{_NUMBER}\s*(?:-|to)\s*{_NUMBER}(?:\s*,?\s*(?:on\s+)?level\s*{_NUMBER})?",
+    re.I,
+)
+MAX_BOXES = 3  # per message
+MIN_BOX = 3  # cells: smaller patches are not worth the words
+
+
+def found(names, cells) -> str:
+    """'Found sofa at (3, 4, 0), lamp.': each object, with its cell where it is known."""
+    return f"Found {objects_text(names, cells)}."
+
+
+def heading(pose) -> str:
+    x, y, z, facing, _ = pose
+    return f"Heading to ({x}, {y}, {z}) facing {facing}."
+
+
+def covered(cells):
+    """(sentence, cells it says): the largest rectangles wholly inside `cells` (at most MAX_BOXES,
+    each of MIN_BOX cells or more), as 'Covered x 0-5, y 0-4, level 0.' Whole rectangles
+    only, so a reader never takes unseen ground for covered."""
+    remaining = set(cells)
+    boxes = []
+    while len(boxes) < MAX_BOXES:
+        box = _largest_rectangle(remaining)
+        if box is None:
+            break
+        x0, x1, y0, y1, z = box
+        boxes.append(f"Covered x {x0}-{x1}, y {y0}-{y1}, level {z}.")
+        remaining -= {(x, y, z) for x in range(x0, x1 + 1) for y in range(y0, y1 + 1)}
+    return " ".join(boxes), set(cells) - remaining
+
+
+def _largest_rectangle(cells):
+    """(x0, x1, y0, y1, level) of the largest rectangle of `cells` on one level, if of MIN_BOX cells or more."""
+    best, best_area = None, MIN_BOX - 1
+    for z in sorted({c[2] for c in cells}):
+        level = {(x, y) for x, y, lz in cells if lz == z}
+        xs, ys = [c[0] for c in level], [c[1] for c in level]
+        heights = dict.fromkeys(range(min(xs), max(xs) + 1), 0)
+        for y in range(min(ys), max(ys) + 1):
+            for x in heights:
+                heights[x] = heights[x] + 1 if (x, y) in level else 0
+            # The largest rectangle under this row's histogram, by a stack of rising heights.
+            stack = []
+            for x in list(heights) + [max(xs) + 1]:
+                height = heights.get(x, 0)
+                start = x
+                while stack and stack[-1][1] >= height:
+                    start, top = stack.pop()
+                    if top * (x - start) > best_area:
+                        best_area, best = top * (x - start), (start, x - 1, y - top + 1, y, z)
+                stack.append((start, height))
+    return best
+
+
+def read_heading(text):
+    """The last pose a message says its sender is heading for: (x, y, z, facing or None), or None."""
+    matches = _HEADING.findall(text)
+    if not matches:
+        return None
+    x, y, z, facing = matches[-1]
+    return int(x), int(y), int(z or 0), facing.lower() or None
+
+
+def read_covered(text):
+    """The boxes a message says were covered: [(x0, x1, y0, y1, level or None)]."""
+    boxes = []
+    for x0, x1, y0, y1, z in _COVERED.findall(text):
+        x0, x1, y0, y1 = sorted((int(x0), int(x1))) + sorted((int(y0), int(y1)))
+        boxes.append((x0, x1, y0, y1, int(z) if z else None))
+    return boxes

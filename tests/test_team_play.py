@@ -1,0 +1,207 @@
+"""Playing as a team: the sentences teammates exchange, claims, the no-comm ablation, and goal-level decisions."""
+
+import pytest
+
+from explorer.model.client import Reply
+from explorer.policies import sentences
+from explorer.policies.goals import REASK_STEPS, GoalPolicy
+from explorer.policies.offline import OfflineExplorer
+from explorer.policies.replies import ReplyError, parse_goal_decision
+from explorer.team.store import InProcessStore
+from nodes.interfaces import PLANNER
+from perception.mock import MockPerception
+from tests.test_offline_explorer import context_for, world_file
+
+ACTIONS = ["forward", "look_left"]
+
+
+# ---- the sentences ------------------------------------------------------------------------------
+
+
+def test_a_heading_reads_back_as_the_pose_it_names():
+    text = sentences.heading((9, 2, 0, "east", 0))
+    assert text == "Heading to (9, 2, 0) facing east."
+    assert sentences.read_heading(text) == (9, 2, 0, "east")
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("I'm heading towards (4, 7) now", (4, 7, 0, None)),
+        ("Found a lamp. heading to ( 3 , 1 , 2 ), looking NORTH", (3, 1, 2, "north")),
+        ("Heading to (1, 1, 0). Then heading to (5, 5, 0) facing west.", (5, 5, 0, "west")),
+        ("I am going somewhere", None),
+    ],
+)
+def test_headings_written_by_a_model_are_read_too(text, expected):
+    assert sentences.read_heading(text) == expected
+
+
+def test_covered_ground_is_said_as_whole_rectangles_and_never_more():
+    seen = {(x, y, 0) for x in range(6) for y in range(3)} | {(0, 3, 0), (1, 3, 0)} | {(9, 9, 0)}
+    text, cells = sentences.covered(seen)
+    assert text.startswith("Covered x 0-5, y 0-2, level 0.")
+    read = set()
+    for x0, x1, y0, y1, level in sentences.read_covered(text):
+        read |= {(x, y, level) for x in range(x0, x1 + 1) for y in range(y0, y1 + 1)}
+    assert read == cells and read <= seen  # a reader never takes unseen ground for covered
+    assert sentences.covered({(9, 9, 0)}) == ("", set())  # too small to be worth the words
+
+
+def test_found_objects_are_said_with_their_cells():
+    assert sentences.found(["sofa", "lamp"], {"sofa": (3, 4, 0)}) == "Found sofa at (3, 4, 0), lamp."
+
+
+# ---- claims and the no-comm ablation ----------------------------------------------------------
+
+CROSSROADS = """\
+    name: w
+    size: [15, 1]
+    objects: [{name: cup, position: [14, 0]}]
+    agents: [{position: [7, 0], facing: north}, {position: [7, 0], facing: north}]
+    """
+
+
+def test_it_does_not_head_for_ground_a_teammate_has_claimed(tmp_path):
+    # Two agents on the same cell of a corridor; Agent1 (first in the team's order) says it is
+    # heading west, so Agent2 takes the east, whichever way it would have turned on its own.
+    perception = MockPerception(world_file(tmp_path, CROSSROADS), InProcessStore(), ["Agent1", "Agent2"], seed=1)
+    turns = {}
+    for claim, heading in (("west", (3, 0, 0, "west", 0)), ("east", (11, 0, 0, "east", 0))):
+        said = [("Agent1", sentences.heading(heading))]
+        turns[claim] = OfflineExplorer(seed=1).choose(context_for(perception, "Agent2", 2, messages=said)).action
+    assert turns == {"west": "look_right", "east": "look_left"}
+
+
+def test_it_learns_ground_a_teammate_reports_as_covered(tmp_path):
+    perception = MockPerception(world_file(tmp_path, CROSSROADS), InProcessStore(), ["Agent1", "Agent2"], seed=1)
+    explorer = OfflineExplorer(seed=1)
+    explorer.choose(context_for(perception, "Agent2", 2, messages=[("Agent1", "Covered x 0-6, y 0-0, level 0.")]))
+    assert {(x, 0, 0) for x in range(7)} <= explorer.map.teammates_ground
+    assert explorer.choose(context_for(perception, "Agent2", 2)).action == "look_right"  # east is what is left
+
+
+def test_without_messages_claims_change_nothing(tmp_path):
+    # --no-comm: the Communication node hands the decision no messages, and the explorer sends none.
+    perception = MockPerception(world_file(tmp_path, CROSSROADS), InProcessStore(), ["Agent1", "Agent2"], seed=1)
+    alone = OfflineExplorer(seed=1).choose(context_for(perception, "Agent2", 2, comm=False))
+    assert alone.message_to_others == ""
+    for heading in ((3, 0, 0, "west", 0), (11, 0, 0, "east", 0)):
+        claimed = OfflineExplorer(seed=1).choose(context_for(perception, "Agent2", 2, messages=[("Agent1", sentences.heading(heading))]))
+        assert claimed.action in ("look_left", "look_right")
+    # Positions stay shared without messages: a teammate standing west still sends Agent2 east.
+    perception = MockPerception(
+        world_file(tmp_path, CROSSROADS.replace("{position: [7, 0], facing: north}]", "{position: [4, 0], facing: west}]")),
+        InProcessStore(), ["Agent2", "Agent1"], seed=1,
+    )
+    assert OfflineExplorer(seed=1).choose(context_for(perception, "Agent2", 2, comm=False)).action == "look_right"
+
+
+def test_it_announces_a_new_goal_once_with_the_ground_it_covered(tmp_path):
+    world = world_file(tmp_path, "name: w\nsize: [9, 9]\nobjects: [{name: cup, position: [8, 8]}]\nagents: [{position: [0, 0], facing: east}, {position: [8, 0]}]\n")
+    perception = MockPerception(world, InProcessStore(), ["Agent1", "Agent2"], seed=1)
+    explorer = OfflineExplorer(seed=1)
+    first = explorer.choose(context_for(perception, "Agent1", 1)).message_to_others
+    assert sentences.read_heading(first) and sentences.read_covered(first)
+    perception.execute_action("Agent1", explorer.choose(context_for(perception, "Agent1", 1)).action)
+    assert sentences.read_heading(explorer.choose(context_for(perception, "Agent1", 2)).message_to_others) is None
+
+
+# ---- goal-level decisions ---------------------------------------------------------------------
+
+
+def test_a_reply_names_a_goal_or_an_action_which_overrides_it():
+    decision, goal = parse_goal_decision("```yaml\ngoal: G3\nreason: the far room\n```", ACTIONS, 4)
+    assert goal == 3 and decision.reason == "the far room" and decision.action == ""
+    assert parse_goal_decision("goal: 2", ACTIONS, 4)[1] == 2
+    decision, goal = parse_goal_decision("goal: G1\naction: Move Forward", ACTIONS, 4)
+    assert goal is None and decision.action == "forward"
+
+
+@pytest.mark.parametrize("reply, problem", [("goal: G5", "unknown goal 'G5'"), ("goal: the kitchen", "unknown goal"),
+                                            ("thinking: hmm", "neither a `goal` nor an `action`")])
+def test_a_goal_that_does_not_exist_is_a_rejected_reply(reply, problem):
+    with pytest.raises(ReplyError, match=problem):
+        parse_goal_decision(reply, ACTIONS, 4)
+
+
+class ScriptedModel:
+    """The model as GoalPolicy sees it: answers in turn, keeping each prompt."""
+
+    def __init__(self, *answers):
+        self.answers, self.prompts = list(answers), []
+
+    def __call__(self, prompt):
+        self.prompts.append(prompt)
+        text = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+        return Reply(text=text, model="scripted")
+
+
+def walk(perception, policy, steps, agent_id="Agent1", messages=None):
+    """Lock-step for one agent with the given policy; returns each step's outcome."""
+    outcomes, history = [], []
+    for step in range(1, steps + 1):
+        context = context_for(perception, agent_id, step, history, messages=(messages or {}).get(step, ()))
+        context["messages"] = [dict(m, recipient=agent_id) if m["message"].startswith("@") else m for m in context["messages"]]
+        outcome = policy.decide("unused", context)
+        action = outcome.decision.action if outcome.decision else "look_right"
+        result = perception.execute_action(agent_id, action)
+        history.append({"step": step, "action": action, "outcome": result.outcome, "detail": ""})
+        outcomes.append(outcome)
+    return outcomes
+
+
+OPEN_ROOM = "name: w\nsize: [12, 12]\nobjects: [{name: cup, position: [11, 11]}]\nagents: [{position: [0, 0], facing: east}]\n"
+
+
+def test_the_planner_walks_to_the_chosen_goal_and_asks_again_when_it_is_reached(tmp_path):
+    perception = MockPerception(world_file(tmp_path, OPEN_ROOM), InProcessStore(), ["Agent1"], seed=1)
+    model = ScriptedModel("goal: G1")
+    policy = GoalPolicy("scripted", model, seed=1)
+    outcomes = walk(perception, policy, 12)
+    asked = [o for o in outcomes if o.decided_by != PLANNER]
+    walked = [o for o in outcomes if o.decided_by == PLANNER]
+    assert len(asked) == len(model.prompts) and walked
+    assert "- G1: look" in model.prompts[0] and "steps away" in model.prompts[0] and "goal:" in model.prompts[0]
+    for outcome in walked:
+        assert outcome.prompt == "" and outcome.model_calls == () and outcome.decision.action
+    # Asked again only once the goal was reached: each model call's notes say why.
+    reasons = [note for o in asked[1:] for note in o.notes]
+    assert reasons and all(note.startswith("goal reached") or "new object" in note for note in reasons), reasons
+
+
+def test_a_goal_is_replaced_when_a_new_object_comes_into_sight(tmp_path):
+    world = world_file(tmp_path, "name: w\nsize: [12, 3]\nobjects: [{name: cup, position: [6, 1]}]\nagents: [{position: [0, 1], facing: east}]\n")
+    perception = MockPerception(world, InProcessStore(), ["Agent1"], seed=1)
+    model = ScriptedModel("goal: G1")
+    outcomes = walk(perception, GoalPolicy("scripted", model, seed=1), 8)
+    assert any("new object in sight: cup" in note for o in outcomes for note in o.notes)
+
+
+def test_an_unreachable_goal_is_dropped_and_the_model_asked_again(tmp_path):
+    # The goal lies behind a wall not yet seen: once met, the planner finds no way and asks.
+    world = world_file(tmp_path, "name: w\nsize: [7, 3]\nwalls: [[3, 0], [3, 1], [3, 2]]\nobjects: [{name: cup, position: [0, 2]}]\nagents: [{position: [1, 1], facing: west}]\n")
+    perception = MockPerception(world, InProcessStore(), ["Agent1"], seed=1)
+    policy = GoalPolicy("scripted", ScriptedModel("goal: G1"), seed=1)
+    context = context_for(perception, "Agent1", 1)
+    policy.decide("unused", context)
+    policy.goal = (5, 1, 0, "east", 0)  # chosen while the wall was unknown
+    policy.explorer.map.add_wall((3, 0)), policy.explorer.map.add_wall((3, 1)), policy.explorer.map.add_wall((3, 2))
+    outcome = policy.decide("unused", context_for(perception, "Agent1", 2))
+    assert outcome.decided_by != PLANNER and any("goal unreachable" in note for note in outcome.notes)
+
+
+def test_a_teammate_writing_to_the_agent_or_ten_steps_ask_the_model_again(tmp_path):
+    perception = MockPerception(world_file(tmp_path, OPEN_ROOM.replace("[12, 12]", "[40, 40]")), InProcessStore(), ["Agent1"], seed=1)
+    model = ScriptedModel("goal: G1")
+    outcomes = walk(perception, GoalPolicy("scripted", model, seed=1), 3, messages={3: [("Agent2", "@Agent1 come north")]})
+    assert any("Agent2 wrote to me" in note for note in outcomes[2].notes)
+    assert REASK_STEPS == 10
+
+
+def test_a_bad_goal_is_re_asked_once_then_the_agent_scans(tmp_path):
+    perception = MockPerception(world_file(tmp_path, OPEN_ROOM), InProcessStore(), ["Agent1"], seed=1)
+    model = ScriptedModel("goal: G9")
+    outcome = GoalPolicy("scripted", model, seed=1).decide("unused", context_for(perception, "Agent1", 1))
+    assert outcome.decision is None and outcome.parse_failure and len(model.prompts) == 2
+    assert "unknown goal 'G9'" in model.prompts[1] and "a `goal` that is one of G1" in model.prompts[1]
