@@ -205,3 +205,14 @@ def test_a_bad_goal_is_re_asked_once_then_the_agent_scans(tmp_path):
     outcome = GoalPolicy("scripted", model, seed=1).decide("unused", context_for(perception, "Agent1", 1))
     assert outcome.decision is None and outcome.parse_failure and len(model.prompts) == 2
     assert "unknown goal 'G9'" in model.prompts[1] and "a `goal` that is one of G1" in model.prompts[1]
+
+
+def test_at_its_goal_the_agent_looks_around_before_asking_again(tmp_path):
+    perception = MockPerception(world_file(tmp_path, OPEN_ROOM), InProcessStore(), ["Agent1"], seed=1)
+    model = ScriptedModel("goal: G1")
+    policy = GoalPolicy("scripted", model, seed=1)
+    policy.decide("unused", context_for(perception, "Agent1", 1))
+    policy.goal = (0, 0, 0, "east", 0)  # where it stands: reached, with unseen ground just around it
+    outcome = policy.decide("unused", context_for(perception, "Agent1", 2))
+    assert outcome.decided_by == PLANNER and len(model.prompts) == 1
+    assert policy.goal is not None and sum(abs(a - b) for a, b in zip(policy.goal[:3], (0, 0, 0))) <= 2

@@ -23,6 +23,7 @@ from prompts import render
 
 MAX_GOALS = 6
 REASK_STEPS = 10
+AROUND = 2  # cells and steps: at its goal the agent looks around this close before asking again
 NEAR = 5  # cells (by the grid, not the path): a teammate this close to a goal is "near" it
 COMPASS = {(0, 1): "north", (1, 1): "north-east", (1, 0): "east", (1, -1): "south-east",
            (0, -1): "south", (-1, -1): "south-west", (-1, 0): "west", (-1, 1): "north-west"}
@@ -50,7 +51,11 @@ class GoalPolicy:
         seen_new = set(context["visible_objects"]) - self.objects_seen
         self.objects_seen |= seen_new
         goals, current = self.explorer.ranked_goals(context, pose, MAX_GOALS, keep=self.goal)
-        why = self._reason_to_ask(context, pose, current, seen_new)
+        reached = pose == self.goal
+        if reached:
+            self.goal = self._look_around(goals)
+            current = next((g for g in goals if g.pose == self.goal), None)
+        why = self._reason_to_ask(context, pose, current, seen_new, reached)
         if not why:
             action = self.explorer.map.path_to(pose, self.goal, context["available_actions"])
             x, y, z, facing, _ = self.goal
@@ -84,19 +89,24 @@ class GoalPolicy:
                            reason=outcome.decision.reason or f"goal G{number}")
         return replace(outcome, decision=decision, notes=outcome.notes + (f"{why}; chose G{number}",))
 
-    def _reason_to_ask(self, context, pose, current, seen_new):
+    def _look_around(self, goals):
+        """At its goal, the agent looks around there on its own: the best goal within AROUND cells of
+        it and a few steps away becomes the goal, without asking; None when there is none."""
+        here = self.goal
+        nearby = [g for g in goals if _distance(g.pose, here) <= AROUND and g.steps <= AROUND]
+        return nearby[0].pose if nearby else None
+
+    def _reason_to_ask(self, context, pose, current, seen_new, reached):
         """Why the model must be asked this step ("" when the planner walks on)."""
+        seen = [f"new object in sight: {', '.join(sorted(seen_new))}"] if seen_new else []
         if self.goal is None:
-            return "no goal"
+            return "; ".join(["goal reached, and looked around there" if reached else "no goal"] + seen)
         reasons = []
-        if pose == self.goal:
-            reasons.append("goal reached")
-        elif self.explorer.map.path_to(pose, self.goal, context["available_actions"]) is None:
+        if self.explorer.map.path_to(pose, self.goal, context["available_actions"]) is None:
             reasons.append("goal unreachable")
         elif current is None:
             reasons.append("goal reached: nothing left to see there")
-        if seen_new:
-            reasons.append(f"new object in sight: {', '.join(sorted(seen_new))}")
+        reasons += seen
         reasons += [f"{m['sender']} wrote to me" for m in context["messages"] if m.get("recipient") == context["agent_id"]]
         if any(_near(claim, self.goal) for claim in self.explorer.claims.values()):
             reasons.append("a teammate is heading for my goal")
@@ -129,5 +139,9 @@ def _direction(start, end):
     return where
 
 
+def _distance(a, b):
+    return sum(abs(p - q) for p, q in zip(a[:3], b[:3]))
+
+
 def _near(a, b):
-    return sum(abs(p - q) for p, q in zip(a[:3], b[:3])) < NEAR
+    return _distance(a, b) < NEAR
