@@ -121,11 +121,12 @@ class GridMap:
         )
         return worth, len(new)
 
-    def distances(self, start):
-        """Steps from the cell `start` to every cell reachable over the walls known so far (moves only)."""
+    def distances(self, starts):
+        """Steps from the nearest of the cells `starts` to every cell reachable over the walls known so
+        far (moves only): one pass however many starts, so a team of any size costs the same."""
         width, depth, height = self.size
-        distance = {start: 0}
-        queue = deque([start])
+        distance = dict.fromkeys(starts, 0)
+        queue = deque(distance)
         while queue:
             x, y, z = cell = queue.popleft()
             for nx, ny, nz in ((x + 1, y, z), (x - 1, y, z), (x, y + 1, z), (x, y - 1, z), (x, y, z + 1), (x, y, z - 1)):

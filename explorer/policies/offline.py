@@ -90,13 +90,9 @@ class OfflineExplorer:
         sources += [goal[:3] for goal in self.claims.values()]
         if not sources:
             return frozenset()
-        mine = self.map.distances(pose[:3])
-        theirs = set()
-        for source in sources:
-            for cell, distance in self.map.distances(source).items():
-                if distance < mine.get(cell, distance + 1):
-                    theirs.add(cell)
-        return frozenset(theirs)
+        mine = self.map.distances([pose[:3]])
+        nearest_teammate = self.map.distances(sources)
+        return frozenset(cell for cell, distance in nearest_teammate.items() if distance < mine.get(cell, distance + 1))
 
     def _next_goal(self, context, pose):
         goals, kept = self.ranked_goals(context, pose, keep=self.goal)
