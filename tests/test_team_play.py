@@ -216,3 +216,15 @@ def test_at_its_goal_the_agent_looks_around_before_asking_again(tmp_path):
     outcome = policy.decide("unused", context_for(perception, "Agent1", 2))
     assert outcome.decided_by == PLANNER and len(model.prompts) == 1
     assert policy.goal is not None and sum(abs(a - b) for a, b in zip(policy.goal[:3], (0, 0, 0))) <= 2
+
+
+def test_a_teammate_heading_for_the_same_ground_wakes_the_model_once(tmp_path):
+    perception = MockPerception(world_file(tmp_path, OPEN_ROOM), InProcessStore(), ["Agent1", "Agent2"], seed=1)
+    model = ScriptedModel("goal: G1")
+    policy = GoalPolicy("scripted", model, seed=1)
+    policy.decide("unused", context_for(perception, "Agent1", 1))
+    said = [("Agent2", sentences.heading(policy.goal))]
+    woken = policy.decide("unused", context_for(perception, "Agent1", 2, messages=said))
+    assert woken.decided_by != PLANNER and any("Agent2 is heading for my goal" in note for note in woken.notes)
+    later = policy.decide("unused", context_for(perception, "Agent1", 3))
+    assert not any("heading for my goal" in note for note in later.notes)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from explorer.policies import sentences
+from explorer.policies.grid_map import cell_distance
 from explorer.policies.model import ModelPolicy, action_choices
 from explorer.policies.offline import OfflineExplorer
 from explorer.policies.replies import parse_goal_decision
@@ -76,10 +78,7 @@ class GoalPolicy:
             render_prompt(context, reply), context,
             lambda text: parse_goal_decision(text, context["available_actions"], len(goals)), choices,
         )
-        if outcome.decision is None:
-            self.goal = None
-            return outcome
-        if number is None:  # the model chose an action itself: it is asked again next step
+        if outcome.decision is None or number is None:  # no usable reply, or an action: asked again next step
             self.goal = None
             return outcome
         self.goal = goals[number - 1].pose
@@ -93,7 +92,7 @@ class GoalPolicy:
         """At its goal, the agent looks around there on its own: the best goal within AROUND cells of
         it and a few steps away becomes the goal, without asking; None when there is none."""
         here = self.goal
-        nearby = [g for g in goals if _distance(g.pose, here) <= AROUND and g.steps <= AROUND]
+        nearby = [g for g in goals if cell_distance(g.pose, here) <= AROUND and g.steps <= AROUND]
         return nearby[0].pose if nearby else None
 
     def _reason_to_ask(self, context, pose, current, seen_new, reached):
@@ -108,8 +107,9 @@ class GoalPolicy:
             reasons.append("goal reached: nothing left to see there")
         reasons += seen
         reasons += [f"{m['sender']} wrote to me" for m in context["messages"] if m.get("recipient") == context["agent_id"]]
-        if any(_near(claim, self.goal) for claim in self.explorer.claims.values()):
-            reasons.append("a teammate is heading for my goal")
+        # A heading said this step, not one already known: that would wake the model every step.
+        headings = [(m["sender"], sentences.read_heading(m["message"])) for m in context["messages"]]
+        reasons += [f"{sender} is heading for my goal" for sender, heading in headings if heading and _near(heading, self.goal)]
         if context["step"] - self.asked_at >= REASK_STEPS:
             reasons.append(f"{REASK_STEPS} steps since I was last asked")
         return "; ".join(reasons)
@@ -132,16 +132,15 @@ class GoalPolicy:
 
 def _direction(start, end):
     dx, dy, dz = (end[i] - start[i] for i in range(3))
-    sign = lambda v: (v > 0) - (v < 0)  # noqa: E731
-    where = COMPASS.get((sign(dx), sign(dy)), "here")
+    where = COMPASS.get((_sign(dx), _sign(dy)), "here")
     if dz:
         where += f", {abs(dz)} level{'s' if abs(dz) > 1 else ''} {'up' if dz > 0 else 'down'}"
     return where
 
 
-def _distance(a, b):
-    return sum(abs(p - q) for p, q in zip(a[:3], b[:3]))
+def _sign(value):
+    return (value > 0) - (value < 0)
 
 
 def _near(a, b):
-    return _distance(a, b) < NEAR
+    return cell_distance(a, b) < NEAR

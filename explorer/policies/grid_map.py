@@ -214,6 +214,11 @@ def utility(gain, distance):
     return gain / (distance + DISTANCE_OFFSET)
 
 
+def cell_distance(a, b):
+    """Cells apart (by the grid, not the path) of two cells or poses."""
+    return sum(abs(p - q) for p, q in zip(a[:3], b[:3]))
+
+
 def pose_key(pose: Pose):
     return pose.x, pose.y, pose.z, pose.facing, pose.pitch
 
@@ -229,4 +234,4 @@ def _insert(found, goal, limit):
 
 
 def _close(a, b):
-    return sum(abs(p - q) for p, q in zip(a, b)) <= 2
+    return cell_distance(a, b) <= 2

@@ -18,7 +18,7 @@ set unions on what the context says, and each step's decision is kept.
 from __future__ import annotations
 
 from explorer.policies import sentences
-from explorer.policies.grid_map import KEEP_SHARE, GridMap
+from explorer.policies.grid_map import KEEP_SHARE, GridMap, cell_distance
 from nodes.interfaces import Decision, DecisionOutcome
 from perception.actions import safe_action
 from perception.base import FACINGS, Pose
@@ -156,7 +156,7 @@ class OfflineExplorer:
             return ""
         new = [name for name in context["visible_objects"] if name not in context["team_objects"]]
         parts = [sentences.found(new, context["object_cells"])] if new else []
-        if goal and (self.announced is None or _distance(goal, self.announced) >= ANNOUNCE_DISTANCE):
+        if goal and (self.announced is None or cell_distance(goal, self.announced) >= ANNOUNCE_DISTANCE):
             said, cells = sentences.covered(self.unreported)
             if said:
                 parts.append(said)
@@ -164,7 +164,3 @@ class OfflineExplorer:
             parts.append(sentences.heading(goal))
             self.announced = goal
         return " ".join(parts)
-
-
-def _distance(a, b):
-    return sum(abs(p - q) for p, q in zip(a[:3], b[:3]))
