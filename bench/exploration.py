@@ -147,7 +147,9 @@ def markdown_table(summary):
             cells.append(f"{bound}{ratio:.2f}x")
         lines.append(f"| {name} | {rows[0]['agents']} | {reference:.1f} | " + " | ".join(cells) + " |")
     overall = summary["overall"]
-    lines.append("| **geometric mean** | | | " + " | ".join(f"**{overall[c]['geometric_mean_ratio']:.2f}x**" for c in conditions) + " |")
+    bounds = {c: "" if all(r[c]["reached"] for r in summary["rows"]) else ">" for c in conditions}
+    lines.append("| **geometric mean** | | | "
+                 + " | ".join(f"**{bounds[c]}{overall[c]['geometric_mean_ratio']:.2f}x**" for c in conditions) + " |")
     return "\n".join(lines)
 
 

@@ -67,7 +67,7 @@ def explore(perception, explorers, steps):
 def test_it_answers_a_decision_that_costs_no_model_call(tmp_path):
     world = world_file(tmp_path, "name: w\nsize: [5, 5]\nobjects: [{name: cup, position: [4, 4]}]\nagents: [{position: [2, 2]}]\n")
     perception = MockPerception(world, InProcessStore(), ["Agent1"], seed=1)
-    outcome = OfflineExplorer(seed=1).decide("prompt", context_for(perception, "Agent1", 1))
+    outcome = OfflineExplorer().decide("prompt", context_for(perception, "Agent1", 1))
     assert outcome.decision.action in ACTIONS and outcome.decision.thinking
     assert outcome.model_calls == () and outcome.attempts == () and not outcome.parse_failure
 
@@ -76,14 +76,14 @@ def test_it_turns_to_scan_before_walking_off(tmp_path):
     # In the middle of an open room, turning shows more than walking ahead.
     world = world_file(tmp_path, "name: w\nsize: [9, 9]\nobjects: [{name: cup, position: [0, 0]}]\nagents: [{position: [4, 4]}]\n")
     perception = MockPerception(world, InProcessStore(), ["Agent1"], seed=1)
-    decision = OfflineExplorer(seed=1).choose(context_for(perception, "Agent1", 1))
+    decision = OfflineExplorer().choose(context_for(perception, "Agent1", 1))
     assert decision.action in ("look_left", "look_right")
 
 
 def test_it_never_tilts_for_nothing(tmp_path):
     world = world_file(tmp_path, "name: w\nsize: [6, 6]\nobjects: [{name: cup, position: [5, 5]}]\nagents: [{position: [0, 0]}]\n")
     perception = MockPerception(world, InProcessStore(), ["Agent1"], seed=3)
-    explorer = OfflineExplorer(seed=3)
+    explorer = OfflineExplorer()
     history = []
     for step in range(1, 25):
         decision = explorer.choose(context_for(perception, "Agent1", step, history))
@@ -96,7 +96,7 @@ def test_it_heads_for_ground_it_has_not_seen(tmp_path):
     # A corridor: after looking west, the east end is what is left.
     world = world_file(tmp_path, "name: w\nsize: [15, 1]\nobjects: [{name: cup, position: [14, 0]}]\nagents: [{position: [7, 0], facing: west}]\n")
     perception = MockPerception(world, InProcessStore(), ["Agent1"], seed=1)
-    found = explore(perception, {"Agent1": OfflineExplorer(seed=1)}, steps=12)
+    found = explore(perception, {"Agent1": OfflineExplorer()}, steps=12)
     assert "cup" in found
 
 
@@ -113,7 +113,7 @@ def test_it_leaves_to_a_teammate_the_side_the_teammate_stands_in(tmp_path, teamm
         """,
     )
     perception = MockPerception(world, InProcessStore(), ["Agent1", "Agent2"], seed=1)
-    decision = OfflineExplorer(seed=1).choose(context_for(perception, "Agent1", 1))
+    decision = OfflineExplorer().choose(context_for(perception, "Agent1", 1))
     assert decision.action == expected
 
 
@@ -123,14 +123,14 @@ def test_it_looks_up_where_the_world_has_height(tmp_path):
         "name: w\nsize: [3, 3, 2]\nobjects: [{name: kite, position: [1, 2, 1]}]\nagents: [{position: [1, 0], facing: north}]\n",
     )
     perception = MockPerception(world, InProcessStore(), ["Agent1"], seed=1)
-    found = explore(perception, {"Agent1": OfflineExplorer(seed=1)}, steps=4)
+    found = explore(perception, {"Agent1": OfflineExplorer()}, steps=4)
     assert "kite" in found
 
 
 def test_it_learns_walls_it_bumps_into(tmp_path):
     world = world_file(tmp_path, "name: w\nsize: [3, 3]\nobjects: [{name: cup, position: [2, 2]}]\nagents: [{position: [0, 0]}]\n")
     perception = MockPerception(world, InProcessStore(), ["Agent1"], seed=1)
-    explorer = OfflineExplorer(seed=1)
+    explorer = OfflineExplorer()
     context = context_for(perception, "Agent1", 2, [{"step": 1, "action": "backward", "outcome": "blocked", "detail": ""}])
     explorer.choose(context)
     assert explorer.map.walls == set()  # off the grid is not a wall
@@ -141,18 +141,18 @@ def test_it_learns_walls_it_bumps_into(tmp_path):
 def test_it_tells_the_team_what_the_team_has_not_found(tmp_path):
     world = world_file(tmp_path, "name: w\nsize: [5, 5]\nobjects: [{name: cup, position: [2, 2]}, {name: pen, position: [2, 3]}]\nagents: [{position: [2, 0]}, {position: [0, 4]}]\n")
     perception = MockPerception(world, InProcessStore(), ["Agent1", "Agent2"], seed=1)
-    news = OfflineExplorer(seed=1).choose(context_for(perception, "Agent1", 1)).message_to_others
+    news = OfflineExplorer().choose(context_for(perception, "Agent1", 1)).message_to_others
     # Where each object is, not where the finder stands.
     assert "Found cup at (2, 2, 0), pen at (2, 3, 0)." in news
-    known = OfflineExplorer(seed=1).choose(context_for(perception, "Agent1", 1, team_objects=["cup", "pen"]))
+    known = OfflineExplorer().choose(context_for(perception, "Agent1", 1, team_objects=["cup", "pen"]))
     assert "Found" not in known.message_to_others
-    assert OfflineExplorer(seed=1).choose(context_for(perception, "Agent1", 1, comm=False)).message_to_others == ""
+    assert OfflineExplorer().choose(context_for(perception, "Agent1", 1, comm=False)).message_to_others == ""
 
 
 def test_asking_twice_gives_the_same_answer(tmp_path):
     world = world_file(tmp_path, "name: w\nsize: [7, 7]\nwalls: [[3, 3]]\nobjects: [{name: cup, position: [6, 6]}]\nagents: [{position: [0, 0]}, {position: [6, 0]}]\n")
     perception = MockPerception(world, InProcessStore(), ["Agent1", "Agent2"], seed=1)
-    explorer = OfflineExplorer(seed=5)
+    explorer = OfflineExplorer()
     context = context_for(perception, "Agent1", 3)
     assert explorer.choose(context) == explorer.choose(context)
-    assert OfflineExplorer(seed=5).choose(context) == explorer.choose(context)
+    assert OfflineExplorer().choose(context) == explorer.choose(context)

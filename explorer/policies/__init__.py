@@ -45,12 +45,12 @@ def make_policy(profile, agent_id, config, gate=None):
     `gate` the semaphore that bounds the run's model calls in flight."""
     agent_seed = stable_seed(config.seed, agent_id)
     if profile.model == OFFLINE:
-        return OfflineExplorer(agent_seed)
+        return OfflineExplorer()
     if profile.model == RANDOM:
         return RandomPolicy(agent_seed)
     ask = partial(complete_prompt, model_settings(profile, config, gate))
     if config.decide == "goals":
-        return GoalPolicy(profile.model, ask, agent_seed)
+        return GoalPolicy(profile.model, ask)
     return ModelPolicy(profile.model, ask)
 
 

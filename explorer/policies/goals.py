@@ -32,10 +32,10 @@ COMPASS = {(0, 1): "north", (1, 1): "north-east", (1, 0): "east", (1, -1): "sout
 
 
 class GoalPolicy:
-    def __init__(self, name, ask, seed):
+    def __init__(self, name, ask):
         self.name = name
         self.model = ModelPolicy(name, ask)
-        self.explorer = OfflineExplorer(seed)  # the map, the goal ranking, the planner and the team's sentences
+        self.explorer = OfflineExplorer()  # the map, the goal ranking, the planner and the team's sentences
         self.goal = None  # the pose the model chose
         self.asked_at = None  # the step the model was last asked
         self.objects_seen: set[str] = set()
@@ -101,10 +101,9 @@ class GoalPolicy:
         if self.goal is None:
             return "; ".join(["goal reached, and looked around there" if reached else "no goal"] + seen)
         reasons = []
-        if self.explorer.map.path_to(pose, self.goal, context["available_actions"]) is None:
-            reasons.append("goal unreachable")
-        elif current is None:
-            reasons.append("goal reached: nothing left to see there")
+        if current is None:  # the goal is no longer among the goals: why not?
+            unreachable = self.explorer.map.path_to(pose, self.goal, context["available_actions"]) is None
+            reasons.append("goal unreachable" if unreachable else "goal no longer worth the way: little left to see there")
         reasons += seen
         reasons += [f"{m['sender']} wrote to me" for m in context["messages"] if m.get("recipient") == context["agent_id"]]
         # A heading said this step, not one already known: that would wake the model every step.

@@ -31,8 +31,7 @@ ANNOUNCE_DISTANCE = 3  # a new goal this far (in cells) from the announced one i
 class OfflineExplorer:
     name = "offline"
 
-    def __init__(self, seed):
-        self.seed = seed  # the explorer is deterministic; the seed names it in the trace
+    def __init__(self):
         self.map = GridMap()
         self.goal = None  # the pose it is walking to
         self.claims: dict[str, tuple] = {}  # teammate -> the pose it said it is heading for
