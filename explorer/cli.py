@@ -6,7 +6,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from explorer.config import DECIDE_LEVELS, MODES, VISION_CALLS, ConfigError, RunConfig
+from explorer.config import (
+    DECIDE_LEVELS,
+    MODES,
+    SCHEDULES,
+    VISION_CALLS,
+    ConfigError,
+    RunConfig,
+)
 from explorer.signals import StopSignals
 from perception.keymap import DEFAULT_KEYMAP, SHIPPED_KEYMAPS
 from perception.world import DEFAULT_WORLD, SHIPPED_WORLDS
@@ -50,6 +57,15 @@ def build_parser():
     parser.add_argument(
         "--decide", choices=DECIDE_LEVELS, default="actions",
         help="what a model chooses: each step's action (default), or a goal the planner walks to (mock mode)",
+    )
+    parser.add_argument(
+        "--schedule", choices=SCHEDULES, default="lockstep",
+        help="lockstep (default): every agent takes step k before any takes k + 1; event: a simulated clock with "
+        "each agent's tick_interval, obs_delay, act_delay and msg_delay from --profiles (mock mode)",
+    )
+    parser.add_argument(
+        "--coordinator", metavar="MODEL",
+        help="add a Coordinator that directs the explorers: offline, or a model (mock mode)",
     )
     parser.add_argument("--run-dir", type=Path, help="where to write the run (default runs/<timestamp>/ here)")
     parser.add_argument(
@@ -115,6 +131,8 @@ def config_from(args) -> RunConfig:
         api_base=args.api_base,
         comm=not args.no_comm,
         decide=args.decide,
+        schedule=args.schedule,
+        coordinator=args.coordinator,
         run_dir=args.run_dir,
         profiles=args.profiles,
         resume_memory=args.resume_memory,

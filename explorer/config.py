@@ -18,6 +18,8 @@ VISION_CALLS = ("combined", "split")  # one call for caption and objects, or the
 
 
 DECIDE_LEVELS = ("actions", "goals")
+COORDINATOR = "Coordinator"  # the coordinator's id: the team's last member, after Agent1..N
+SCHEDULES = ("lockstep", "event")
 
 
 class ConfigError(ValueError):
@@ -35,6 +37,8 @@ class RunConfig:
     api_base: str | None = None
     comm: bool = True
     decide: str = "actions"  # what a model chooses: each step's action, or goals the planner walks to
+    schedule: str = "lockstep"  # or "event": a simulated clock with each agent's timing
+    coordinator: str | None = None  # the Coordinator's model, when there is one
     run_dir: Path | None = None  # None: runs/<timestamp>/
     profiles: Path | None = None
     resume_memory: Path | None = None  # a run directory whose agents' memories this run starts from
@@ -62,6 +66,12 @@ class RunConfig:
             raise ConfigError(f"unknown --decide {self.decide!r}: choose one of {', '.join(DECIDE_LEVELS)}")
         if self.decide == "goals" and self.mode != "mock":
             raise ConfigError("--decide goals needs --mode mock: goals come from the grid map a mock world gives")
+        if self.schedule not in SCHEDULES:
+            raise ConfigError(f"unknown --schedule {self.schedule!r}: choose one of {', '.join(SCHEDULES)}")
+        if self.schedule == "event" and self.mode != "mock":
+            raise ConfigError("--schedule event needs --mode mock: a game keeps its own time")
+        if self.coordinator is not None:
+            self._check_coordinator()
         if self.steps is not None and self.steps < 1:
             raise ConfigError(f"--steps must be at least 1, not {self.steps}")
         if self.world.is_dir():
@@ -86,6 +96,14 @@ class RunConfig:
         if self.run_dir is not None:
             self._check_run_dir()
         return self
+
+    def _check_coordinator(self):
+        if not self.coordinator.strip() or self.coordinator == "random":
+            raise ConfigError("--coordinator must be offline or a model's name")
+        if self.mode != "mock":
+            raise ConfigError("--coordinator needs --mode mock: it plans over the ground the explorers report")
+        if not self.comm:
+            raise ConfigError("--coordinator sends its directives as messages: drop --no-comm")
 
     def _check_run_dir(self):
         """An early check that a given directory holds no run; explorer/run_dir.py claims it, atomically,
@@ -137,6 +155,8 @@ class RunConfig:
             "api_base": redact_url(self.api_base) if self.api_base else None,
             "comm": self.comm,
             "decide": self.decide,
+            "schedule": self.schedule,
+            "coordinator": self.coordinator,
             "profiles": str(self.profiles) if self.profiles else None,
             "resume_memory": str(self.resume_memory) if self.resume_memory else None,
             "timeout": self.timeout,

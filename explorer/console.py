@@ -68,11 +68,14 @@ class RunConsole:
     def step_committed(self, records, team_found, round_complete):
         for record in records:
             row = self.rows[record["agent_id"]]
+            result = record.get("result")
+            directives = record.get("directives")
             row.update(
                 step=record["step"],
-                pose=Pose.from_dict(record["result"]["pose"]).describe() if "result" in record else "",
-                action=record.get("action", ""),
-                result=record["result"]["outcome"] if "result" in record else "",
+                pose=Pose.from_dict(result["pose"]).describe() if result else "",
+                # A coordinator neither sees nor moves: what it did is the directives it sent.
+                action=record.get("action") or (f"{len(directives)} directives" if directives is not None else ""),
+                result=result["outcome"] if result else "",
             )
             row["found"] += len(record.get("new_objects", []))
         self.team_found = team_found

@@ -5,23 +5,36 @@
       persona: "You map rooms carefully and report what you find."
       model: gpt-4o-mini
       temperature: 0.2
+      msg_delay: 1                # simulated seconds; see below
     agents:                       # optional: in agent order, Agent1 first
       - {role: scout, persona: "You move fast and look far.", temperature: 0.7}
-      - {role: cartographer, model: "openai/qwen2.5-7b-instruct"}
+      - {role: cartographer, model: "openai/qwen2.5-7b-instruct", tick_interval: 2}
+    coordinator:                  # optional: the --coordinator's timing (tick_interval 5 unless given)
+      tick_interval: 10
 
 Fields left out come from `default`, then from the command line (--model)
 and the built-in explorer persona (prompts/explorer_persona.md).
+
+The timing fields are for `--schedule event` (explorer/schedule/event.py), in
+simulated seconds: `tick_interval` (1: one step a second), `obs_delay` (a view
+shows the world as it was that long ago), `act_delay` (an action takes effect
+that long after it is chosen) and `msg_delay` (a message reaches its mailbox
+that long after it is sent). The defaults are 1, 0, 0, 0.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from explorer.schedule.timed_perception import Timing
 from perception.yaml_files import FileProblem, load_mapping
 from prompts import render
 
-PROFILE_KEYS = ("role", "persona", "model", "temperature")
+TIMING_KEYS = ("tick_interval", "obs_delay", "act_delay", "msg_delay")
+PROFILE_KEYS = ("role", "persona", "model", "temperature", *TIMING_KEYS)
 DEFAULT_TEMPERATURE = 0.2
+COORDINATOR_TICK_INTERVAL = 5.0  # a coordinator thinks slower than its explorers act
+MAX_TIME = 1_000_000.0  # simulated seconds: any timing beyond is a typo
 
 
 class ProfileError(FileProblem):
@@ -34,9 +47,20 @@ class Profile:
     persona: str = ""  # empty: the built-in explorer persona
     model: str | None = None  # None: --model
     temperature: float = DEFAULT_TEMPERATURE
+    tick_interval: float = 1.0
+    obs_delay: float = 0.0
+    act_delay: float = 0.0
+    msg_delay: float = 0.0
 
     def persona_text(self):
         return self.persona or render("explorer_persona")
+
+    def timing(self):
+        return Timing(self.tick_interval, self.obs_delay, self.act_delay, self.msg_delay)
+
+    def timed(self):
+        """True when a timing differs from the default: only `--schedule event` keeps time."""
+        return self.timing() != Timing()
 
 
 def default_profiles(count, model):
@@ -45,10 +69,7 @@ def default_profiles(count, model):
 
 def load_profiles(path, count, model) -> list[Profile]:
     """One profile per agent from the file at `path`, falling back to `model` for the model."""
-    data = load_mapping(path, ProfileError, "a profiles file")
-    if not set(data) <= {"default", "agents"}:
-        raise ProfileError(path, "expected a mapping with `default` and/or `agents`")
-    base = _profile(path, data.get("default") or {}, Profile(model=model), "default")
+    data, base = _load(path, model)
     entries = data.get("agents") or []
     if not isinstance(entries, list):
         raise ProfileError(path, "`agents` must be a list, in agent order")
@@ -56,6 +77,20 @@ def load_profiles(path, count, model) -> list[Profile]:
         raise ProfileError(path, f"{len(entries)} agent profiles for {count} agents; use --agents {len(entries)}")
     profiles = [_profile(path, entry, base, f"agent {i}") for i, entry in enumerate(entries, start=1)]
     return profiles + [base] * (count - len(profiles))
+
+
+def coordinator_profile(path, model) -> Profile:
+    """The coordinator's profile: the file's `coordinator` section over its `default`, `model` its model."""
+    data, base = _load(path, model) if path else ({}, Profile())
+    base = replace(base, model=model, tick_interval=COORDINATOR_TICK_INTERVAL)
+    return replace(_profile(path, data.get("coordinator") or {}, base, "coordinator"), model=model)
+
+
+def _load(path, model):
+    data = load_mapping(path, ProfileError, "a profiles file")
+    if not set(data) <= {"default", "agents", "coordinator"}:
+        raise ProfileError(path, "expected a mapping with `default`, `agents` and/or `coordinator`")
+    return data, _profile(path, data.get("default") or {}, Profile(model=model), "default")
 
 
 def _profile(path, entry, base, what):
@@ -70,4 +105,16 @@ def _profile(path, entry, base, what):
     temperature = entry.get("temperature", base.temperature)
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 <= temperature <= 2:
         raise ProfileError(path, f"{what} temperature must be a number from 0 to 2, not {temperature!r}")
-    return replace(base, **{k: entry[k].strip() for k in ("role", "persona", "model") if k in entry}, temperature=float(temperature))
+    timing = {}
+    for key in TIMING_KEYS:
+        value = entry.get(key, getattr(base, key))
+        least = "more than 0" if key == "tick_interval" else "0 or more"
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+            (0 < value if key == "tick_interval" else 0 <= value) and value <= MAX_TIME
+        ):
+            raise ProfileError(path, f"{what} {key} must be a number of simulated seconds, {least}, not {value!r}")
+        timing[key] = float(value)
+    return replace(
+        base, **{k: entry[k].strip() for k in ("role", "persona", "model") if k in entry},
+        temperature=float(temperature), **timing,
+    )

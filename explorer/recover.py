@@ -11,7 +11,8 @@ import json
 from collections import defaultdict
 from types import SimpleNamespace
 
-from explorer.config import ConfigError
+from explorer.config import COORDINATOR, ConfigError
+from explorer.schedule.event import clock, step_at, ticks_before
 from explorer.summary import RunStats, build_summary
 from explorer.team.store import InProcessStore
 from explorer.trace import write_json
@@ -44,28 +45,40 @@ def recover_summary(run_dir) -> dict:
         raise ConfigError(f"{run_dir} holds no run to recover: {getattr(error, 'strerror', None) or error}") from None
     if not isinstance(config, dict) or "agent_ids" not in config:
         raise ConfigError(f"{run_dir / 'config.json'} is not a run's settings")
-    agent_ids = config["agent_ids"]
-    stats, store = RunStats(agent_ids), InProcessStore()
+    agent_ids = config["agent_ids"]  # the explorers; a coordinator is on record as one more member
+    coordinator = COORDINATOR if config.get("coordinator") else None
+    stats, store = RunStats(agent_ids + ([coordinator] if coordinator else []), coordinator), InProcessStore()
     seen = defaultdict(set)
     for agent_id in agent_ids:
         store.register_agent(agent_id)
-    by_step = defaultdict(list)
+    # The ticks at one time (a lock-step round r is at t = r - 1; older traces have only steps).
+    by_round = defaultdict(list)
     for record in records:
-        by_step[record["step"]].append(record)
-    for step in sorted(by_step):
-        # The trace holds each step's lines in commit order: replaying them rebuilds the team's store.
-        store.commit_step([_report(record) for record in by_step[step]])
-        for record in by_step[step]:
+        by_round[record["step"] - 1 if record.get("time") is None else record["time"]].append(record)
+    lockstep = config.get("schedule", "lockstep") == "lockstep"
+    for key in sorted(by_round):
+        # The trace holds each round's lines in commit order: replaying them rebuilds the team's store.
+        store.commit_step([_report(record) for record in by_round[key]])
+        for record in by_round[key]:
             stats.add(record)
             seen[record["agent_id"]].update(record["visible_objects"])
-        if len(by_step[step]) == len(agent_ids):
-            stats.step_completed(step, len(store.objects()))
-    finished = all(stats.steps[a] == config["steps"] for a in agent_ids)
+        # A stopped run's last round may be partial: lock-step has every explorer in every round.
+        if not lockstep or len({r["agent_id"] for r in by_round[key]} & set(agent_ids)) == len(agent_ids):
+            stats.step_completed(step_at(key), len(store.objects()))
+    profiles = config.get("agent_profiles") or {}
+    finished = all(
+        stats.steps[a] == ticks_before(config["steps"], (profiles.get(a) or {}).get("tick_interval", 1.0))
+        for a in agent_ids
+    )
     summary = build_summary(
-        SimpleNamespace(**{"decide": "actions", **config}), _environment(config), store, stats, wall_seconds=0.0,
+        SimpleNamespace(**{"decide": "actions", "schedule": "lockstep", **config}), _environment(config), store, stats, wall_seconds=0.0,
         status="completed" if finished else "interrupted",
         seen={agent_id: sorted(names) for agent_id, names in seen.items()},
-        profiles=config.get("agent_profiles"),
+        profiles=profiles or None,
+        never_delivered=sum(  # sent too late to arrive before the run's end
+            clock(r["time"] + (profiles.get(r["agent_id"]) or {}).get("msg_delay", 0.0)) >= config["steps"]
+            for r in records if r.get("message_out") and r.get("time") is not None
+        ),
     )
     summary["recovered_from_trace"] = True  # wall time and start-up were not on record
     summary["wall_seconds"] = None
@@ -91,15 +104,17 @@ def rebuild_memories(run_dir, agent_ids, embedder):
 
 
 def _report(record):
-    out = record.get("message_out")
+    agent_id, step, out = record["agent_id"], record["step"], record.get("message_out")
+    outgoing = [Message(agent_id, out["recipient"], out["message"], step)] if out else []
+    outgoing += [Message(agent_id, d["to"], d["message"], step) for d in record.get("directives") or ()]
     return StepReport(
-        agent_id=record["agent_id"],
-        step=record["step"],
+        agent_id=agent_id,
+        step=step,
         record=None,
         seen_objects=record["new_objects"],  # what the team first saw then; the rest was known already
         object_cells=record.get("object_cells", {}),
-        outgoing=[Message(record["agent_id"], out["recipient"], out["message"], record["step"])] if out else [],
-        pose=record["result"]["pose"],
+        outgoing=outgoing,
+        pose=record["result"]["pose"] if record.get("result") else {},  # a coordinator has none
     )
 
 

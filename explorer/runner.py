@@ -7,24 +7,28 @@ import threading
 import time
 from dataclasses import asdict
 
-from explorer.config import ConfigError
+from explorer.config import COORDINATOR, ConfigError
 from explorer.console import RunConsole
 from explorer.model.client import CallGate, missing_api_keys
 from explorer.model.client import load as load_model_client
 from explorer.perception_setup import perception_setup
-from explorer.policies import BUILT_IN, make_policy
-from explorer.profiles import default_profiles, load_profiles
+from explorer.policies import BUILT_IN, make_coordinator, make_policy
+from explorer.policies.directed import DirectedPolicy
+from explorer.profiles import coordinator_profile, default_profiles, load_profiles
 from explorer.recover import rebuild_memories
 from explorer.run_dir import claim_run_dir
+from explorer.schedule.event import EventSchedule, step_at
 from explorer.schedule.lockstep import LockstepSchedule
+from explorer.schedule.timed_perception import TimedPerception
 from explorer.summary import RunStats, build_summary
 from explorer.team.store import InProcessStore
 from explorer.trace import DiskWriteError, TraceWriter, write_json
 from memory.embedder import EmbedderError, SentenceEmbedder
 from memory.vector_memory import MemoryFileError, VectorMemory
+from nodes.coordinator import build_coordinator_flow
 from nodes.flow import build_agent_flow
-from nodes.interfaces import RunStopped, StopRun
-from nodes.state import new_agent_state
+from nodes.interfaces import RunStopped, SightReport, StopRun
+from nodes.state import new_agent_state, new_coordinator_state
 from perception.base import PerceptionStopped
 
 log = logging.getLogger("explorer")
@@ -58,13 +62,24 @@ class ExplorationRun:
             if config.profiles
             else default_profiles(config.agents, config.model)
         )
+        # The coordinator, where there is one, is the last member of the team; it neither sees nor moves.
+        self.coordinator = coordinator_profile(config.profiles, config.coordinator) if config.coordinator else None
+        self.members = dict(zip(self.agent_ids, self.profiles))
+        if self.coordinator:
+            self.members[COORDINATOR] = self.coordinator
+        timed = [a for a, p in zip(self.agent_ids, self.profiles) if p.timed()]
+        if timed and config.schedule != "event":
+            raise ConfigError(
+                f"{config.profiles}: {timed[0]}'s profile sets a timing (tick_interval, obs_delay, act_delay, "
+                "msg_delay): timings need --schedule event"
+            )
         self.setup = perception_setup(config, self.profiles, self.agent_ids)
         self.steps = config.steps or self.setup.default_steps or DEFAULT_STEPS
         # Loads in the background while the run is set up and its first step
         # perceives and decides; the first memory written waits for it.
         self.embedder = embedder or SentenceEmbedder()
         try:
-            _prepare_model_client(self.agent_ids, self.profiles, check_keys=not config.api_base)
+            _prepare_model_client(list(self.members), list(self.members.values()), check_keys=not config.api_base)
         except ConfigError:
             self.embedder.wait_loaded()
             raise
@@ -94,14 +109,23 @@ class ExplorationRun:
         for agent_id in self.agent_ids:
             store.register_agent(agent_id, perception.get_agent_state(agent_id).to_dict())
         environment = perception.get_environment_info()
-        console = RunConsole(self.agent_ids, self.steps, environment.total_objects, self.config.verbosity)
+        console = RunConsole(list(self.members), self.steps, environment.total_objects, self.config.verbosity)
         log_handlers = _start_logging(self.run_dir, console)
         trace = TraceWriter(self.run_dir / "trace.jsonl")
-        commit = StepCommit(store, trace, RunStats(self.agent_ids), console, len(self.agent_ids), self.started)
-        schedule = LockstepSchedule(self.agent_ids, self.steps, commit)
+        stats = RunStats(list(self.members), coordinator=COORDINATOR if self.coordinator else None)
+        commit = StepCommit(store, trace, stats, console, COORDINATOR if self.coordinator else None, self.started)
+        members = list(self.members)
+        if self.config.schedule == "event":
+            timings = {agent_id: profile.timing() for agent_id, profile in self.members.items()}
+            perception = TimedPerception(perception, {a: timings[a] for a in self.agent_ids})
+            schedule = EventSchedule(members, timings, self.steps, commit, commit.deliver, perception)
+        else:
+            # In lock-step the coordinator ticks every tick_interval rounds.
+            every = {COORDINATOR: max(1, round(self.coordinator.tick_interval))} if self.coordinator else {}
+            schedule = LockstepSchedule(members, self.steps, commit, every)
         failure = FirstFailure()
         # Each agent's profile as resolved (file, default and --model): what the agents really ran with.
-        profiles = {agent_id: asdict(profile) for agent_id, profile in zip(self.agent_ids, self.profiles)}
+        profiles = {agent_id: asdict(profile) for agent_id, profile in self.members.items()}
         write_json(
             self.run_dir / "config.json",
             {
@@ -129,15 +153,20 @@ class ExplorationRun:
                 self._agent_state(agent_id, profile, store, perception, environment, schedule, gate)
                 for agent_id, profile in zip(self.agent_ids, self.profiles)
             ]
+            flows = [build_agent_flow] * len(agents)
+            if self.coordinator:
+                agents.append(self._coordinator_state(store, perception, environment, schedule, gate))
+                flows.append(build_coordinator_flow)
             log.info(
-                "%d agents explore %s for %d steps: %s",
-                len(agents), environment.name, self.steps,
+                "%d agents explore %s for %d steps: %s%s",
+                len(self.agent_ids), environment.name, self.steps,
                 ", ".join(f"{a} as {p.role} with {p.model}" for a, p in zip(self.agent_ids, self.profiles)),
+                f"; a Coordinator with {self.coordinator.model} directs them" if self.coordinator else "",
             )
             started = time.perf_counter()
             commit.startup["first_step_started_seconds"] = round(started - self.started, 3)
             with console:
-                status = _run_agents(agents, schedule, failure, self.stopping, gate)
+                status = _run_agents(agents, flows, schedule, failure, self.stopping, gate)
             if status == "completed" and commit.stats.every_call_failed():
                 failure.record("every model call of the run failed: see the errors in trace.jsonl and run.log")
                 status = "failed"
@@ -148,10 +177,10 @@ class ExplorationRun:
             wall = time.perf_counter() - started if started else 0.0
             trace.close()
             self._save_memories()
-            seen = {agent["agent_id"]: sorted(agent["explored_objects"]) for agent in agents}
+            seen = {agent["agent_id"]: sorted(agent.get("explored_objects", ())) for agent in agents}
             summary = build_summary(
                 self.config, environment, store, commit.stats, wall, status, failure.message, commit.startup, seen,
-                profiles,
+                profiles, len(schedule.never_delivered),
             )
             try:
                 write_json(self.run_dir / "summary.json", summary)
@@ -181,11 +210,24 @@ class ExplorationRun:
             environment=environment,
             role=profile.role,
             persona=profile.persona_text(),
-            policy=self.policy_factory(profile, agent_id, self.config, gate),
+            policy=_directed(self.policy_factory(profile, agent_id, self.config, gate), self.coordinator),
             schedule=schedule,
             comm_enabled=self.config.comm,
+            coordinator=COORDINATOR if self.coordinator else None,
             max_steps=self.steps,
             memory_index=self.memories[agent_id],
+        )
+
+    def _coordinator_state(self, store, perception, environment, schedule, gate):
+        return new_coordinator_state(
+            agent_id=COORDINATOR,
+            team=list(self.agent_ids),
+            shared_memory=store,
+            environment=environment,
+            available_actions=list(perception.available_actions(self.agent_ids[0])),
+            policy=make_coordinator(self.coordinator, self.config, gate),
+            schedule=schedule,
+            max_steps=self.steps,
         )
 
     def _save_memories(self):
@@ -195,6 +237,11 @@ class ExplorationRun:
                 memory.save(self.run_dir / MEMORY_DIR / agent_id)
             except MemoryFileError as error:
                 log.error("%s's memory was not saved: %s", agent_id, error)
+
+
+def _directed(policy, coordinator):
+    """Under a coordinator, an explorer's own choice gives way to the directives it receives."""
+    return DirectedPolicy(policy, COORDINATOR) if coordinator else policy
 
 
 def _prepare_model_client(agent_ids, profiles, check_keys):
@@ -220,14 +267,16 @@ class StepCommit:
     never twice at once, so it is the only writer of what it holds.
     """
 
-    def __init__(self, store, trace, stats, console, team_size, process_started):
+    def __init__(self, store, trace, stats, console, coordinator, process_started):
         self.store, self.trace, self.stats, self.console = store, trace, stats, console
-        self.team_size = team_size
+        self.coordinator = coordinator  # its id, where there is one: the explorers' reports go to it
         self.process_started = process_started
         # Seconds from the process's start until the first step began, and until every agent had finished it.
         self.startup = {"first_step_started_seconds": None, "first_step_done_seconds": None}
 
-    def __call__(self, reports):
+    def __call__(self, reports, at, complete=True):
+        """Commit the ticks at time `at` (a lock-step round r is at r - 1); `complete` is False for
+        what a stopped run had handed in."""
         lines = []
         for report, new_objects in zip(reports, self.store.commit_step(reports)):
             for message in report.outgoing:
@@ -239,15 +288,28 @@ class StepCommit:
             lines.append(line)
             self.trace.write(line)
             report.remember()  # after the trace line: a step is in both, or in neither
+            if report.upward:
+                self.deliver(report.upward)
             self.stats.add(line)
-            log.debug("%s step %d: %s -> %s", report.agent_id, report.step, line["action"], line["result"]["outcome"])
+            if line["result"]:  # a coordinator's tick has none
+                log.debug("%s step %d: %s -> %s", report.agent_id, report.step, line["action"], line["result"]["outcome"])
         team_found = self.store.objects()
-        round_complete = len(reports) == self.team_size
-        if round_complete:
-            self.stats.step_completed(reports[0].step, len(team_found))
+        if complete:
+            # The team's curves count time as steps of an agent ticking once a second.
+            self.stats.step_completed(step_at(at), len(team_found))
             if self.startup["first_step_done_seconds"] is None:
                 self.startup["first_step_done_seconds"] = round(time.perf_counter() - self.process_started, 3)
-        self.console.step_committed(lines, team_found, round_complete)
+        self.console.step_committed(lines, team_found, complete)
+
+
+    def deliver(self, sent):
+        """A message reaches its mailbox, or a report its coordinator's inbox (on the clock, when
+        the sender's msg_delay has passed)."""
+        if isinstance(sent, SightReport):
+            self.store.send_report(self.coordinator, sent)
+            return
+        log.info("%s -> %s: %s", sent.sender, sent.recipient, sent.message)
+        self.store.send_message(sent)
 
 
 class FirstFailure:
@@ -264,7 +326,7 @@ class FirstFailure:
                 self.message, self.users_mistake = message, users_mistake
 
 
-def _run_agents(agents, schedule, failure, stopping, gate):
+def _run_agents(agents, flows, schedule, failure, stopping, gate):
     finished = [threading.Event() for _ in agents]
 
     def stop():
@@ -272,8 +334,10 @@ def _run_agents(agents, schedule, failure, stopping, gate):
         schedule.stop()
 
     threads = [
-        threading.Thread(target=_agent_main, args=(agent, stop, failure, done), name=agent["agent_id"], daemon=True)
-        for agent, done in zip(agents, finished)
+        threading.Thread(
+            target=_agent_main, args=(flow, agent, stop, failure, done), name=agent["agent_id"], daemon=True
+        )
+        for agent, flow, done in zip(agents, flows, finished)
     ]
     for thread in threads:
         thread.start()
@@ -297,10 +361,10 @@ def _run_agents(agents, schedule, failure, stopping, gate):
     return status
 
 
-def _agent_main(agent, stop, failure, finished):
+def _agent_main(build_flow, agent, stop, failure, finished):
     agent_id = agent["agent_id"]
     try:
-        build_agent_flow().run(agent)
+        build_flow().run(agent)
     except RunStopped:
         pass
     except (StopRun, PerceptionStopped, EmbedderError, DiskWriteError) as error:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from nodes.interfaces import PLANNER
+from nodes.interfaces import DIRECTIVE, PLANNER
 
 THRESHOLDS = (50, 90, 100)  # percent of the objects, and of the cells, the team has seen
 
@@ -16,7 +16,8 @@ class RunStats:
     # Model-call totals; decisions and messages are counted beside them.
     LLM_COUNTERS = ("calls", "failed_calls", "prompt_tokens", "completion_tokens", "retries", "parse_failures", "errors")
 
-    def __init__(self, agent_ids):
+    def __init__(self, agent_ids, coordinator=None):
+        self.coordinator = coordinator  # its id, where there is one: its ticks are not agent-steps
         self.steps = {agent_id: 0 for agent_id in agent_ids}
         self.per_agent = {agent_id: Counter() for agent_id in agent_ids}
         self.latencies = {agent_id: [] for agent_id in agent_ids}
@@ -26,17 +27,30 @@ class RunStats:
         self.discovery_curve: list[list[int]] = []
         self.seen_by: dict[tuple, set[str]] = {}  # cell -> the agents that saw it
         self.cells_curve: list[list[int]] = []  # [step, cells the team has seen]
+        self.read_after: list[float] = []  # per message read: simulated seconds (or steps) since it was sent
+        self.read_late = 0  # messages read that reached the mailbox after they were sent (a msg_delay)
+        self.directives_sent = 0
+        self.directive_ids: dict[str, set[int]] = {}  # status -> the directives explorers ended so (or followed)
+        self.directed_steps = 0  # explorer steps taken on a directive
 
     def add(self, record):
         agent_id = record["agent_id"]
         counts = self.per_agent[agent_id]
         calls = (record.get("llm") or {}).get("calls", [])
         self.steps[agent_id] = record["step"]
-        if record["policy"] == PLANNER:
-            counts["planner_steps"] += 1  # the agent's policy is the model whose goal it walks to
+        if record["policy"] in (PLANNER, DIRECTIVE):
+            counts[f"{record['policy']}_steps"] += 1  # the agent's policy is its model or its own explorer
         else:
             self.policies[agent_id] = record["policy"]
-        counts["decisions"] += 1
+        if agent_id == self.coordinator:
+            self.directives_sent += len(record.get("directives") or ())
+        else:
+            counts["decisions"] += 1
+        directive = record.get("directive")
+        if directive:
+            self.directive_ids.setdefault(directive["status"], set()).add(directive["id"])
+            self.directive_ids.setdefault("replaced", set()).update(directive.get("replaced", ()))
+            self.directed_steps += directive["status"] == "followed"
         counts["calls"] += len(calls)
         for call in calls:
             counts["failed_calls"] += call.get("error") is not None
@@ -51,6 +65,13 @@ class RunStats:
         message = record.get("message_out")
         counts["messages_sent"] += message is not None
         counts["message_chars"] += len(message["message"]) if message else 0
+        for message in record.get("messages_in", ()):
+            sent, delivered = message.get("sent_at"), message.get("delivered_at")
+            if sent is not None and record.get("time") is not None:
+                self.read_after.append(record["time"] - sent)
+            elif message.get("step") is not None:
+                self.read_after.append(record["step"] - message["step"])  # a lock-step round is a second
+            self.read_late += delivered is not None and delivered > sent
         for cell in record.get("seen_cells", ()):
             self.seen_by.setdefault(tuple(cell), set()).add(agent_id)
         self.found_first[agent_id].extend(record.get("new_objects", []))
@@ -71,9 +92,23 @@ class RunStats:
         self.discovery_curve.append([step, discovered])
         self.cells_curve.append([step, len(self.seen_by)])
 
+    def coordinator_block(self):
+        """What the coordinator sent, and what became of it (each directive counted once per outcome)."""
+        ids = self.directive_ids
+        return {
+            "id": self.coordinator,
+            "ticks": self.steps[self.coordinator],
+            "directives_sent": self.directives_sent,
+            "followed": len(ids.get("followed", set()) | ids.get("done", set())),  # at least a step, or at once done
+            "done": len(ids.get("done", set())),
+            "replaced": len(ids.get("replaced", set())),
+            "unreachable": len(ids.get("unreachable", set()) | ids.get("unavailable", set())),
+            "steps_directed": self.directed_steps,
+        }
+
     def team_block(self, total_objects, total_cells):
         """How the team explored, as the exploration literature reports it."""
-        agent_steps = sum(self.steps.values())
+        agent_steps = sum(steps for agent_id, steps in self.steps.items() if agent_id != self.coordinator)
         totals = self.totals()
         seen = len(self.seen_by)
         return {
@@ -88,6 +123,18 @@ class RunStats:
             "message_chars_per_agent_step": _per(totals["message_chars"], agent_steps),
             "model_calls_per_agent_step": _per(totals["calls"], agent_steps),
             "planner_steps_per_agent_step": _per(totals["planner_steps"], agent_steps),
+            "directive_steps_per_agent_step": _per(totals["directive_steps"], agent_steps),
+        }
+
+    def messages_block(self, never_delivered):
+        """How long messages took: reads count once per recipient; `never_delivered` is None where unknown."""
+        lags = self.read_after
+        return {
+            "sent": self.totals()["messages_sent"],
+            "read": len(lags),
+            "read_late": self.read_late,
+            "never_delivered": never_delivered,  # the run ended before their msg_delay had passed
+            "read_after_seconds": {"mean": round(sum(lags) / len(lags), 3), "max": max(lags)} if lags else None,
         }
 
     def llm_block(self, agent_ids=None):
@@ -125,9 +172,11 @@ def _percentile(values, q):
 
 
 def build_summary(
-    config, environment, store, stats, wall_seconds, status, error=None, startup=None, seen=None, profiles=None
+    config, environment, store, stats, wall_seconds, status, error=None, startup=None, seen=None, profiles=None,
+    never_delivered=None,
 ):
-    """`seen` is {agent_id: the objects it saw itself}; `profiles` {agent_id: its resolved profile as a dict}."""
+    """`seen` is {agent_id: the objects it saw itself}; `profiles` {agent_id: its resolved profile as a dict};
+    `never_delivered` the messages the run ended before delivering (None where unknown)."""
     discovered = sorted(store.objects())
     total = environment.total_objects
     full_step = None
@@ -143,6 +192,7 @@ def build_summary(
         "model": config.model,
         "comm": config.comm,
         "decide": config.decide,
+        "schedule": config.schedule,
         "agents": list(stats.steps),
         "steps": dict(stats.steps),
         "objects_discovered": discovered,
@@ -152,6 +202,8 @@ def build_summary(
         "discovery_curve": stats.discovery_curve,
         "discoveries": store.discoveries(),
         "messages_sent": len(store.history()),
+        "messages": stats.messages_block(never_delivered),
+        "coordinator": stats.coordinator_block() if stats.coordinator else None,
         "team": stats.team_block(total, environment.total_cells),
         # Every step decides; model calls are only the real requests to a model.
         "decisions": stats.totals()["decisions"],
@@ -161,6 +213,7 @@ def build_summary(
             agent_id: {
                 "steps": stats.steps[agent_id],
                 "policy": stats.policies[agent_id],
+                # Its role, model, temperature and timing (tick_interval, obs_delay, act_delay, msg_delay).
                 "profile": {k: v for k, v in (profiles or {}).get(agent_id, {}).items() if k != "persona"} or None,
                 "decisions": stats.per_agent[agent_id]["decisions"],
                 "planner_steps": stats.per_agent[agent_id]["planner_steps"],

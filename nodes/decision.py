@@ -39,6 +39,7 @@ class DecisionNode(Node):
         record.parse_failure = outcome.parse_failure
         record.model_calls.extend(outcome.model_calls)
         record.notes.extend(outcome.notes)
+        record.directive = outcome.directive
         if outcome.error:
             record.errors.append(f"decision failed: {outcome.error}")
         record.lap("decision")

@@ -15,36 +15,45 @@ MESSAGE_CHARS = 300
 CAPTION_CHARS = 600
 
 
-def decision_context(shared):
-    """Everything the decision rests on; the prompt and the offline explorer both read it."""
-    store = shared["shared_memory"]
-    agent_id = shared["agent_id"]
+def team_context(shared):
+    """What every member's decision rests on, an explorer's or a coordinator's: who, when, where."""
     env = shared["environment"]
-    observation = shared["observation"]
     return {
-        "agent_id": agent_id,
-        "role": shared["role"],
-        "persona": shared["persona"],
+        "agent_id": shared["agent_id"],
         "team": shared["team"],
         "step": shared["step_count"],
         "max_steps": shared["max_steps"],
         "world": env.name,
         "size": env.size,
         "view_distance": env.view_distance,
-        "dead_reckoned": env.dead_reckoned,
+        "team_objects": shared["shared_memory"].discoveries(),  # name -> {finder, step, cell}, in discovery order
+    }
+
+
+def decision_context(shared):
+    """Everything the decision rests on; the prompt and the offline explorer both read it."""
+    store = shared["shared_memory"]
+    agent_id = shared["agent_id"]
+    observation = shared["observation"]
+    return {
+        **team_context(shared),
+        "role": shared["role"],
+        "persona": shared["persona"],
+        "dead_reckoned": shared["environment"].dead_reckoned,
         "pose": observation.pose.to_dict(),
         "visible_objects": list(observation.visible_objects),
         "object_cells": dict(observation.object_cells),
         "caption": observation.caption,
         "seen_cells": observation.seen_cells,
         "seen_walls": observation.seen_walls,
+        "actions_unseen": list(observation.actions_unseen),
         "memories": shared["retrieved_memories"],
         "messages": shared["other_agent_messages"],
-        "team_objects": store.discoveries(),  # name -> {finder, step, cell}, in discovery order
         "other_agents": {a: p for a, p in store.positions().items() if a != agent_id},
         "recent_actions": shared["action_history"][-RECENT_ACTIONS:],
         "available_actions": list(shared["perception"].available_actions(agent_id)),
         "comm_enabled": shared["comm_enabled"],
+        "coordinator": shared["coordinator"],
     }
 
 

@@ -2,7 +2,7 @@ from functools import partial
 
 from pocketflow import Node
 
-from nodes.interfaces import StepReport
+from nodes.interfaces import SightReport, StepReport
 from nodes.record import StepRecord
 from perception.base import Message
 
@@ -12,15 +12,23 @@ class HandInNode(Node):
 
     def prep(self, shared):
         agent_id, step, message = shared["agent_id"], shared["step_count"], shared["message_to_others"]
+        observation, pose = shared["observation"], shared["action_result"].pose.to_dict()
+        upward = None
+        if shared["coordinator"]:
+            upward = SightReport(
+                agent_id, step, observation.pose.to_dict(), pose, observation.seen_cells, observation.seen_walls,
+                dict(observation.object_cells), message,
+            )
         report = StepReport(
             agent_id=agent_id,
             step=step,
             record=shared["step_record"],
             seen_objects=list(shared["visible_objects"]),
-            object_cells=dict(shared["observation"].object_cells),
+            object_cells=dict(observation.object_cells),
             outgoing=[Message(agent_id, shared["message_to"], message, step)] if message else [],
-            pose=shared["action_result"].pose.to_dict(),
+            pose=pose,
             remember=partial(shared["memory_index"].add, *shared["memory_entry"]),
+            upward=upward,
         )
         return shared["schedule"], report
 

@@ -44,6 +44,7 @@ class Decision:
 
 
 PLANNER = "planner"  # who decided a step walked towards a model's goal without asking it
+DIRECTIVE = "directive"  # who decided a step an explorer took on its coordinator's directive
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,10 @@ class DecisionOutcome:
     # for a step walked towards a goal without asking), and the prompt sent ("" for none).
     decided_by: str | None = None
     prompt: str | None = None
+    # Under a coordinator: the directive an explorer followed this step and how ({id, kind, target, status}).
+    directive: dict | None = None
+    # A coordinator's answer: the directives it sends ({id, to, kind, target, message}).
+    directives: tuple[dict, ...] = ()
 
 
 class DecisionPolicy(Protocol):
@@ -105,6 +110,23 @@ class StepReport:
     # Adds the step's memory to the agent's private index; the commit calls it once the step is on record.
     remember: Callable[[], None] = lambda: None
     object_cells: dict = field(default_factory=dict)  # name -> (x, y, level) of the seen objects, where known
+    upward: SightReport | None = None  # for the coordinator, where there is one
+
+
+@dataclass(frozen=True)
+class SightReport:
+    """What an explorer sends up to its coordinator each step: where it is and what it saw from where."""
+
+    sender: str
+    step: int
+    seen_from: dict  # the pose it looked from
+    pose: dict  # after its action
+    seen_cells: tuple = ()
+    seen_walls: tuple = ()
+    object_cells: dict = field(default_factory=dict)
+    said: str = ""  # what it told the team this step: the coordinator reads its intent there too
+    sent_at: float | None = None
+    delivered_at: float | None = None
 
 
 class Schedule(Protocol):

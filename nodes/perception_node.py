@@ -18,6 +18,7 @@ class PerceptionNode(Node):
         shared["visible_objects"] = list(observation.visible_objects)
         shared["visible_caption"] = observation.caption
         record = shared["step_record"]
+        record.time, record.observed_time = observation.time, observation.observed_time
         record.pose = observation.pose.to_dict()
         record.visible_objects = list(observation.visible_objects)
         record.object_cells = {name: list(cell) for name, cell in observation.object_cells.items()}

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field, fields
+from time import perf_counter
 
 
 @dataclass
@@ -11,6 +11,8 @@ class StepRecord:
     agent_id: str
     step: int
     # PerceptionNode
+    time: float | None = None  # on a simulated clock (the event schedule): when the agent looked
+    observed_time: float | None = None  # and the time its view shows (earlier by its obs_delay)
     pose: dict | None = None  # at the start of the step
     visible_objects: list[str] = field(default_factory=list)
     object_cells: dict[str, list[int]] = field(default_factory=dict)  # where each one is, in mock mode
@@ -29,6 +31,8 @@ class StepRecord:
     attempts: list[dict] = field(default_factory=list)  # each model reply, once; empty for the built-in policies
     decision: dict | None = None
     parse_failure: bool = False
+    directive: dict | None = None  # an explorer's: the coordinator's directive it followed, and how
+    directives: list[dict] = field(default_factory=list)  # a coordinator's: the directives it sent
     # ExecutionNode
     action: str | None = None
     result: dict | None = None
@@ -41,11 +45,11 @@ class StepRecord:
     errors: list[str] = field(default_factory=list)
     # The team's commit
     new_objects: list[str] = field(default_factory=list)
-    _clock: float = field(default_factory=time.perf_counter, repr=False, compare=False)
+    _clock: float = field(default_factory=perf_counter, repr=False, compare=False)
 
     def lap(self, node):
         """Time `node` took since the previous node ended (or since the step began)."""
-        now = time.perf_counter()
+        now = perf_counter()
         self.timings[node] = round(now - self._clock, 4)
         self._clock = now
 

@@ -31,6 +31,7 @@ class AgentState(TypedDict):
     policy: DecisionPolicy
     schedule: Schedule
     comm_enabled: bool
+    coordinator: str | None  # the coordinator's id, where there is one: directives come from it, reports go to it
     max_steps: int
     memory_index: object  # memory.vector_memory.VectorMemory: the private FAISS index and its texts
     # Written by PerceptionNode.
@@ -59,7 +60,7 @@ class AgentState(TypedDict):
 
 GIVEN_KEYS = (
     "agent_id", "team", "shared_memory", "perception", "environment", "role", "persona", "policy", "schedule",
-    "comm_enabled", "max_steps", "memory_index",
+    "comm_enabled", "coordinator", "max_steps", "memory_index",
 )
 
 
@@ -86,3 +87,34 @@ def new_agent_state(**given) -> AgentState:
         memory_entry=None,
         explored_objects=set(),
     )
+
+
+class CoordinatorState(TypedDict):
+    """The coordinator's shared dict: it neither sees nor moves; it reads the explorers' reports and directs them."""
+
+    # Given at the start, never changed.
+    agent_id: str
+    team: list[str]  # the explorers it directs, in agent order
+    shared_memory: TeamView  # the team's store: its reports in, the team's finds
+    environment: EnvironmentInfo
+    available_actions: list[str]  # what an explorer can be told to do
+    policy: object  # its direct(prompt, context) -> DecisionOutcome with directives
+    schedule: Schedule
+    max_steps: int
+    # Written by ReviewNode.
+    step_count: int  # ticks started
+    reports: list  # the explorers' SightReports that reached it since its last tick
+    step_record: StepRecord
+    # Written by DirectNode.
+    directives: list[dict]  # {id, to, kind, target, message}
+
+
+COORDINATOR_KEYS = ("agent_id", "team", "shared_memory", "environment", "available_actions", "policy", "schedule",
+                    "max_steps")
+
+
+def new_coordinator_state(**given) -> CoordinatorState:
+    if set(given) != set(COORDINATOR_KEYS):
+        raise TypeError(f"new_coordinator_state needs exactly {', '.join(COORDINATOR_KEYS)}")
+    return CoordinatorState(**given, step_count=0, reports=[], step_record=StepRecord(given["agent_id"], 1),
+                            directives=[])

@@ -78,6 +78,11 @@ class Observation:
     # per model call (as the trace keeps it), and its failures.
     model_calls: tuple[dict, ...] = ()
     errors: tuple[str, ...] = ()
+    # On a simulated clock (the event schedule): when the agent looked, and the time its view shows.
+    time: float | None = None
+    observed_time: float | None = None
+    # The agent's own actions the view does not show yet, oldest first (late, or landed after the view's time).
+    actions_unseen: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -88,9 +93,13 @@ class Message:
     recipient: str  # an agent id, or BROADCAST
     message: str
     step: int | None = None
+    # On a simulated clock (the event schedule): when it was sent, and when it reached the mailbox.
+    sent_at: float | None = None
+    delivered_at: float | None = None
 
     def to_dict(self):
-        return {"sender": self.sender, "recipient": self.recipient, "message": self.message, "step": self.step}
+        return {"sender": self.sender, "recipient": self.recipient, "message": self.message, "step": self.step,
+                "sent_at": self.sent_at, "delivered_at": self.delivered_at}
 
 
 @dataclass(frozen=True)

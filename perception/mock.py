@@ -59,7 +59,10 @@ class MockPerception(PerceptionInterface):
         return list(objects)
 
     def observe(self, agent_id, step=None) -> Observation:
-        pose = self.get_agent_state(agent_id)
+        return self.observe_from(self.get_agent_state(agent_id))
+
+    def observe_from(self, pose) -> Observation:
+        """What `pose` shows: the world is still, so a pose the agent once had shows what it showed then."""
         objects, cells, walls = self.world.view(pose)
         object_cells = {name: self.world.objects[name] for name in objects}
         return Observation(pose, objects, self._caption(pose, objects, object_cells, walls), cells, walls, object_cells)

@@ -59,7 +59,7 @@ def agent_state(policy, schedule):
     state = new_agent_state(
         agent_id="Agent1", team=["Agent1", "Agent2"], shared_memory=store, perception=perception,
         environment=perception.get_environment_info(), role="scout", persona="Be quick.", policy=policy,
-        schedule=schedule, comm_enabled=True, max_steps=2, memory_index=RememberingMemory(),
+        schedule=schedule, comm_enabled=True, coordinator=None, max_steps=2, memory_index=RememberingMemory(),
     )
     return state, store
 

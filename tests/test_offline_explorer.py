@@ -31,6 +31,7 @@ def context_for(perception, agent_id, step, history=(), team_objects=(), comm=Tr
         "object_cells": dict(observation.object_cells),
         "seen_cells": observation.seen_cells,
         "seen_walls": observation.seen_walls,
+        "actions_unseen": list(observation.actions_unseen),
         "team_objects": {name: {"finder": "Agent1", "step": 1, "cell": None} for name in team_objects},
         "messages": [{"sender": sender, "recipient": "all", "message": text} for sender, text in messages],
         "other_agents": {
@@ -135,7 +136,15 @@ def test_it_learns_walls_it_bumps_into(tmp_path):
     explorer.choose(context)
     assert explorer.map.walls == set()  # off the grid is not a wall
     explorer.choose(context_for(perception, "Agent1", 3, [{"step": 2, "action": "forward", "outcome": "blocked", "detail": ""}]))
-    assert (0, 1) in explorer.map.walls
+    assert explorer.map.walls == set()  # a cell it has seen is free: something else blocked it
+    walled = world_file(tmp_path, "name: w\nsize: [3, 3]\nwalls: [[1, 0]]\nobjects: [{name: cup, position: [2, 2]}]\n"
+                        "agents: [{position: [0, 0], facing: north}]\n")
+    perception = MockPerception(walled, InProcessStore(), ["Agent1"], seed=1)
+    context = context_for(perception, "Agent1", 2, [{"step": 1, "action": "move_right", "outcome": "blocked", "detail": ""}])
+    assert (1, 0) not in context["seen_walls"]  # beside it, out of sight
+    explorer = OfflineExplorer()
+    explorer.choose(context)
+    assert (1, 0) in explorer.map.walls
 
 
 def test_it_tells_the_team_what_the_team_has_not_found(tmp_path):

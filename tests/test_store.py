@@ -127,7 +127,7 @@ def test_many_threads_lose_and_duplicate_no_message():
 def test_lockstep_commits_each_step_once_in_agent_order_whatever_the_arrival_order():
     agents = ["Agent1", "Agent2", "Agent3"]
     commits = []
-    schedule = LockstepSchedule(agents, 3, lambda reports: commits.append([(r.agent_id, r.step) for r in reports]))
+    schedule = LockstepSchedule(agents, 3, lambda reports, at, complete: commits.append([(r.agent_id, r.step) for r in reports]))
     goes_on = []
 
     def agent(agent_id, delays):
@@ -149,9 +149,36 @@ def test_lockstep_commits_each_step_once_in_agent_order_whatever_the_arrival_ord
     assert sorted(goes_on) == [(a, step, step < 3) for a in agents for step in (1, 2, 3)]
 
 
+def test_an_agent_every_n_rounds_takes_part_in_those_rounds_only():
+    commits = []
+    schedule = LockstepSchedule(
+        ["Agent1", "Coordinator"], 5, lambda reports, at, complete: commits.append((at, [r.agent_id for r in reports])),
+        every={"Coordinator": 2},
+    )
+    ticks = {"Agent1": [], "Coordinator": []}
+
+    def member(agent_id):
+        step, going = 1, True
+        while going:
+            ticks[agent_id].append(step)
+            going = schedule.hand_in(StepReport(agent_id, step, None, []))
+            step += 1
+
+    threads = [threading.Thread(target=member, args=(a,)) for a in ticks]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(5)
+    assert ticks == {"Agent1": [1, 2, 3, 4, 5], "Coordinator": [1, 2, 3]}
+    assert commits == [(0, ["Agent1", "Coordinator"]), (1, ["Agent1"]), (2, ["Agent1", "Coordinator"]),
+                       (3, ["Agent1"]), (4, ["Agent1", "Coordinator"])]
+
+
 def test_lockstep_stop_commits_the_finished_steps_and_releases_the_waiting():
     commits = []
-    schedule = LockstepSchedule(["Agent1", "Agent2"], 5, lambda reports: commits.append([r.agent_id for r in reports]))
+    schedule = LockstepSchedule(
+        ["Agent1", "Agent2"], 5, lambda reports, at, complete: commits.append(([r.agent_id for r in reports], complete))
+    )
     outcome = []
 
     def first():
@@ -167,6 +194,6 @@ def test_lockstep_stop_commits_the_finished_steps_and_releases_the_waiting():
     schedule.stop()
     thread.join(2)
     assert outcome == ["stopped"]
-    assert commits == [["Agent1"]]
+    assert commits == [(["Agent1"], False)]  # a partial round: not one for the team's curves
     with pytest.raises(RunStopped):
         schedule.hand_in(StepReport("Agent2", 1, None, []))

@@ -11,6 +11,7 @@ import random
 from functools import partial
 
 from explorer.model.client import LLMSettings, complete_prompt
+from explorer.policies.coordinator import ModelCoordinator, OfflineCoordinator
 from explorer.policies.goals import GoalPolicy
 from explorer.policies.model import ModelPolicy
 from explorer.policies.offline import OfflineExplorer
@@ -52,6 +53,13 @@ def make_policy(profile, agent_id, config, gate=None):
     if config.decide == "goals":
         return GoalPolicy(profile.model, ask)
     return ModelPolicy(profile.model, ask)
+
+
+def make_coordinator(profile, config, gate=None):
+    """The coordinator's policy: the built-in one, or a model (its profile's model is --coordinator)."""
+    if profile.model == OFFLINE:
+        return OfflineCoordinator()
+    return ModelCoordinator(profile.model, partial(complete_prompt, model_settings(profile, config, gate)))
 
 
 def model_settings(profile, config, gate=None):

@@ -19,7 +19,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from perception.base import FACING_VECTORS, Pose, turn
-from perception.geometry import CLIMBS, STEP_TURNS, TURNS, sight
+from perception.geometry import CLIMBS, STEP_TURNS, TURNS, apply_action, sight
 
 # A goal is worth the unseen cells it shows per step of the way there (a rate,
 # so the same rule serves a hall and a maze); the offset keeps a goal one step
@@ -72,12 +72,17 @@ class GridMap:
     # What the agent learns
 
     def learn(self, context):
-        self.size = tuple(context["size"])
-        self.view_distance = context["view_distance"]
-        pose = pose_key(Pose.from_dict(context["pose"]))
-        seen_now = set(map(tuple, context["seen_cells"]))
+        return self.learn_view(context["size"], context["view_distance"], context["pose"], context["seen_cells"],
+                               context["seen_walls"])
+
+    def learn_view(self, size, view_distance, pose, seen_cells, seen_walls):
+        """Learn what one view showed: the cells seen from `pose` (a pose dict); returns the pose as a map key."""
+        self.size = tuple(size)
+        self.view_distance = view_distance
+        pose = pose_key(Pose.from_dict(pose))
+        seen_now = set(map(tuple, seen_cells))
         self.seen.update(seen_now)
-        for wall in map(tuple, context["seen_walls"]):
+        for wall in map(tuple, seen_walls):
             self.add_wall(wall)
         self.hidden.setdefault(pose, set()).update(self.sight(pose) - seen_now)
         return pose
@@ -192,18 +197,30 @@ class GridMap:
                     heapq.heappush(queue, (cost + ACTION_COST[action], pushed, after, first_action or action, steps + 1))
         return found, kept
 
+    def predict(self, pose, actions):
+        """Where `actions` take the pose, over the walls known so far."""
+        moved = Pose(*pose)
+        for action in actions:
+            moved = apply_action(moved, action, self.size, self.walls)[0]
+        return pose_key(moved)
+
     def path_to(self, start, goal, actions):
-        """The first action of a shortest path from `start` to the pose `goal`; None if it cannot be reached."""
-        first = {start: None}
-        queue = deque([start])
+        """The first action of a cheapest path (ACTION_COST: walking forward, so the way is seen) from
+        `start` to the pose `goal`, or to any pose at the cell `goal` (a 3-tuple); None if unreachable."""
+        settled = set()
+        queue = [(0.0, 0, start, None)]  # (cost, order pushed, pose, first action)
+        pushed = 0
         while queue:
-            pose = queue.popleft()
-            if pose == goal:
-                return first[pose]
+            cost, _, pose, first_action = heapq.heappop(queue)
+            if pose in settled:
+                continue
+            settled.add(pose)
+            if pose[: len(goal)] == goal:
+                return first_action
             for action, after in self.neighbours(pose, actions):
-                if after not in first:
-                    first[after] = first[pose] or action
-                    queue.append(after)
+                if after not in settled:
+                    pushed += 1
+                    heapq.heappush(queue, (cost + ACTION_COST[action], pushed, after, first_action or action))
         return None
 
 

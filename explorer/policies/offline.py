@@ -70,11 +70,17 @@ class OfflineExplorer:
         )
 
     def observe(self, context):
-        """Learn what the step's context shows (safe to repeat); returns the agent's pose as a map key."""
+        """Learn what the step's context shows (safe to repeat); returns the agent's pose as a map key.
+
+        On a clock with delays the view may be older than the agent's last actions:
+        the pose returned is then where those actions take it, by the map.
+        """
         pose = self.map.learn(context)
         self.unreported.update(map(tuple, context["seen_cells"]))
-        self._learn_blocked(context)
         self._read_messages(context)
+        if context["actions_unseen"]:
+            return self.map.predict(pose, context["actions_unseen"])
+        self._learn_blocked(context)
         return pose
 
     def ranked_goals(self, context, pose, limit=1, keep=None):
@@ -107,7 +113,7 @@ class OfflineExplorer:
             pose = Pose.from_dict(context["pose"])
             dx, dy, dz = step_offset(pose, last["action"])
             x, y = pose.x + dx, pose.y + dy
-            if dz == 0 and self.map.in_grid(x, y):
+            if dz == 0 and self.map.in_grid(x, y) and (x, y, pose.z) not in self.map.seen:  # seen cells are free
                 self.map.add_wall((x, y))
 
     def _read_messages(self, context):

@@ -118,3 +118,45 @@ def _text(value, limit):
         return ""
     text = str(value).strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+FACING_NAMES = ("north", "east", "south", "west")
+
+
+def parse_directives(text, team, available_actions, size):
+    """[(explorer, (x, y, level, facing or None) or None, action or None)], in team order, from a
+    coordinator's reply: `directives: {Agent1: {goal: [x, y, level], facing: east}, Agent2: {action: ...}}`."""
+    loaded = read_structured(text, lambda value: isinstance(value, dict) and "directives" in value)
+    if loaded is None:
+        raise ReplyError("the reply has no `directives` mapping")
+    given = loaded["directives"] or {}
+    if not isinstance(given, dict):
+        raise ReplyError("`directives` must map explorers to a goal or an action")
+    names = {agent_id.lower(): agent_id for agent_id in team}
+    directives = {}
+    for raw, entry in given.items():
+        explorer = names.get(str(raw).strip().lower().replace(" ", ""))
+        if explorer is None:
+            raise ReplyError(f"{str(raw)[:40]!r} is not one of the explorers ({', '.join(team)})")
+        if entry is None or entry == {}:
+            continue  # left to carry on
+        if not isinstance(entry, dict):
+            raise ReplyError(f"{explorer}'s directive must be a mapping with a `goal` or an `action`")
+        if _given(entry.get("action")):
+            directives[explorer] = (None, normalise_action(str(entry["action"]), available_actions))
+            continue
+        directives[explorer] = (_goal_cell(explorer, entry.get("goal"), entry.get("facing"), size), None)
+    return [(explorer, *directives[explorer]) for explorer in team if explorer in directives]
+
+
+def _goal_cell(explorer, goal, facing, size):
+    if not (isinstance(goal, list) and len(goal) in (2, 3) and all(type(v) is int for v in goal)):
+        raise ReplyError(f"{explorer}'s goal must be a cell [x, y, level] of whole numbers")
+    x, y, z = (goal + [0])[:3]
+    width, depth, height = size
+    if not (0 <= x < width and 0 <= y < depth and 0 <= z < height):
+        raise ReplyError(f"{explorer}'s goal {goal} is outside the world ({width}x{depth}x{height})")
+    facing = str(facing).strip().lower() if facing is not None else None
+    if facing is not None and facing not in FACING_NAMES:
+        raise ReplyError(f"{explorer}'s facing {facing[:20]!r} is not north, east, south or west")
+    return x, y, z, facing

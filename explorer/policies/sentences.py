@@ -18,6 +18,11 @@ _COVERED = re.compile(
     rf"covered\s+x\s*{_NUMBER}\s*(?:-|to)\s*{_NUMBER}\s*,?\s*y\s*{_NUMBER}\s*(?:-|to)\s*{_NUMBER}(?:\s*,?\s*(?:on\s+)?level\s*{_NUMBER})?",
     re.I,
 )
+_DIRECTIVE = re.compile(
+    rf"directive\s*#?\s*(\d+)\s*:\s*(?:(?:explore from|look from|go to)\s*{_CELL}"
+    rf"(?:\s*,?\s*(?:facing|looking)\s+(north|east|south|west))?|do\s+([a-z_]+))",
+    re.I,
+)
 MAX_BOXES = 3  # per message
 MIN_BOX = 3  # cells: smaller patches are not worth the words
 
@@ -30,6 +35,30 @@ def found(names, cells) -> str:
 def heading(pose) -> str:
     x, y, z, facing, _ = pose
     return f"Heading to ({x}, {y}, {z}) facing {facing}."
+
+
+def directive(number, target=None, action=None) -> str:
+    """A coordinator's directive: 'Directive 3: explore from (5, 2, 0) facing east.', 'Directive 4: go to
+    (5, 2, 0).' or 'Directive 5: do look_left.'; `target` is (x, y, level) or (x, y, level, facing)."""
+    if action:
+        return f"Directive {number}: do {action}."
+    x, y, z, *facing = target
+    if facing and facing[0]:
+        return f"Directive {number}: explore from ({x}, {y}, {z}) facing {facing[0]}."
+    return f"Directive {number}: go to ({x}, {y}, {z})."
+
+
+def read_directive(text):
+    """The last directive a message gives: (number, target or None, action or None), or None.
+
+    The target is (x, y, level, facing or None)."""
+    matches = _DIRECTIVE.findall(text)
+    if not matches:
+        return None
+    number, x, y, z, facing, action = matches[-1]
+    if action:
+        return int(number), None, action.lower()
+    return int(number), (int(x), int(y), int(z or 0), facing.lower() or None), None
 
 
 def covered(cells):

@@ -5,64 +5,57 @@ mailbox). What it changes for the others (messages, discoveries, its
 position, its trace line) it hands in. When the last agent of the step
 arrives, `commit` runs once with every report in agent order, so delivery
 and discovery order never depend on thread timing.
+
+An agent may take part every n rounds only (a coordinator with tick_interval
+n): it ticks in rounds 1, 1 + n, 1 + 2n, ... and waits out the others.
 """
 
 from __future__ import annotations
 
-import threading
+from dataclasses import replace
 
-from nodes.interfaces import RunStopped
+from explorer.schedule.turns import TurnTaking
 
 
-class LockstepSchedule:
+class LockstepSchedule(TurnTaking):
     """The `Schedule` (nodes/interfaces.py) of rounds: every agent takes step k before any takes k + 1."""
 
-    def __init__(self, agent_ids, max_steps, commit):
+    def __init__(self, agent_ids, max_steps, commit, every=None):
+        """`commit(reports, at, complete)` applies a round (at = round - 1, lock-step's clock);
+        `every` is {agent_id: rounds between its ticks}, 1 where not given."""
+        super().__init__()
         self._order = {agent_id: i for i, agent_id in enumerate(agent_ids)}
+        self._every = {agent_id: (every or {}).get(agent_id, 1) for agent_id in agent_ids}
         self._max_steps = max_steps
-        self._commit = commit  # called with the step's reports in agent order
-        self._cond = threading.Condition()
-        self._pending = {}
-        self._round = 0
-        self._stopped = False
+        self._commit = commit  # called with the round's reports in agent order
+        self._round = 1
+        self._due = self._due_in(1)
+        self.never_delivered: list = []  # a round delivers its messages when it is committed: always
 
-    def hand_in(self, report) -> bool:
-        """Hand in a finished step and wait until the whole team has finished it."""
-        with self._cond:
-            if self._stopped:
-                raise RunStopped()
-            self._pending[report.agent_id] = report
-            round_ = self._round
-            if len(self._pending) == len(self._order):
-                self._commit_pending()
-            else:
-                while self._round == round_ and not self._stopped:
-                    self._cond.wait()
-                if self._stopped:  # its step is committed if it was handed in; no more steps
-                    raise RunStopped()
-        return report.step < self._max_steps
+    def _turn(self):
+        return self._due
 
-    def stop(self):
-        """Stop every agent; steps already handed in are still committed."""
-        with self._cond:
-            if self._stopped:
-                return
-            self._stopped = True
-            try:
-                if self._pending:
-                    self._commit_pending()
-            finally:
-                self._cond.notify_all()
+    def _goes_on(self, agent_id):
+        every = self._every[agent_id]
+        upcoming = self._round + (-(self._round - 1)) % every  # its next round from the one under way
+        return upcoming <= self._max_steps
 
-    def _commit_pending(self):
-        reports = [self._pending[a] for a in sorted(self._pending, key=self._order.__getitem__)]
-        self._pending = {}
+    def _end_turn(self):
+        self._commit_pending()
+
+    def _commit_pending(self, complete=True):
+        at = self._round - 1
+        reports = [_on_the_clock(report, at) for report in self._pending_in_order(self._order)]
         self._round += 1
-        try:
-            self._commit(reports)
-        except BaseException:
-            # The others must not wait forever on a step that cannot complete.
-            self._stopped = True
-            raise
-        finally:
-            self._cond.notify_all()
+        self._due = self._due_in(self._round)
+        self._commit(reports, at, complete)
+
+    def _due_in(self, round_):
+        return {a for a, every in self._every.items() if (round_ - 1) % every == 0} if round_ <= self._max_steps else set()
+
+
+def _on_the_clock(report, at):
+    """Lock-step's clock: round r is at t = r - 1, and a message reaches its mailbox as it is sent."""
+    if report.record is not None:
+        report.record.time = at
+    return replace(report, outgoing=[replace(m, sent_at=at, delivered_at=at) for m in report.outgoing])

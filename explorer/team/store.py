@@ -31,6 +31,14 @@ class TeamStore(ABC):
         objects the team had not seen before."""
 
     @abstractmethod
+    def send_report(self, recipient, report):
+        """Put an explorer's SightReport (nodes.interfaces) in its coordinator's inbox."""
+
+    @abstractmethod
+    def read_reports(self, agent_id) -> list:
+        """The reports that reached the coordinator `agent_id`, in arrival order; reading empties its inbox."""
+
+    @abstractmethod
     def objects(self) -> list[str]:
         """Discovered object names in the order they were found."""
 
@@ -54,6 +62,7 @@ class InProcessStore(TeamStore):
         self._positions: dict[str, dict] = {}
         self._mailboxes: dict[str, list[Message]] = {}
         self._history: list[Message] = []
+        self._reports: dict[str, list] = {}  # coordinator -> SightReports not yet read
 
     def register_agent(self, agent_id, pose=None):
         with self._lock:
@@ -69,8 +78,17 @@ class InProcessStore(TeamStore):
                 new_objects.append(
                     self.add_objects(report.seen_objects, report.agent_id, report.step, report.object_cells)
                 )
-                self._positions[report.agent_id] = report.pose
+                if report.pose:  # a coordinator has none
+                    self._positions[report.agent_id] = report.pose
             return new_objects
+
+    def send_report(self, recipient, report):
+        with self._lock:
+            self._reports.setdefault(recipient, []).append(report)
+
+    def read_reports(self, agent_id):
+        with self._lock:
+            return self._reports.pop(agent_id, [])
 
     def send_message(self, message: Message):
         """Deliver to one mailbox, or to every other agent's for "all".

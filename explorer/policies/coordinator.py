@@ -1,0 +1,218 @@
+"""Coordinators: the policies of the team's Coordinator, which directs the explorers (`--coordinator`).
+
+A coordinator neither sees nor moves. Its map is the union of what the
+explorers reported seeing (nodes/interfaces.SightReport), and it knows where
+each explorer was when it reported. Each tick it answers with directives
+(`direct(context) -> DecisionOutcome` with `directives`), each sent to one
+explorer as a sentence (explorer/policies/sentences.py) that DirectedPolicy
+reads.
+
+- `OfflineCoordinator` steps in where the team's map shows what an
+  explorer's own cannot: it keeps, beside the union, each explorer's own view
+  of the world, and so knows the goal that explorer would pick by itself. An
+  explorer whose own goal would still show mostly unseen ground is left alone
+  (and its goal's view counts as taken); the others are given goals by greedy
+  assignment on the union map, by utility (unseen cells per step of the way,
+  the explorers' own rule), the best explorer-goal pair first, each goal's
+  view then worth less to the rest. An explorer already walking to much the
+  same ground is sent nothing.
+- `ModelCoordinator` asks a language model, showing it the same ranking as a
+  suggestion (prompts/coordinator.md); it answers in YAML, one directive per
+  explorer. An unusable reply is re-prompted once, then the tick sends none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from explorer.policies import sentences
+from explorer.policies.grid_map import GridMap, cell_distance, pose_key, utility
+from explorer.policies.model import ModelPolicy
+from explorer.policies.replies import parse_directives
+from nodes.interfaces import Decision, DecisionOutcome
+from perception.base import Pose, objects_text
+from prompts import render
+
+CANDIDATES = 6  # goals per explorer the assignment weighs
+RETARGET_DISTANCE = 3  # cells: a goal this near the one an explorer is walking to is no news
+# An explorer's own goal is good enough while the team has not seen this share of what it would show.
+STILL_NEW = 0.5
+TARGET_TICKS = 2  # ticks after which a goal not reached is taken to be given up (unreachable, say)
+
+
+class OfflineCoordinator:
+    name = "offline"
+
+    def __init__(self):
+        self.map = GridMap()  # what the team has seen
+        self.maps: dict[str, GridMap] = {}  # explorer -> what it has seen itself: where it would go alone
+        self.poses: dict[str, tuple] = {}  # explorer -> where it last reported being
+        self.headings: dict[str, tuple] = {}  # explorer -> the pose it last said it is heading for
+        self.seen_by: dict[str, set] = {}  # explorer -> the cells it reported seeing
+        self.targets: dict[str, tuple] = {}  # explorer -> (the goal last sent to it, the tick it was sent)
+        self.sent = 0  # directives numbered in order
+        self._decided: tuple[int, DecisionOutcome] | None = None
+
+    def direct(self, context):
+        if self._decided and self._decided[0] == context["step"]:
+            return self._decided[1]  # a retried call
+        self.learn(context)
+        directives = self.directives(self.assign(context), context["step"])
+        outcome = DecisionOutcome(None, directives=tuple(directives), prompt="")
+        self._decided = (context["step"], outcome)
+        return outcome
+
+    def learn(self, context):
+        """Take in the reports (safe to repeat: the map grows by unions, a pose is replaced)."""
+        for report in context["reports"]:
+            for grid in (self.map, self.maps.setdefault(report.sender, GridMap())):
+                grid.learn_view(context["size"], context["view_distance"], report.seen_from, report.seen_cells,
+                                report.seen_walls)
+            self.seen_by.setdefault(report.sender, set()).update(map(tuple, report.seen_cells))
+            self.poses[report.sender] = pose_key(Pose.from_dict(report.pose))
+            heading = sentences.read_heading(report.said)
+            if heading:
+                x, y, z, facing = heading
+                self.headings[report.sender] = (x, y, z, facing or "north", 0)
+
+    def assign(self, context):
+        """{explorer: Goal} for the explorers to redirect: the best explorer-goal pair first, then the
+        best of the rest, and so on; the goals of those left alone are taken."""
+        if self.map.size is None:
+            return {}
+        actions = context["available_actions"]
+        claimed, candidates = set(), {}
+        for explorer in context["team"]:
+            if explorer not in self.poses:
+                continue
+            theirs = self._teammates_region(explorer)
+            own = self._own_goal(explorer, actions, context["step"], theirs)
+            if own is not None:
+                claimed |= self.map.sight(own)
+            else:
+                candidates[explorer] = self.map.goals(self.poses[explorer], actions, theirs=theirs, limit=CANDIDATES)[0]
+        assignment = {}
+        while candidates:
+            best = None
+            for explorer, goals in candidates.items():
+                for goal in goals:
+                    worth, new = self.map.gain(goal.pose, claimed)
+                    if new and (best is None or utility(worth, goal.cost) > best[0]):
+                        best = (utility(worth, goal.cost), explorer, goal)
+            if best is None:
+                break
+            _, explorer, goal = best
+            assignment[explorer] = goal
+            claimed |= self.map.sight(goal.pose)
+            del candidates[explorer]
+        return assignment
+
+    def _teammates_region(self, explorer):
+        """Cells nearer (by path, on the team's map) another explorer than this one: the explorers'
+        own split of the ground, which the coordinator keeps."""
+        others = [pose[:3] for other, pose in self.poses.items() if other != explorer]
+        if not others:
+            return frozenset()
+        mine = self.map.distances([self.poses[explorer][:3]])
+        return frozenset(c for c, d in self.map.distances(others).items() if d < mine.get(c, d + 1))
+
+    def _own_goal(self, explorer, actions, tick, theirs):
+        """The pose the explorer is heading for (the coordinator's goal, or the one it would choose
+        itself), if the team has not seen most of what it shows; None when it should be redirected."""
+        pose = self.poses[explorer]
+        target, sent = self.targets.get(explorer, (None, None))
+        if target and (pose[:3] == target[:3] or tick - sent > TARGET_TICKS):
+            del self.targets[explorer]  # reached, or given up
+            target = None
+        heading = self.headings.get(explorer)
+        if target:
+            goal = target  # still walking to its directive
+        elif heading and heading[:3] != pose[:3]:
+            goal = heading  # where it said it is going
+        else:
+            own = self.maps[explorer].goals(pose, actions, theirs=theirs)[0] if explorer in self.maps else []
+            if not own:
+                return None
+            goal = own[0].pose
+        expected = len(self.maps[explorer].unseen(self.maps[explorer].sight(goal))) if explorer in self.maps else 0
+        still_new = len(self.map.unseen(self.map.sight(goal)))
+        return goal if expected and still_new >= STILL_NEW * expected else None
+
+    def directives(self, assignment, tick):
+        """The directives worth sending for an assignment, numbered; each explorer's target remembered."""
+        sent = []
+        for explorer, goal in assignment.items():
+            target, _ = self.targets.get(explorer, (None, None))
+            if target and cell_distance(target, goal.pose) < RETARGET_DISTANCE:
+                continue  # on its way to much the same ground
+            self.targets[explorer] = (goal.pose, tick)
+            sent.append(self.directive(explorer, goal.pose[:4]))
+        return sent
+
+    def directive(self, explorer, target=None, action=None):
+        self.sent += 1
+        return {"id": self.sent, "to": explorer, "kind": "action" if action else "goal",
+                "target": action or list(target), "message": sentences.directive(self.sent, target, action)}
+
+
+class ModelCoordinator:
+    """`ask(prompt) -> Reply` is the model, as for ModelPolicy."""
+
+    def __init__(self, name, ask):
+        self.name = name
+        self.model = ModelPolicy(name, ask)
+        self.planner = OfflineCoordinator()  # the map, the explorers' poses and the suggested assignment
+        self._decided: tuple[int, DecisionOutcome] | None = None
+
+    def direct(self, context):
+        if self._decided and self._decided[0] == context["step"]:
+            return self._decided[1]  # a retried call: the model is not asked twice
+        self.planner.learn(context)
+        team, actions = context["team"], context["available_actions"]
+        prompt = render(
+            "coordinator",
+            team_size=len(team),
+            world=context["world"],
+            step=context["step"],
+            max_steps=context["max_steps"],
+            size="x".join(map(str, context["size"])),
+            explorers=self._explorer_lines(context, self.planner.assign(context)),
+            team_objects=objects_text(
+                list(context["team_objects"]),
+                {n: f["cell"] for n, f in context["team_objects"].items() if f.get("cell")},
+            ) or "Nothing yet.",
+            actions=", ".join(actions),
+        )
+        choices = f"`directives`: a mapping from {', '.join(team)} to a `goal` [x, y, level] or an `action` ({', '.join(actions)})"
+        outcome, given = self.model.ask_for(
+            prompt, {**context, "comm_enabled": False},
+            lambda text: (Decision(""), parse_directives(text, team, actions, context["size"])), choices,
+        )
+        directives = []
+        for explorer, target, action in given or ():
+            if target:
+                self.planner.targets[explorer] = (target[:3] + (target[3] or "north", 0), context["step"])
+            directives.append(self.planner.directive(explorer, target, action))
+        outcome = replace(outcome, decision=None, directives=tuple(directives))
+        self._decided = (context["step"], outcome)
+        return outcome
+
+    def _explorer_lines(self, context, suggested):
+        lines = []
+        for explorer in context["team"]:
+            pose = self.planner.poses.get(explorer)
+            if pose is None:
+                lines.append(f"- {explorer}: has not reported yet")
+                continue
+            covered, _ = sentences.covered(self.planner.seen_by.get(explorer, ()))
+            goal = suggested.get(explorer)
+            suggestion = (
+                f" Suggested: goal [{goal.pose[0]}, {goal.pose[1]}, {goal.pose[2]}] facing {goal.pose[3]}, "
+                f"{goal.steps} steps away, about {goal.new_cells} unseen cells." if goal
+                else " No change suggested: its own way still shows ground the team has not seen."
+            )
+            lines.append(
+                f"- {explorer}: at ({pose[0]}, {pose[1]}, {pose[2]}) facing {pose[3]}. "
+                f"{covered or 'Has covered little yet.'}{suggestion}"
+            )
+        return "\n".join(lines)

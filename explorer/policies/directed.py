@@ -1,0 +1,76 @@
+"""An explorer under a coordinator: the coordinator's directive comes before its own choice.
+
+As the field agents of the hierarchical framework the product was made from
+carry out what their coordinator sends down: an action directive is carried
+out at once, as it stands; a goal directive is walked to with the planner
+(explorer/policies/grid_map.py, over the explorer's own map, unknown ground
+taken to be free). A directive holds until it is done (the goal reached, the
+action taken), found unreachable, or replaced by a newer one; then the
+explorer's own policy decides again. Each step says in the trace which
+directive it followed and how.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from explorer.policies import sentences
+from explorer.policies.offline import OfflineExplorer
+from nodes.interfaces import DIRECTIVE, Decision, DecisionOutcome
+
+
+class DirectedPolicy:
+    def __init__(self, policy, coordinator):
+        self.policy = policy
+        self.name = policy.name
+        self.coordinator = coordinator  # whose messages are directives
+        # The map and planner that walk the explorer to a goal: its own, where its policy keeps one.
+        self.planner = policy if isinstance(policy, OfflineExplorer) else getattr(policy, "explorer", None) or OfflineExplorer()
+        self.directive = None  # (number, (x, y, level, facing or None) or None, action or None)
+        self._decided: tuple[int, DecisionOutcome] | None = None
+
+    def decide(self, prompt, context):
+        if self._decided and self._decided[0] == context["step"]:
+            return self._decided[1]  # a retried call
+        outcome = self._decide(prompt, context)
+        self._decided = (context["step"], outcome)
+        return outcome
+
+    def _decide(self, prompt, context):
+        # Every step, so that the map is whole when a directive comes (a second look is a no-op).
+        pose = self.planner.observe(context)
+        replaced = []
+        for message in context["messages"]:
+            read = sentences.read_directive(message["message"]) if message["sender"] == self.coordinator else None
+            if read:
+                if self.directive:
+                    replaced.append(self.directive[0])
+                self.directive = read
+        if self.directive is None:
+            return self.policy.decide(prompt, context)
+        number, target, action = self.directive
+        about = {"id": number, "kind": "action" if action else "goal", "target": action or list(target),
+                 "replaced": replaced}
+        if action:
+            self.directive = None  # carried out once, as it stands
+            if action not in context["available_actions"]:
+                return self._own(prompt, context, about, "unavailable")
+            decision = Decision(action, reason=f"directive {number} from {self.coordinator}")
+            return DecisionOutcome(decision, decided_by=DIRECTIVE, prompt="", directive={**about, "status": "followed"})
+        x, y, z, facing = target
+        goal = (x, y, z, facing, 0) if facing else (x, y, z)
+        if pose[: len(goal)] == goal:
+            self.directive = None
+            return self._own(prompt, context, about, "done")
+        first = self.planner.map.path_to(pose, goal, context["available_actions"])
+        if first is None:
+            self.directive = None
+            return self._own(prompt, context, about, "unreachable")
+        where = f"({x}, {y}, {z})" + (f" facing {facing}" if facing else "")
+        decision = Decision(first, reason=f"directive {number} from {self.coordinator}: walking to {where}",
+                            message_to_others=self.planner.news(context, goal if facing else None))
+        return DecisionOutcome(decision, decided_by=DIRECTIVE, prompt="", directive={**about, "status": "followed"})
+
+    def _own(self, prompt, context, about, status):
+        """The explorer's own choice, on a step that ended a directive."""
+        return replace(self.policy.decide(prompt, context), directive={**about, "status": status})

@@ -1,0 +1,134 @@
+"""Steps on a simulated clock (`--schedule event`): agents tick at their own intervals, and what they see,
+do and say takes time.
+
+A min-heap of events: agent ticks, late actions taking effect, messages
+reaching mailboxes. Events are ordered by time, then by kind (at one time,
+agents tick first, then the actions due take effect, then the messages due
+arrive, so a message delivered at t is read at its recipient's first tick
+after t), then by agent order, then by the order they were made; so the same
+seed and arguments give the same trace.
+
+Agents that tick at the same time run their steps concurrently (their model
+calls overlap), reading the team's state and changing nothing of it; when the
+last of them hands in, the ticks are committed at once in agent order, as
+lock-step rounds are, and the clock runs on to the next ticks, applying the
+events on the way. The run ends at `end_time`: a tick due then or later never
+happens, nor does a message or action due then.
+
+With every timing at its default (tick_interval 1, no delays) the ticks are
+lock-step's rounds: tick k of every agent at t = k - 1, messages read one tick
+after they are sent, actions at once.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from dataclasses import replace
+
+from explorer.schedule.turns import TurnTaking
+
+TICK, ACTION, DELIVERY = 0, 1, 2  # the order of events at the same time
+KINDS = {TICK: "tick", ACTION: "action", DELIVERY: "delivery"}
+
+
+def clock(time):
+    """Times are sums of settings like 0.1: rounded, equal times compare equal."""
+    return round(time, 6)
+
+
+def step_at(time):
+    """The step whose tick is at `time` for an agent ticking once a second (step k at t = k - 1):
+    the team's curves count time so, whatever the agents' intervals."""
+    step = clock(time + 1)
+    return int(step) if step == int(step) else step
+
+
+def ticks_before(end_time, interval):
+    """How many ticks an agent with this interval takes in a run that ends at `end_time` (its first at 0)."""
+    ticks = 0
+    while clock(ticks * interval) < end_time:
+        ticks += 1
+    return ticks
+
+
+class EventSchedule(TurnTaking):
+    """The `Schedule` (nodes/interfaces.py) of a simulated clock."""
+
+    def __init__(self, agent_ids, timings, end_time, commit, deliver, world):
+        """`commit(reports, time, complete)` applies ticks as lock-step's commit applies a round
+        (their messages and reports up aside); `deliver(sent)` puts a message in its mailbox, or
+        a report in its coordinator's inbox; `world` is the TimedPerception that queues and
+        applies late actions."""
+        super().__init__()
+        self._order = {agent_id: i for i, agent_id in enumerate(agent_ids)}
+        self.timings = timings
+        self.end_time = end_time
+        self._commit, self._deliver, self._world = commit, deliver, world
+        self._events: list[tuple] = []  # (time, kind, agent order, made, agent_id, payload)
+        self._made = itertools.count()
+        self._ticks = dict.fromkeys(agent_ids, 0)  # ticks committed
+        self._ticking: set[str] = set(agent_ids)  # every agent ticks at 0
+        self._done: set[str] = set()
+        self.now = 0.0
+        self.never_delivered: list = []  # messages due when the run had ended
+        self.never_applied: list = []  # late actions likewise
+        for agent_id in agent_ids:
+            self._begin_tick(agent_id)
+
+    def _turn(self):
+        return self._ticking
+
+    def _goes_on(self, agent_id):
+        return agent_id not in self._done
+
+    def _end_turn(self):
+        self._commit_pending()
+        self._run_to_next_ticks()
+
+    def _commit_pending(self, complete=True):
+        reports = self._pending_in_order(self._order)
+        now = self.now
+        for report in reports:
+            agent_id, timing = report.agent_id, self.timings[report.agent_id]
+            if report.record is not None and report.record.time is None:
+                report.record.time = now  # a coordinator's: it does not look, so no view says when
+            for sent in report.outgoing + ([report.upward] if report.upward else []):
+                self._push(now + timing.msg_delay, DELIVERY, agent_id, replace(sent, sent_at=now))
+            if agent_id in self._world.timings:
+                for late in self._world.take_queued(agent_id):
+                    self._push(late.due, ACTION, agent_id, late)
+            self._ticks[agent_id] += 1
+            following = clock(self._ticks[agent_id] * timing.tick_interval)
+            if following < self.end_time:
+                self._push(following, TICK, agent_id, None)
+            else:
+                self._done.add(agent_id)
+        self._commit([replace(report, outgoing=[], upward=None) for report in reports], now, complete)
+
+    def _run_to_next_ticks(self):
+        """Apply the events up to the next ticks, and start them; at the run's end, finish every agent."""
+        while self._events and self._events[0][0] < self.end_time:
+            time, kind, _, _, agent_id, payload = heapq.heappop(self._events)
+            if kind == TICK:
+                self.now, self._ticking = time, {agent_id}
+                while self._events and self._events[0][:2] == (time, TICK):
+                    self._ticking.add(heapq.heappop(self._events)[4])
+                for ticking in self._ticking:
+                    self._begin_tick(ticking)
+                return
+            if kind == ACTION:
+                self._world.apply_late(agent_id, payload, time)
+            else:
+                self._deliver(replace(payload, delivered_at=time))
+        self._ticking = set()
+        self._done = set(self._order)
+        self.never_delivered = [e[5] for e in sorted(self._events) if e[1] == DELIVERY]
+        self.never_applied = [e[5] for e in sorted(self._events) if e[1] == ACTION]
+
+    def _begin_tick(self, agent_id):
+        if agent_id in self._world.timings:
+            self._world.begin_tick(agent_id, self.now)
+
+    def _push(self, time, kind, agent_id, payload):
+        heapq.heappush(self._events, (clock(time), kind, self._order[agent_id], next(self._made), agent_id, payload))

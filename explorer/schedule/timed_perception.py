@@ -1,0 +1,146 @@
+"""The perception backend as agents on a simulated clock meet it: views that are late, actions that land late.
+
+The event schedule (explorer/schedule/event.py) owns the clock; this wrapper
+keeps what the delays need. Each agent's poses are kept with the time each
+took effect (the state history), so a view `obs_delay` old is the view from
+the pose the agent had then: the mock world is still, so that pose shows what
+it showed then. An action chosen with an `act_delay` is queued, handed to the
+schedule with the tick, and applied by it when its time comes; until then the
+agent's pose is unchanged, and its next views say what is still on its way
+and what has landed since.
+
+With no delays it is the backend itself: the same views, the same moves, at once.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass, replace
+
+from perception.base import ActionResult, PerceptionInterface
+
+PENDING = "pending"  # the outcome of an action chosen but not yet carried out
+
+
+@dataclass(frozen=True)
+class Timing:
+    """An agent's clock, in simulated seconds (the profiles file sets them)."""
+
+    tick_interval: float = 1.0
+    obs_delay: float = 0.0
+    act_delay: float = 0.0
+    msg_delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class LateAction:
+    action: str
+    chosen_at: float
+    due: float
+
+
+def time_text(t):
+    return f"t={t:g}"
+
+
+class TimedPerception(PerceptionInterface):
+    def __init__(self, backend, timings):
+        super().__init__(backend.store)
+        self.backend = backend
+        self.timings = timings  # {agent_id: Timing}
+        self._lock = threading.Lock()
+        self._now = dict.fromkeys(timings, 0.0)  # the time of each agent's tick under way
+        # (time it took effect, pose, the action that led there), oldest first; a tick at t sees what
+        # took effect before t.
+        self._poses = {agent_id: [(-math.inf, backend.get_agent_state(agent_id), None)] for agent_id in timings}
+        self._queued = {agent_id: [] for agent_id in timings}  # chosen this tick, not yet with the schedule
+        self._on_the_way = {agent_id: [] for agent_id in timings}  # with the schedule, not yet applied
+        self._landed = {agent_id: [] for agent_id in timings}  # (LateAction, applied at, result) since last told
+
+    def begin_tick(self, agent_id, time):
+        with self._lock:
+            self._now[agent_id] = time
+
+    # What an agent perceives
+
+    def observe(self, agent_id, step=None):
+        with self._lock:
+            now, delay = self._now[agent_id], self.timings[agent_id].obs_delay
+            history = self._poses[agent_id]
+            shown = next(i for i in range(len(history) - 1, -1, -1) if history[i][0] < now - delay)
+            unseen = [action for _, _, action in history[shown + 1:]]
+            unseen += [late.action for late in self._on_the_way[agent_id]]
+            notes = self._notes(agent_id)
+        observation = self.backend.observe_from(history[shown][1]) if delay else self.backend.observe(agent_id, step)
+        if delay:
+            notes.insert(0, f"What you see is as it was at {time_text(max(now - delay, 0.0))}.")
+        return replace(
+            observation, caption=" ".join([observation.caption, *notes]), time=now,
+            observed_time=max(now - delay, 0.0), actions_unseen=tuple(unseen),
+        )
+
+    def _notes(self, agent_id):
+        """What became of the agent's late actions since its last tick, and what is still on its way."""
+        notes = [
+            f"Your {late.action} (chosen at {time_text(late.chosen_at)}) took effect at {time_text(at)}: "
+            f"{result.outcome}{': ' + result.detail if result.detail else ''}."
+            for late, at, result in self._landed[agent_id]
+        ]
+        self._landed[agent_id] = []
+        notes += [
+            f"Your {late.action} (chosen at {time_text(late.chosen_at)}) has not taken effect yet: "
+            f"it will at {time_text(late.due)}."
+            for late in self._on_the_way[agent_id]
+        ]
+        return notes
+
+    # What an agent does
+
+    def execute_action(self, agent_id, action, params=None):
+        with self._lock:
+            now, delay = self._now[agent_id], self.timings[agent_id].act_delay
+            if delay:
+                late = LateAction(action, now, now + delay)
+                self._queued[agent_id].append(late)
+                pose = self._poses[agent_id][-1][1]
+                return ActionResult(action, PENDING, pose, f"takes effect at {time_text(late.due)}")
+        return self._apply(agent_id, action, now)
+
+    def take_queued(self, agent_id) -> list[LateAction]:
+        """The late actions the agent chose this tick, for the schedule to apply when due."""
+        with self._lock:
+            queued, self._queued[agent_id] = self._queued[agent_id], []
+            self._on_the_way[agent_id].extend(queued)
+            return queued
+
+    def apply_late(self, agent_id, late: LateAction, time):
+        """Carry out a late action now, at `time`; the agent is told at its next tick."""
+        result = self._apply(agent_id, late.action, time)
+        with self._lock:
+            self._on_the_way[agent_id].remove(late)
+            self._landed[agent_id].append((late, time, result))
+        return result
+
+    def _apply(self, agent_id, action, time):
+        result = self.backend.execute_action(agent_id, action)
+        with self._lock:
+            self._poses[agent_id].append((time, result.pose, action))
+        return result
+
+    # The rest is the backend's
+
+    def get_agent_state(self, agent_id):
+        return self.backend.get_agent_state(agent_id)
+
+    def get_visible_objects(self, agent_id, position=None):
+        return self.backend.get_visible_objects(agent_id, position)
+
+    def get_environment_info(self):
+        return self.backend.get_environment_info()
+
+    def available_actions(self, agent_id):
+        return self.backend.available_actions(agent_id)
+
+    def poll_messages(self, agent_id):
+        return self.backend.poll_messages(agent_id)

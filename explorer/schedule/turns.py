@@ -1,0 +1,73 @@
+"""What both schedules share: agents hand in their steps, the last of a turn commits it, and each agent
+waits for its own next turn."""
+
+from __future__ import annotations
+
+import threading
+
+from nodes.interfaces import RunStopped
+
+
+class TurnTaking:
+    """A schedule's hand-in and stop; a subclass says whose turn it is and what ends a turn."""
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._pending: dict = {}  # agent_id -> its report of the turn under way
+        self._stopped = False
+
+    def hand_in(self, report) -> bool:
+        """Hand in a finished step; returns when the agent's next turn comes (True), or it has none (False)."""
+        agent_id = report.agent_id
+        with self._cond:
+            if self._stopped:
+                raise RunStopped()
+            self._pending[agent_id] = report
+            if set(self._pending) == self._turn():
+                try:
+                    self._end_turn()
+                except BaseException:
+                    self._stopped = True  # the others must not wait for a turn that cannot come
+                    raise
+                finally:
+                    self._cond.notify_all()
+            while (agent_id in self._pending or agent_id not in self._turn()) and self._goes_on(agent_id):
+                if self._stopped:
+                    break
+                self._cond.wait()
+            if self._stopped:  # its step is committed if it was handed in; no more steps
+                raise RunStopped()
+            return self._goes_on(agent_id)
+
+    def stop(self):
+        """Stop every agent; steps already handed in are still committed."""
+        with self._cond:
+            if self._stopped:
+                return
+            self._stopped = True
+            try:
+                if self._pending:
+                    self._commit_pending(complete=False)
+            finally:
+                self._cond.notify_all()
+
+    def _turn(self) -> set:
+        """The agents whose turn is under way."""
+        raise NotImplementedError
+
+    def _goes_on(self, agent_id) -> bool:
+        """Whether the agent has a turn to come (or under way)."""
+        raise NotImplementedError
+
+    def _end_turn(self):
+        """Commit the turn's reports and start the next turn."""
+        raise NotImplementedError
+
+    def _commit_pending(self, complete=True):
+        """Commit the reports handed in; `complete` is False for a turn cut short by a stop."""
+        raise NotImplementedError
+
+    def _pending_in_order(self, order):
+        reports = [self._pending[a] for a in sorted(self._pending, key=order.__getitem__)]
+        self._pending = {}
+        return reports

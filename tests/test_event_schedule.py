@@ -1,0 +1,131 @@
+"""The event-driven schedule: a simulated clock with per-agent tick intervals and delays."""
+
+import json
+
+import pytest
+
+from explorer.config import ConfigError, RunConfig
+from explorer.profiles import ProfileError, coordinator_profile, load_profiles
+from explorer.runner import ExplorationRun
+from explorer.trace import read_trace
+from perception.base import Pose
+from perception.geometry import apply_action
+from perception.world import load_world
+from tests.paths import WORLDS
+
+TIMING_FIELDS = ("timings", "observed_time")  # the wall clock's, and what lock-step does not keep
+
+
+def run(tmp_path, name, profiles=None, **settings):
+    settings = {"agents": 2, "steps": 12, **settings}
+    path = None
+    if profiles is not None:
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(profiles)
+    config = RunConfig(run_dir=tmp_path / name, verbosity=-1, profiles=path, **settings).check()
+    summary = ExplorationRun(config, embedder=settings.pop("embedder", None) or run.embedder).execute()
+    return read_trace(tmp_path / name / "trace.jsonl"), summary
+
+
+@pytest.fixture(autouse=True)
+def _embedder(embedder):
+    run.embedder = embedder
+
+
+def without_clock(records):
+    for record in records:
+        for key in TIMING_FIELDS:
+            record.pop(key)
+    return records
+
+
+@pytest.mark.parametrize("world", sorted(path.stem for path in WORLDS.glob("*.yaml")))
+def test_with_default_timings_the_clock_runs_as_lockstep(tmp_path, world):
+    for agents in (1, 2, 3):
+        lockstep, _ = run(tmp_path, f"lockstep{agents}", world=WORLDS / f"{world}.yaml", agents=agents, steps=15)
+        event, summary = run(
+            tmp_path, f"event{agents}", world=WORLDS / f"{world}.yaml", agents=agents, steps=15, schedule="event"
+        )
+        assert [r["time"] for r in event] == [float(r["step"] - 1) for r in event]
+        assert without_clock(event) == without_clock(lockstep)
+        assert summary["schedule"] == "event"
+        if agents > 1:
+            assert any(r["messages_in"] for r in event)  # the messages were compared, not only the moves
+
+
+def test_a_message_delay_of_three_seconds_is_read_three_steps_later_or_more(tmp_path):
+    records, summary = run(tmp_path, "late", "default: {msg_delay: 3}\n", agents=3, steps=20, schedule="event")
+    reads = [(r["step"], m) for r in records for m in r["messages_in"]]
+    assert reads, "the team sent messages"
+    for step, message in reads:
+        assert message["step"] <= step - 3
+        assert message["delivered_at"] == message["sent_at"] + 3
+    assert summary["messages"]["read_late"] == len(reads)
+    assert summary["messages"]["read_after_seconds"]["mean"] >= 4  # delivered at t + 3, read at the next tick after
+    sent_late = [r for r in records if r["message_out"] and r["time"] + 3 >= 20]
+    assert summary["messages"]["never_delivered"] == len(sent_late) > 0
+
+
+def test_an_observation_delay_shows_the_pose_of_that_time(tmp_path):
+    records, _ = run(tmp_path, "stale", "default: {obs_delay: 2}\n", agents=1, steps=15, schedule="event")
+    start = records[0]["pose"]
+    for record in records:
+        assert record["observed_time"] == max(record["time"] - 2, 0)
+        step = record["step"]
+        # Tick k (t = k - 1) sees the world of t = k - 3: after the actions of steps up to k - 3.
+        expected = records[step - 4]["result"]["pose"] if step >= 4 else start
+        assert record["pose"] == expected
+    world = load_world(WORLDS / "apartment.yaml")
+    for record in records:
+        assert sorted(record["visible_objects"]) == sorted(world.view(Pose.from_dict(record["pose"]))[0])
+    assert len({json.dumps(r["pose"]) for r in records}) > 3  # it moved, so the delay was tested
+
+
+def test_an_action_delay_moves_the_agent_that_much_later(tmp_path):
+    records, summary = run(tmp_path, "slow", "default: {act_delay: 2}\n", agents=1, steps=15, schedule="event")
+    world = load_world(WORLDS / "apartment.yaml")
+    assert all(r["result"]["outcome"] == "pending" for r in records)
+    pose = Pose.from_dict(records[0]["pose"])
+    for record in records[3:]:
+        # The action of step j (t = j - 1) takes effect at t = j + 1, after that tick: seen from step j + 3.
+        pose = apply_action(pose, records[record["step"] - 4]["action"], world.size, world.walls)[0]
+        assert Pose.from_dict(record["pose"]) == pose
+    assert "has not taken effect yet" in records[1]["visible_caption"]
+    assert "took effect at t=2" in records[3]["visible_caption"]
+    assert len({json.dumps(r["pose"]) for r in records}) > 3
+
+
+def test_mixed_intervals_and_delays_give_the_same_trace_for_the_same_seed(tmp_path):
+    profiles = (
+        "default: {obs_delay: 0.5, act_delay: 1, msg_delay: 1.5}\n"
+        "agents: [{tick_interval: 1}, {tick_interval: 2}, {tick_interval: 3, msg_delay: 0}]\n"
+    )
+    first, summary = run(tmp_path, "one", profiles, agents=3, steps=20, schedule="event", seed=7)
+    second, _ = run(tmp_path, "two", profiles, agents=3, steps=20, schedule="event", seed=7)
+    ticks = {agent: [r["time"] for r in first if r["agent_id"] == agent] for agent in ("Agent1", "Agent2", "Agent3")}
+    assert ticks == {"Agent1": [float(t) for t in range(20)], "Agent2": [float(t) for t in range(0, 20, 2)],
+                     "Agent3": [float(t) for t in range(0, 20, 3)]}
+    assert summary["steps"] == {"Agent1": 20, "Agent2": 10, "Agent3": 7}
+    assert [r["time"] for r in first] == sorted(r["time"] for r in first)  # committed in the clock's order
+    assert [r for r in first if r["messages_in"]]
+    assert [{k: v for k, v in r.items() if k != "timings"} for r in first] == \
+        [{k: v for k, v in r.items() if k != "timings"} for r in second]
+
+
+def test_timings_are_checked(tmp_path):
+    for text, error in (
+        ("default: {tick_interval: 0}\n", "tick_interval must be a number of simulated seconds, more than 0"),
+        ("agents: [{msg_delay: -1}]\n", "msg_delay must be a number of simulated seconds, 0 or more"),
+        ("coordinator: {obs_delay: late}\n", "obs_delay must be a number"),
+    ):
+        path = tmp_path / "p.yaml"
+        path.write_text(text)
+        with pytest.raises(ProfileError, match=error):
+            (coordinator_profile(path, "offline") if text.startswith("coordinator") else load_profiles(path, 2, "offline"))
+    path = tmp_path / "p.yaml"
+    path.write_text("default: {msg_delay: 2}\n")
+    with pytest.raises(ConfigError, match="timings need --schedule event"):
+        ExplorationRun(RunConfig(profiles=path, run_dir=tmp_path / "r").check(), embedder=run.embedder)
+    assert not (tmp_path / "r").exists()
+    with pytest.raises(ConfigError, match="--schedule event needs --mode mock"):
+        RunConfig(mode="unity", window_titles=("Game",), schedule="event").check()
