@@ -48,6 +48,15 @@ def test_covered_ground_is_said_as_whole_rectangles_and_never_more():
     assert sentences.covered({(9, 9, 0)}) == ("", set())  # too small to be worth the words
 
 
+def test_walls_are_said_as_rectangles_single_walls_too_and_read_back():
+    met = {(3, y) for y in range(5)} | {(9, 9)}
+    text, cells = sentences.walls(met)
+    assert text == "Walls x 3-3, y 0-4. Walls x 9-9, y 9-9."
+    assert cells == met and sentences.read_walls(text) == [(3, 3, 0, 4), (9, 9, 9, 9)]
+    assert sentences.read_walls("A wall x 4 to 2, y 7-7 here") == [(2, 4, 7, 7)]
+    assert sentences.read_walls("I saw a wall x 2 to 4, y 7.") == []  # a box needs both ranges
+
+
 def test_found_objects_are_said_with_their_cells():
     assert sentences.found(["sofa", "lamp"], {"sofa": (3, 4, 0)}) == "Found sofa at (3, 4, 0), lamp."
 
@@ -79,6 +88,29 @@ def test_it_learns_ground_a_teammate_reports_as_covered(tmp_path):
     explorer.choose(context_for(perception, "Agent2", 2, messages=[("Agent1", "Covered x 0-6, y 0-0, level 0.")]))
     assert {(x, 0, 0) for x in range(7)} <= explorer.map.teammates_ground
     assert explorer.choose(context_for(perception, "Agent2", 2)).action == "look_right"  # east is what is left
+
+
+def test_it_learns_walls_a_teammate_met_but_not_over_ground_it_saw_open(tmp_path):
+    perception = MockPerception(world_file(tmp_path, CROSSROADS), InProcessStore(), ["Agent1", "Agent2"], seed=1)
+    explorer = OfflineExplorer()
+    explorer.choose(context_for(perception, "Agent2", 2, messages=[("Agent1", "Walls x -5-99, y 0-0.")]))
+    assert (0, 0) in explorer.map.walls and (7, 0) not in explorer.map.walls  # it stands on (7, 0)
+
+
+def test_it_says_the_walls_it_met_but_not_those_a_teammate_said(tmp_path):
+    world = world_file(tmp_path, """\
+        name: w
+        size: [9, 3]
+        walls: [[2, 0], [2, 2], [5, 0], [5, 1], [5, 2]]
+        objects: [{name: cup, position: [8, 2]}]
+        agents: [{position: [0, 1], facing: east}, {position: [8, 0], facing: west}]
+        """)
+    perception = MockPerception(world, InProcessStore(), ["Agent1", "Agent2"], seed=1)
+    said = OfflineExplorer().choose(context_for(perception, "Agent1", 1)).message_to_others
+    assert sentences.read_walls(said) == [(2, 2, 0, 0), (2, 2, 2, 2)]
+    heard = [("Agent2", "Walls x 2-2, y 0-0.")]
+    said = OfflineExplorer().choose(context_for(perception, "Agent1", 1, messages=heard)).message_to_others
+    assert sentences.read_walls(said) == [(2, 2, 2, 2)]
 
 
 def test_without_messages_claims_change_nothing(tmp_path):

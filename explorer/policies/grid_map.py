@@ -62,6 +62,7 @@ class GridMap:
         self.view_distance = 0
         self.seen: set[tuple[int, int, int]] = set()
         self.walls: set[tuple[int, int]] = set()
+        self.open: set[tuple[int, int]] = set()  # (x, y) of the cells seen free
         self.wall_log: list[tuple[int, int]] = []  # walls in the order met, for the sight cache
         # Cells a pose was expected to show but did not (hidden by walls not
         # yet met): never expected from that pose again.
@@ -82,6 +83,7 @@ class GridMap:
         pose = pose_key(Pose.from_dict(pose))
         seen_now = set(map(tuple, seen_cells))
         self.seen.update(seen_now)
+        self.open.update(cell[:2] for cell in seen_now)
         for wall in map(tuple, seen_walls):
             self.add_wall(wall)
         self.hidden.setdefault(pose, set()).update(self.sight(pose) - seen_now)

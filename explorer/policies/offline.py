@@ -7,9 +7,11 @@ there, keeping its goal until another is clearly better.
 
 As a teammate it leaves alone the ground near teammates (their positions are
 in the team's store) and, when messages are on, what they say: the goal a
-teammate is heading for, and the ground it reports as covered. It says the
-same in its own messages, only when there is news: an object found (and
-where), or a new goal (with the ground covered since it last spoke).
+teammate is heading for, the ground it reports as covered and the walls it
+met. It says the same in its own messages, only when there is news: an
+object found (and where), a new goal (with the ground covered since it last
+spoke), or walls it has seen (so that a teammate does not take them for
+open ground).
 
 A retried call for the same step gives the same answer: the map grows only by
 set unions on what the context says, and each step's decision is kept.
@@ -26,6 +28,10 @@ from perception.geometry import step_offset
 
 MOVE_ACTIONS = ("forward", "backward", "move_left", "move_right", "move_up", "move_down")
 ANNOUNCE_DISTANCE = 3  # a new goal this far (in cells) from the announced one is news
+# Walls met are news once this many are unsaid (or with a new goal): a teammate that does not
+# know them takes a maze it has not walked for open ground worth the walk, and plans through
+# hedges. 1 (say them at once) costs more messages but keeps the team's maps in step.
+WALL_NEWS = 1
 
 
 class OfflineExplorer:
@@ -37,6 +43,8 @@ class OfflineExplorer:
         self.claims: dict[str, tuple] = {}  # teammate -> the pose it said it is heading for
         self.announced = None  # the goal last announced
         self.unreported: set = set()  # cells seen since the last coverage report
+        self.unreported_walls: set = set()  # walls (x, y) seen and not said yet
+        self.heard_walls: set = set()  # walls (x, y) teammates said: not worth saying again
         self._decided: tuple[int, Decision] | None = None
 
     def decide(self, prompt, context):
@@ -77,10 +85,12 @@ class OfflineExplorer:
         """
         pose = self.map.learn(context)
         self.unreported.update(map(tuple, context["seen_cells"]))
+        self.unreported_walls.update(map(tuple, context["seen_walls"]))
+        if not context["actions_unseen"]:  # a late action's outcome says nothing of where the view is from
+            self._learn_blocked(context)
         self._read_messages(context)
         if context["actions_unseen"]:
             return self.map.predict(pose, context["actions_unseen"])
-        self._learn_blocked(context)
         return pose
 
     def ranked_goals(self, context, pose, limit=1, keep=None):
@@ -119,6 +129,13 @@ class OfflineExplorer:
     def _read_messages(self, context):
         width, depth, height = self.map.size
         for message in context["messages"]:
+            # Walls first: what a claim shows is reckoned with them.
+            for x0, x1, y0, y1 in sentences.read_walls(message["message"]):
+                for wall in ((x, y) for x in range(max(x0, 0), min(x1, width - 1) + 1)
+                             for y in range(max(y0, 0), min(y1, depth - 1) + 1)):
+                    if wall not in self.map.open:  # what it saw open stays open
+                        self.map.add_wall(wall)
+                        self.heard_walls.add(wall)
             target = sentences.read_heading(message["message"])
             if target and message["sender"] in context["team"]:
                 x, y, z, facing = target
@@ -156,16 +173,23 @@ class OfflineExplorer:
         return set().union(*(self.map.sight((x, y, z, f, pitch)) for f in ([facing] if facing else FACINGS)))
 
     def news(self, context, goal):
-        """The step's news, or "": objects the team did not know of, and a new goal with the ground covered."""
+        """The step's news, or "": objects the team did not know of, a new goal with the ground covered, walls met."""
         if not context["comm_enabled"]:
             return ""
         new = [name for name in context["visible_objects"] if name not in context["team_objects"]]
         parts = [sentences.found(new, context["object_cells"])] if new else []
-        if goal and (self.announced is None or cell_distance(goal, self.announced) >= ANNOUNCE_DISTANCE):
+        announcing = goal and (self.announced is None or cell_distance(goal, self.announced) >= ANNOUNCE_DISTANCE)
+        if announcing:
             said, cells = sentences.covered(self.unreported)
             if said:
                 parts.append(said)
                 self.unreported -= cells
+        walls = self.unreported_walls - self.heard_walls
+        if walls and (announcing or len(walls) >= WALL_NEWS):
+            said, cells = sentences.walls(walls)
+            parts.append(said)
+            self.unreported_walls -= cells
+        if announcing:
             parts.append(sentences.heading(goal))
             self.announced = goal
         return " ".join(parts)

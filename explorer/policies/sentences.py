@@ -1,8 +1,8 @@
 """The team's short sentences: what an agent found, covered and intends, written and read back.
 
 Plain sentences a model could also write ("Heading to (9, 2, 0) facing
-east."), read leniently, so that the offline explorer learns from a model
-teammate as well as from another explorer.
+east.", "Walls x 3-3, y 0-4."), read leniently, so that the offline explorer
+learns from a model teammate as well as from another explorer.
 """
 
 from __future__ import annotations
@@ -23,8 +23,10 @@ _DIRECTIVE = re.compile(
     rf"(?:\s*,?\s*(?:facing|looking)\s+(north|east|south|west))?|do\s+([a-z_]+))",
     re.I,
 )
+_WALLS = re.compile(rf"walls?\s+x\s*{_NUMBER}\s*(?:-|to)\s*{_NUMBER}\s*,?\s*y\s*{_NUMBER}\s*(?:-|to)\s*{_NUMBER}", re.I)
 MAX_BOXES = 3  # per message
 MIN_BOX = 3  # cells: smaller patches are not worth the words
+MIN_WALL_BOX = 1  # cells: a single wall can close a corridor
 
 
 def found(names, cells) -> str:
@@ -77,9 +79,32 @@ def covered(cells):
     return " ".join(boxes), set(cells) - remaining
 
 
-def _largest_rectangle(cells):
-    """(x0, x1, y0, y1, level) of the largest rectangle of `cells` on one level, if of MIN_BOX cells or more."""
-    best, best_area = None, MIN_BOX - 1
+def walls(cells):
+    """(sentence, cells it says): the wall cells (x, y) as the largest rectangles of them (at most
+    MAX_BOXES), as 'Walls x 3-3, y 0-4.' Single walls too: in a maze each one closes a way."""
+    remaining = {(x, y, 0) for x, y in cells}
+    boxes = []
+    while len(boxes) < MAX_BOXES:
+        box = _largest_rectangle(remaining, MIN_WALL_BOX)
+        if box is None:
+            break
+        x0, x1, y0, y1, _ = box
+        boxes.append(f"Walls x {x0}-{x1}, y {y0}-{y1}.")
+        remaining -= {(x, y, 0) for x in range(x0, x1 + 1) for y in range(y0, y1 + 1)}
+    return " ".join(boxes), set(cells) - {(x, y) for x, y, _ in remaining}
+
+
+def read_walls(text):
+    """The boxes of walls a message says: [(x0, x1, y0, y1)]."""
+    return [
+        tuple(sorted((int(x0), int(x1))) + sorted((int(y0), int(y1))))
+        for x0, x1, y0, y1 in _WALLS.findall(text)
+    ]
+
+
+def _largest_rectangle(cells, smallest=MIN_BOX):
+    """(x0, x1, y0, y1, level) of the largest rectangle of `cells` on one level, if of `smallest` cells or more."""
+    best, best_area = None, smallest - 1
     for z in sorted({c[2] for c in cells}):
         level = {(x, y) for x, y, lz in cells if lz == z}
         xs, ys = [c[0] for c in level], [c[1] for c in level]
