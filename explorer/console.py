@@ -23,6 +23,10 @@ from perception.base import Pose
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab and newline
 
 
+def _count(n, noun):
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def plain(text):
     """`text` safe to show: no control or escape codes (names come from files, models and paths)."""
     return _CONTROL.sub("", str(text))
@@ -74,7 +78,7 @@ class RunConsole:
                 step=record["step"],
                 pose=Pose.from_dict(result["pose"]).describe() if result else "",
                 # A coordinator neither sees nor moves: what it did is the directives it sent.
-                action=record.get("action") or (f"{len(directives)} directives" if directives is not None else ""),
+                action=record.get("action") or (_count(len(directives), "directive") if directives is not None else ""),
                 result=result["outcome"] if result else "",
             )
             row["found"] += len(record.get("new_objects", []))

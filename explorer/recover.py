@@ -46,6 +46,7 @@ def recover_summary(run_dir) -> dict:
     if not isinstance(config, dict) or "agent_ids" not in config:
         raise ConfigError(f"{run_dir / 'config.json'} is not a run's settings")
     agent_ids = config["agent_ids"]  # the explorers; a coordinator is on record as one more member
+    profiles = config.get("agent_profiles") or {}
     coordinator = COORDINATOR if config.get("coordinator") else None
     stats, store = RunStats(agent_ids + ([coordinator] if coordinator else []), coordinator), InProcessStore()
     seen = defaultdict(set)
@@ -56,16 +57,21 @@ def recover_summary(run_dir) -> dict:
     for record in records:
         by_round[record["step"] - 1 if record.get("time") is None else record["time"]].append(record)
     lockstep = config.get("schedule", "lockstep") == "lockstep"
+
+    def arrives(record):
+        """Whether its messages reached their mailboxes before the run's end (on the clock, msg_delay)."""
+        delay = (profiles.get(record["agent_id"]) or {}).get("msg_delay", 0.0)
+        return record.get("time") is None or clock(record["time"] + delay) < config["steps"]
+
     for key in sorted(by_round):
         # The trace holds each round's lines in commit order: replaying them rebuilds the team's store.
-        store.commit_step([_report(record) for record in by_round[key]])
+        store.commit_step([_report(record, arrives(record)) for record in by_round[key]])
         for record in by_round[key]:
             stats.add(record)
             seen[record["agent_id"]].update(record["visible_objects"])
         # A stopped run's last round may be partial: lock-step has every explorer in every round.
         if not lockstep or len({r["agent_id"] for r in by_round[key]} & set(agent_ids)) == len(agent_ids):
             stats.step_completed(step_at(key), len(store.objects()))
-    profiles = config.get("agent_profiles") or {}
     finished = all(
         stats.steps[a] == ticks_before(config["steps"], (profiles.get(a) or {}).get("tick_interval", 1.0))
         for a in agent_ids
@@ -75,10 +81,7 @@ def recover_summary(run_dir) -> dict:
         status="completed" if finished else "interrupted",
         seen={agent_id: sorted(names) for agent_id, names in seen.items()},
         profiles=profiles or None,
-        never_delivered=sum(  # sent too late to arrive before the run's end
-            clock(r["time"] + (profiles.get(r["agent_id"]) or {}).get("msg_delay", 0.0)) >= config["steps"]
-            for r in records if r.get("message_out") and r.get("time") is not None
-        ),
+        never_delivered=sum(len(_messages(r)) for r in records if not arrives(r)),
     )
     summary["recovered_from_trace"] = True  # wall time and start-up were not on record
     summary["wall_seconds"] = None
@@ -103,17 +106,23 @@ def rebuild_memories(run_dir, agent_ids, embedder):
     return memories
 
 
-def _report(record):
+def _messages(record):
+    """The messages a step sent: its own, or a coordinator's directives."""
     agent_id, step, out = record["agent_id"], record["step"], record.get("message_out")
     outgoing = [Message(agent_id, out["recipient"], out["message"], step)] if out else []
-    outgoing += [Message(agent_id, d["to"], d["message"], step) for d in record.get("directives") or ()]
+    return outgoing + [Message(agent_id, d["to"], d["message"], step) for d in record.get("directives") or ()]
+
+
+def _report(record, arrives):
+    """The step as the store takes it; its messages only if they arrived before the run's end."""
+    agent_id, step = record["agent_id"], record["step"]
     return StepReport(
         agent_id=agent_id,
         step=step,
         record=None,
         seen_objects=record["new_objects"],  # what the team first saw then; the rest was known already
         object_cells=record.get("object_cells", {}),
-        outgoing=outgoing,
+        outgoing=_messages(record) if arrives else [],
         pose=record["result"]["pose"] if record.get("result") else {},  # a coordinator has none
     )
 

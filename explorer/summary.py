@@ -43,7 +43,10 @@ class RunStats:
         else:
             self.policies[agent_id] = record["policy"]
         if agent_id == self.coordinator:
-            self.directives_sent += len(record.get("directives") or ())
+            directives = record.get("directives") or ()
+            self.directives_sent += len(directives)
+            counts["messages_sent"] += len(directives)  # each is a message to its explorer
+            counts["message_chars"] += sum(len(d["message"]) for d in directives)
         else:
             counts["decisions"] += 1
         directive = record.get("directive")
@@ -108,8 +111,9 @@ class RunStats:
 
     def team_block(self, total_objects, total_cells):
         """How the team explored, as the exploration literature reports it."""
-        agent_steps = sum(steps for agent_id, steps in self.steps.items() if agent_id != self.coordinator)
-        totals = self.totals()
+        explorers = [agent_id for agent_id in self.steps if agent_id != self.coordinator]
+        agent_steps = sum(self.steps[agent_id] for agent_id in explorers)
+        totals = self.totals(explorers)
         seen = len(self.seen_by)
         return {
             "cells_seen": seen,

@@ -7,15 +7,22 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from tests.paths import ROOT
 from tests.test_cli import assert_one_line_error, main
 
 MAIN = str(ROOT / "main.py")
 
 
-def test_the_summary_rebuilt_from_a_trace_is_the_one_the_run_wrote(tmp_path):
+@pytest.mark.parametrize("clock", [(), ("--schedule", "event", "--coordinator", "offline", "--profiles", "PROFILES")])
+def test_the_summary_rebuilt_from_a_trace_is_the_one_the_run_wrote(tmp_path, clock):
     run_dir = tmp_path / "run"
-    assert main("--agents", "3", "--steps", "12", "--world", "office", "--run-dir", str(run_dir), "-q").returncode == 0
+    profiles = tmp_path / "timings.yaml"  # mixed intervals and delays, and messages the run ends before
+    profiles.write_text("default: {msg_delay: 2}\nagents: [{tick_interval: 2}, {act_delay: 1}]\ncoordinator: {tick_interval: 3}\n")
+    clock = [str(profiles) if arg == "PROFILES" else arg for arg in clock]
+    steps = "20" if clock else "12"
+    assert main("--agents", "3", "--steps", steps, "--world", "office", "--run-dir", str(run_dir), "-q", *clock).returncode == 0
     written = json.loads((run_dir / "summary.json").read_text())
     (run_dir / "summary.json").unlink()
     result = main("--recover", str(run_dir))
@@ -27,6 +34,8 @@ def test_the_summary_rebuilt_from_a_trace_is_the_one_the_run_wrote(tmp_path):
         written.pop(key)
     assert rebuilt.pop("startup") is None
     assert rebuilt == written
+    if clock:
+        assert written["coordinator"]["directives_sent"] > 0 and written["messages"]["never_delivered"] > 0
 
 
 def test_recover_refuses_a_run_that_has_its_summary_and_a_directory_that_holds_no_run(tmp_path):

@@ -8,14 +8,16 @@ explorer as a sentence (explorer/policies/sentences.py) that DirectedPolicy
 reads.
 
 - `OfflineCoordinator` steps in where the team's map shows what an
-  explorer's own cannot: it keeps, beside the union, each explorer's own view
-  of the world, and so knows the goal that explorer would pick by itself. An
-  explorer whose own goal would still show mostly unseen ground is left alone
-  (and its goal's view counts as taken); the others are given goals by greedy
+  explorer's own cannot. It knows where each explorer is going: the goal it
+  was sent, the heading it last announced, or else the goal its own map (the
+  coordinator keeps each explorer's own view beside the union) would give.
+  An explorer whose goal would still show mostly unseen ground is left alone,
+  and that ground counts as taken; the others are given goals by greedy
   assignment on the union map, by utility (unseen cells per step of the way,
-  the explorers' own rule), the best explorer-goal pair first, each goal's
-  view then worth less to the rest. An explorer already walking to much the
-  same ground is sent nothing.
+  the explorers' own rule, with the ground nearer another explorer worth
+  less), the best explorer-goal pair first, each goal's view then taken. A
+  goal mostly taken, or next to one already given, is given to nobody, and an
+  explorer already walking to much the same ground is sent nothing.
 - `ModelCoordinator` asks a language model, showing it the same ranking as a
   suggestion (prompts/coordinator.md); it answers in YAML, one directive per
   explorer. An unusable reply is re-prompted once, then the tick sends none.
@@ -35,7 +37,7 @@ from prompts import render
 
 CANDIDATES = 6  # goals per explorer the assignment weighs
 RETARGET_DISTANCE = 3  # cells: a goal this near the one an explorer is walking to is no news
-# An explorer's own goal is good enough while the team has not seen this share of what it would show.
+# A goal is worth walking to while the team has not seen (nor taken) this share of what it would show.
 STILL_NEW = 0.5
 TARGET_TICKS = 2  # ticks after which a goal not reached is taken to be given up (unreachable, say)
 
@@ -97,7 +99,9 @@ class OfflineCoordinator:
             for explorer, goals in candidates.items():
                 for goal in goals:
                     worth, new = self.map.gain(goal.pose, claimed)
-                    if new and (best is None or utility(worth, goal.cost) > best[0]):
+                    if worth < STILL_NEW * new or any(cell_distance(goal.pose, g.pose) <= 2 for g in assignment.values()):
+                        continue  # mostly what another explorer will see: not worth sending anyone there
+                    if best is None or utility(worth, goal.cost) > best[0]:
                         best = (utility(worth, goal.cost), explorer, goal)
             if best is None:
                 break

@@ -27,6 +27,7 @@ import itertools
 from dataclasses import replace
 
 from explorer.schedule.turns import TurnTaking
+from perception.base import Message
 
 TICK, ACTION, DELIVERY = 0, 1, 2  # the order of events at the same time
 KINDS = {TICK: "tick", ACTION: "action", DELIVERY: "delivery"}
@@ -123,7 +124,7 @@ class EventSchedule(TurnTaking):
                 self._deliver(replace(payload, delivered_at=time))
         self._ticking = set()
         self._done = set(self._order)
-        self.never_delivered = [e[5] for e in sorted(self._events) if e[1] == DELIVERY]
+        self.never_delivered = [e[5] for e in sorted(self._events) if e[1] == DELIVERY and isinstance(e[5], Message)]
         self.never_applied = [e[5] for e in sorted(self._events) if e[1] == ACTION]
 
     def _begin_tick(self, agent_id):
