@@ -409,6 +409,12 @@ class _RunLogHandler(logging.FileHandler):
     def handleError(self, record):
         """A log line the disk has no room for is lost quietly: the console and the error say what happened."""
 
+    def close(self):
+        try:
+            super().close()
+        except OSError:
+            pass  # its last lines did not fit on the disk: lost quietly, as above
+
 
 def _start_logging(run_dir, console):
     logger = log  # not the root logger: libraries' debug output stays out
