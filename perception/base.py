@@ -104,7 +104,7 @@ class Message:
 
 @dataclass(frozen=True)
 class ActionResult:
-    """The outcome of one action: `moved`, `turned`, `blocked` or `unavailable`."""
+    """The outcome of one action: `moved`, `turned`, `blocked` or `unavailable` (`pending` on a clock with act_delay)."""
 
     action: str
     outcome: str

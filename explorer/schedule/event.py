@@ -30,7 +30,6 @@ from explorer.schedule.turns import TurnTaking
 from perception.base import Message
 
 TICK, ACTION, DELIVERY = 0, 1, 2  # the order of events at the same time
-KINDS = {TICK: "tick", ACTION: "action", DELIVERY: "delivery"}
 
 
 def clock(time):
@@ -73,7 +72,6 @@ class EventSchedule(TurnTaking):
         self._done: set[str] = set()
         self.now = 0.0
         self.never_delivered: list = []  # messages due when the run had ended
-        self.never_applied: list = []  # late actions likewise
         for agent_id in agent_ids:
             self._begin_tick(agent_id)
 
@@ -125,7 +123,6 @@ class EventSchedule(TurnTaking):
         self._ticking = set()
         self._done = set(self._order)
         self.never_delivered = [e[5] for e in sorted(self._events) if e[1] == DELIVERY and isinstance(e[5], Message)]
-        self.never_applied = [e[5] for e in sorted(self._events) if e[1] == ACTION]
 
     def _begin_tick(self, agent_id):
         if agent_id in self._world.timings:
