@@ -138,7 +138,9 @@ class RunConsole:
         self.console.print(
             f"Decisions: {summary['decisions']}"
             + (f" ({summary['planner_steps']} by the planner)" if summary.get("planner_steps") else "")
-            + f"    Messages sent: {summary['messages_sent']}    "
+            + f"    Messages sent: {summary['messages']['sent']}"
+            + (f" ({summary['messages']['never_delivered']} never delivered)" if summary["messages"]["never_delivered"] else "")
+            + "    "
             + ("Wall time: not on record" if summary["wall_seconds"] is None else f"Wall time: {summary['wall_seconds']:.1f} s")
         )
         self.console.print(plain(f"Run directory: {run_dir}"), soft_wrap=True)
