@@ -56,15 +56,18 @@ class TimedPerception(PerceptionInterface):
         self._poses = {agent_id: [(-math.inf, backend.get_agent_state(agent_id), None)] for agent_id in timings}
         self._queued = {agent_id: [] for agent_id in timings}  # chosen this tick, not yet with the schedule
         self._on_the_way = {agent_id: [] for agent_id in timings}  # with the schedule, not yet applied
-        self._landed = {agent_id: [] for agent_id in timings}  # (LateAction, applied at, result) since last told
+        self._landed = {agent_id: [] for agent_id in timings}  # (LateAction, applied at, result) since the last tick
 
     def begin_tick(self, agent_id, time):
         with self._lock:
+            # What landed before the tick that just ended was told then; what landed since is news.
+            self._landed[agent_id] = [entry for entry in self._landed[agent_id] if entry[1] >= self._now[agent_id]]
             self._now[agent_id] = time
 
     # What an agent perceives
 
     def observe(self, agent_id, step=None):
+        """The view its obs_delay allows, with what became of its late actions; reads only, so safe to repeat."""
         with self._lock:
             now, delay = self._now[agent_id], self.timings[agent_id].obs_delay
             history = self._poses[agent_id]
@@ -87,7 +90,6 @@ class TimedPerception(PerceptionInterface):
             f"{result.outcome}{': ' + result.detail if result.detail else ''}."
             for late, at, result in self._landed[agent_id]
         ]
-        self._landed[agent_id] = []
         notes += [
             f"Your {late.action} (chosen at {time_text(late.chosen_at)}) has not taken effect yet: "
             f"it will at {time_text(late.due)}."
