@@ -16,20 +16,21 @@ from tests.paths import WORLDS
 TIMING_FIELDS = ("timings", "observed_time")  # the wall clock's, and what lock-step does not keep
 
 
-def run(tmp_path, name, profiles=None, **settings):
-    settings = {"agents": 2, "steps": 12, **settings}
-    path = None
-    if profiles is not None:
-        path = tmp_path / f"{name}.yaml"
-        path.write_text(profiles)
-    config = RunConfig(run_dir=tmp_path / name, verbosity=-1, profiles=path, **settings).check()
-    summary = ExplorationRun(config, embedder=settings.pop("embedder", None) or run.embedder).execute()
-    return read_trace(tmp_path / name / "trace.jsonl"), summary
+@pytest.fixture
+def run(tmp_path, embedder):
+    """run(name, profiles text or None, **settings) -> (the trace's records, the summary)."""
 
+    def go(name, profiles=None, **settings):
+        settings = {"agents": 2, "steps": 12, **settings}
+        path = None
+        if profiles is not None:
+            path = tmp_path / f"{name}.yaml"
+            path.write_text(profiles)
+        config = RunConfig(run_dir=tmp_path / name, verbosity=-1, profiles=path, **settings).check()
+        summary = ExplorationRun(config, embedder=embedder).execute()
+        return read_trace(tmp_path / name / "trace.jsonl"), summary
 
-@pytest.fixture(autouse=True)
-def _embedder(embedder):
-    run.embedder = embedder
+    return go
 
 
 def without_clock(records):
@@ -40,11 +41,11 @@ def without_clock(records):
 
 
 @pytest.mark.parametrize("world", sorted(path.stem for path in WORLDS.glob("*.yaml")))
-def test_with_default_timings_the_clock_runs_as_lockstep(tmp_path, world):
+def test_with_default_timings_the_clock_runs_as_lockstep(run, world):
     for agents in (1, 2, 3):
-        lockstep, _ = run(tmp_path, f"lockstep{agents}", world=WORLDS / f"{world}.yaml", agents=agents, steps=15)
+        lockstep, _ = run(f"lockstep{agents}", world=WORLDS / f"{world}.yaml", agents=agents, steps=15)
         event, summary = run(
-            tmp_path, f"event{agents}", world=WORLDS / f"{world}.yaml", agents=agents, steps=15, schedule="event"
+            f"event{agents}", world=WORLDS / f"{world}.yaml", agents=agents, steps=15, schedule="event"
         )
         assert [r["time"] for r in event] == [float(r["step"] - 1) for r in event]
         assert without_clock(event) == without_clock(lockstep)
@@ -53,8 +54,8 @@ def test_with_default_timings_the_clock_runs_as_lockstep(tmp_path, world):
             assert any(r["messages_in"] for r in event)  # the messages were compared, not only the moves
 
 
-def test_a_message_delay_of_three_seconds_is_read_three_steps_later_or_more(tmp_path):
-    records, summary = run(tmp_path, "late", "default: {msg_delay: 3}\n", agents=3, steps=20, schedule="event")
+def test_a_message_delay_of_three_seconds_is_read_three_steps_later_or_more(run):
+    records, summary = run("late", "default: {msg_delay: 3}\n", agents=3, steps=20, schedule="event")
     reads = [(r["step"], m) for r in records for m in r["messages_in"]]
     assert reads, "the team sent messages"
     for step, message in reads:
@@ -66,8 +67,8 @@ def test_a_message_delay_of_three_seconds_is_read_three_steps_later_or_more(tmp_
     assert summary["messages"]["never_delivered"] == len(sent_late) > 0
 
 
-def test_an_observation_delay_shows_the_pose_of_that_time(tmp_path):
-    records, _ = run(tmp_path, "stale", "default: {obs_delay: 2}\n", agents=1, steps=15, schedule="event")
+def test_an_observation_delay_shows_the_pose_of_that_time(run):
+    records, _ = run("stale", "default: {obs_delay: 2}\n", agents=1, steps=15, schedule="event")
     start = records[0]["pose"]
     for record in records:
         assert record["observed_time"] == max(record["time"] - 2, 0)
@@ -81,8 +82,8 @@ def test_an_observation_delay_shows_the_pose_of_that_time(tmp_path):
     assert len({json.dumps(r["pose"]) for r in records}) > 3  # it moved, so the delay was tested
 
 
-def test_an_action_delay_moves_the_agent_that_much_later(tmp_path):
-    records, summary = run(tmp_path, "slow", "default: {act_delay: 2}\n", agents=1, steps=15, schedule="event")
+def test_an_action_delay_moves_the_agent_that_much_later(run):
+    records, summary = run("slow", "default: {act_delay: 2}\n", agents=1, steps=15, schedule="event")
     world = load_world(WORLDS / "apartment.yaml")
     assert all(r["result"]["outcome"] == "pending" for r in records)
     pose = Pose.from_dict(records[0]["pose"])
@@ -95,13 +96,13 @@ def test_an_action_delay_moves_the_agent_that_much_later(tmp_path):
     assert len({json.dumps(r["pose"]) for r in records}) > 3
 
 
-def test_mixed_intervals_and_delays_give_the_same_trace_for_the_same_seed(tmp_path):
+def test_mixed_intervals_and_delays_give_the_same_trace_for_the_same_seed(run):
     profiles = (
         "default: {obs_delay: 0.5, act_delay: 1, msg_delay: 1.5}\n"
         "agents: [{tick_interval: 1}, {tick_interval: 2}, {tick_interval: 3, msg_delay: 0}]\n"
     )
-    first, summary = run(tmp_path, "one", profiles, agents=3, steps=20, schedule="event", seed=7)
-    second, _ = run(tmp_path, "two", profiles, agents=3, steps=20, schedule="event", seed=7)
+    first, summary = run("one", profiles, agents=3, steps=20, schedule="event", seed=7)
+    second, _ = run("two", profiles, agents=3, steps=20, schedule="event", seed=7)
     ticks = {agent: [r["time"] for r in first if r["agent_id"] == agent] for agent in ("Agent1", "Agent2", "Agent3")}
     assert ticks == {"Agent1": [float(t) for t in range(20)], "Agent2": [float(t) for t in range(0, 20, 2)],
                      "Agent3": [float(t) for t in range(0, 20, 3)]}
@@ -112,7 +113,7 @@ def test_mixed_intervals_and_delays_give_the_same_trace_for_the_same_seed(tmp_pa
         [{k: v for k, v in r.items() if k != "timings"} for r in second]
 
 
-def test_timings_are_checked(tmp_path):
+def test_timings_are_checked(tmp_path, embedder):
     for text, error in (
         ("default: {tick_interval: 0}\n", "tick_interval must be a number of simulated seconds, more than 0"),
         ("agents: [{msg_delay: -1}]\n", "msg_delay must be a number of simulated seconds, 0 or more"),
@@ -125,7 +126,7 @@ def test_timings_are_checked(tmp_path):
     path = tmp_path / "p.yaml"
     path.write_text("default: {msg_delay: 2}\n")
     with pytest.raises(ConfigError, match="timings need --schedule event"):
-        ExplorationRun(RunConfig(profiles=path, run_dir=tmp_path / "r").check(), embedder=run.embedder)
+        ExplorationRun(RunConfig(profiles=path, run_dir=tmp_path / "r").check(), embedder=embedder)
     assert not (tmp_path / "r").exists()
     with pytest.raises(ConfigError, match="--schedule event needs --mode mock"):
         RunConfig(mode="unity", window_titles=("Game",), schedule="event").check()

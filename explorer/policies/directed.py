@@ -25,7 +25,9 @@ class DirectedPolicy:
         self.name = policy.name
         self.coordinator = coordinator  # whose messages are directives
         # The map and planner that walk the explorer to a goal: its own, where its policy keeps one.
-        self.planner = policy if isinstance(policy, OfflineExplorer) else getattr(policy, "explorer", None) or OfflineExplorer()
+        shared = policy if isinstance(policy, OfflineExplorer) else getattr(policy, "explorer", None)
+        self.planner = shared or OfflineExplorer()
+        self.map_kept_by_policy = shared is not None  # else this policy's map must see every step
         self.directive = None  # (number, (x, y, level, facing or None) or None, action or None)
         self._decided: tuple[int, DecisionOutcome] | None = None
 
@@ -37,8 +39,6 @@ class DirectedPolicy:
         return outcome
 
     def _decide(self, prompt, context):
-        # Every step, so that the map is whole when a directive comes (a second look is a no-op).
-        pose = self.planner.observe(context)
         replaced = []
         for message in context["messages"]:
             read = sentences.read_directive(message["message"]) if message["sender"] == self.coordinator else None
@@ -46,6 +46,9 @@ class DirectedPolicy:
                 if self.directive:
                     replaced.append(self.directive[0])
                 self.directive = read
+        if self.directive is None and self.map_kept_by_policy:
+            return self.policy.decide(prompt, context)  # its map sees this step there
+        pose = self.planner.observe(context)  # every step, so that the map is whole when a directive comes
         if self.directive is None:
             return self.policy.decide(prompt, context)
         number, target, action = self.directive
