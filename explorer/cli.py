@@ -75,6 +75,19 @@ def build_parser():
         "--recover", type=Path, metavar="RUN_DIR",
         help="write the summary.json of a run that was killed, from its trace, and exit",
     )
+    team = parser.add_argument_group("a team split across processes", "start every process with the same run arguments")
+    team.add_argument(
+        "--store", metavar="URL", help="the team store: redis://HOST:PORT/DB (default: in this process)"
+    )
+    team.add_argument("--run-id", metavar="NAME", help="the run the processes share (with --store)")
+    team.add_argument(
+        "--local-agents", type=_agent_list, default=(), metavar="Agent1,Agent2",
+        help="the agents this process runs (default all; the Coordinator runs with Agent1)",
+    )
+    team.add_argument(
+        "--join-timeout", type=float, default=120.0, metavar="SECONDS",
+        help="how long to wait for the other processes' agents to join (default 120)",
+    )
     unity = parser.add_argument_group("unity mode", "each option once for all agents, or once per agent in order")
     unity.add_argument(
         "--window-title", action="append", default=[], metavar="REGEX", help="the game window, by its title"
@@ -116,6 +129,13 @@ def _region(text):
     return (x, y, width, height)
 
 
+def _agent_list(text):
+    names = tuple(name.strip() for name in text.split(","))
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of agents such as Agent1,Agent2")
+    return names
+
+
 def parse_config(argv) -> RunConfig:
     return config_from(build_parser().parse_args(argv))
 
@@ -145,6 +165,10 @@ def config_from(args) -> RunConfig:
         keymaps=tuple(shipped_or_given(path, SHIPPED_KEYMAPS) for path in args.keymap),
         regions=tuple(args.region),
         vision=args.vision,
+        store=args.store,
+        run_id=args.run_id,
+        local_agents=args.local_agents,
+        join_timeout=args.join_timeout,
     ).check()
 
 

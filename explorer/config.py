@@ -20,6 +20,8 @@ VISION_CALLS = ("combined", "split")  # one call for caption and objects, or the
 DECIDE_LEVELS = ("actions", "goals")
 COORDINATOR = "Coordinator"  # the coordinator's id: the team's last member, after Agent1..N
 SCHEDULES = ("lockstep", "event")
+STORE_SCHEMES = ("redis://", "rediss://")
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
 class ConfigError(ValueError):
@@ -52,6 +54,11 @@ class RunConfig:
     keymaps: tuple[Path, ...] = ()  # none: perception.keymap.DEFAULT_KEYMAP
     regions: tuple[tuple[int, int, int, int], ...] = ()  # x, y, width, height inside the window
     vision: str = "combined"
+    # A team split across processes: the Redis store they share, the team's run id, this process's agents.
+    store: str | None = None  # None: the in-process store
+    run_id: str | None = None
+    local_agents: tuple[str, ...] = ()  # none: every member of the team
+    join_timeout: float = 120.0  # seconds to wait for the other processes' agents
 
     def check(self):
         if self.mode not in MODES:
@@ -95,7 +102,43 @@ class RunConfig:
                 raise ConfigError(f"{flag} must be a number of dollars, 0 or more, not {price}")
         if self.run_dir is not None:
             self._check_run_dir()
+        self._check_split()
         return self
+
+    def _check_split(self):
+        if self.store is None:
+            if self.run_id is not None or self.local_agents:
+                raise ConfigError("--run-id and --local-agents split a team over processes: they need --store redis://HOST:PORT/DB")
+            return
+        if not self.store.startswith(STORE_SCHEMES):
+            raise ConfigError(f"--store must be a Redis URL, redis://HOST:PORT/DB, not {redact_url(self.store)!r}")
+        if self.mode != "mock":
+            raise ConfigError("--store needs --mode mock for now: a team of game windows runs in one process")
+        if self.run_id is not None and not RUN_ID.fullmatch(self.run_id):
+            raise ConfigError(f"--run-id must be letters, digits, '.', '_' or '-' (at most 64), not {self.run_id!r}")
+        explorers = self.agent_ids()
+        for agent_id in self.local_agents:
+            if agent_id == COORDINATOR:
+                raise ConfigError("--local-agents: the Coordinator runs in Agent1's process; name explorers only")
+            if agent_id not in explorers:
+                raise ConfigError(f"--local-agents: {agent_id!r} is not in this team ({explorers[0]} to {explorers[-1]})")
+        if len(set(self.local_agents)) != len(self.local_agents):
+            raise ConfigError("--local-agents names an agent twice")
+        if len(self.local_agents) not in (0, len(explorers)) and self.run_id is None:
+            raise ConfigError("--local-agents runs part of the team here: give every process the same --run-id NAME")
+        if not (math.isfinite(self.join_timeout) and self.join_timeout > 0):
+            raise ConfigError(f"--join-timeout must be a number of seconds more than 0, not {self.join_timeout}")
+
+    def members(self):
+        """Every member of the team: the explorers, then the coordinator where there is one."""
+        return self.agent_ids() + ([COORDINATOR] if self.coordinator else [])
+
+    def local_members(self):
+        """The members this process runs: --local-agents (all when not given), and the coordinator with Agent1."""
+        local = set(self.local_agents or self.agent_ids())
+        if "Agent1" in local:
+            local.add(COORDINATOR)
+        return [member for member in self.members() if member in local]
 
     def _check_coordinator(self):
         if not self.coordinator.strip() or self.coordinator == "random":
@@ -167,4 +210,8 @@ class RunConfig:
             "keymaps": [str(path) for path in self.keymaps],
             "regions": [list(region) for region in self.regions],
             "vision": self.vision,
+            "store": redact_url(self.store) if self.store else None,
+            "run_id": self.run_id,
+            "local_agents": list(self.local_agents),
+            "join_timeout": self.join_timeout,
         }

@@ -14,10 +14,8 @@ from types import SimpleNamespace
 from explorer.config import COORDINATOR, ConfigError
 from explorer.schedule.event import clock, step_at, ticks_before
 from explorer.summary import RunStats, build_summary
-from explorer.team.store import InProcessStore
 from explorer.trace import write_json
 from memory.vector_memory import VectorMemory
-from nodes.interfaces import StepReport
 from perception.base import EnvironmentInfo, Message
 from perception.world import WorldError, load_world
 
@@ -48,10 +46,7 @@ def recover_summary(run_dir) -> dict:
     agent_ids = config["agent_ids"]  # the explorers; a coordinator is on record as one more member
     profiles = config.get("agent_profiles") or {}
     coordinator = COORDINATOR if config.get("coordinator") else None
-    stats, store = RunStats(agent_ids + ([coordinator] if coordinator else []), coordinator), InProcessStore()
-    seen = defaultdict(set)
-    for agent_id in agent_ids:
-        store.register_agent(agent_id)
+    stats = RunStats(agent_ids + ([coordinator] if coordinator else []), coordinator)
     # The ticks at one time (a lock-step round r is at t = r - 1; older traces have only steps).
     by_round = defaultdict(list)
     for record in records:
@@ -64,27 +59,27 @@ def recover_summary(run_dir) -> dict:
         return record.get("time") is None or clock(record["time"] + delay) < config["steps"]
 
     for key in sorted(by_round):
-        # The trace holds each round's lines in commit order: replaying them rebuilds the team's store.
-        store.commit_step([_report(record, arrives(record)) for record in by_round[key]])
+        # The trace holds each round's lines in commit order: replaying them rebuilds what the team found.
         for record in by_round[key]:
             stats.add(record)
-            seen[record["agent_id"]].update(record["visible_objects"])
+            if arrives(record):
+                stats.delivered(len(_messages(record)))
         # A stopped run's last round may be partial: lock-step has every explorer in every round.
         if not lockstep or len({r["agent_id"] for r in by_round[key]} & set(agent_ids)) == len(agent_ids):
-            stats.step_completed(step_at(key), len(store.objects()))
+            stats.step_completed(step_at(key), len(stats.discoveries))
     finished = all(
         stats.steps[a] == ticks_before(config["steps"], (profiles.get(a) or {}).get("tick_interval", 1.0))
         for a in agent_ids
     )
     summary = build_summary(
-        SimpleNamespace(**{"decide": "actions", "schedule": "lockstep", **config}), _environment(config), store, stats, wall_seconds=0.0,
+        SimpleNamespace(**{"decide": "actions", "schedule": "lockstep", "store": None, "run_id": None, **config}), _environment(config), stats, wall_seconds=0.0,
         status="completed" if finished else "interrupted",
-        seen={agent_id: sorted(names) for agent_id, names in seen.items()},
         profiles=profiles or None,
         never_delivered=sum(len(_messages(r)) for r in records if not arrives(r)),
     )
-    summary["recovered_from_trace"] = True  # wall time and start-up were not on record
+    summary["recovered_from_trace"] = True  # wall time, start-up and commit times were not on record
     summary["wall_seconds"] = None
+    summary["store"]["commit_ms"] = None
     write_json(run_dir / "summary.json", summary)
     return summary
 
@@ -111,20 +106,6 @@ def _messages(record):
     agent_id, step, out = record["agent_id"], record["step"], record.get("message_out")
     outgoing = [Message(agent_id, out["recipient"], out["message"], step)] if out else []
     return outgoing + [Message(agent_id, d["to"], d["message"], step) for d in record.get("directives") or ()]
-
-
-def _report(record, arrives):
-    """The step as the store takes it; its messages only if they arrived before the run's end."""
-    agent_id, step = record["agent_id"], record["step"]
-    return StepReport(
-        agent_id=agent_id,
-        step=step,
-        record=None,
-        seen_objects=record["new_objects"],  # what the team first saw then; the rest was known already
-        object_cells=record.get("object_cells", {}),
-        outgoing=_messages(record) if arrives else [],
-        pose=record["result"]["pose"] if record.get("result") else {},  # a coordinator has none
-    )
 
 
 def _environment(config):

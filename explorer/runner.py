@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 from explorer.config import COORDINATOR, ConfigError
 from explorer.console import RunConsole
@@ -21,6 +22,7 @@ from explorer.schedule.event import EventSchedule, step_at
 from explorer.schedule.lockstep import LockstepSchedule
 from explorer.schedule.timed_perception import TimedPerception
 from explorer.summary import RunStats, build_summary
+from explorer.team.split import NotJoined, team_arguments
 from explorer.team.store import InProcessStore
 from explorer.trace import DiskWriteError, TraceWriter, write_json
 from memory.embedder import EmbedderError, SentenceEmbedder
@@ -54,9 +56,14 @@ class ExplorationRun:
         """
         self.started = started if started is not None else time.perf_counter()
         self.stopping = stopping or (lambda: None)
+        if config.store and not config.run_id:
+            config = replace(config, run_id=new_run_id())  # one process runs the whole team: a run of its own
         self.config = config
         self.policy_factory = policy_factory
         self.agent_ids = config.agent_ids()
+        # A team split across processes runs some of its members here (all, otherwise).
+        self.local = config.local_members()
+        self.local_ids = [agent_id for agent_id in self.agent_ids if agent_id in self.local]
         self.profiles = (
             load_profiles(config.profiles, config.agents, config.model)
             if config.profiles
@@ -67,6 +74,8 @@ class ExplorationRun:
         self.members = dict(zip(self.agent_ids, self.profiles))
         if self.coordinator:
             self.members[COORDINATOR] = self.coordinator
+        # Each agent's profile as resolved (file, default and --model): what the agents really ran with.
+        self.resolved_profiles = {agent_id: asdict(profile) for agent_id, profile in self.members.items()}
         timed = [a for a, p in zip(self.agent_ids, self.profiles) if p.timed()]
         if timed and config.schedule != "event":
             raise ConfigError(
@@ -75,34 +84,32 @@ class ExplorationRun:
             )
         self.setup = perception_setup(config, self.profiles, self.agent_ids)
         self.steps = config.steps or self.setup.default_steps or DEFAULT_STEPS
+        # A team on a Redis store: the server is reached now, before anything slow starts.
+        self.team = _split_team(config, list(self.members), self.local) if config.store else None
         # Loads in the background while the run is set up and its first step
         # perceives and decides; the first memory written waits for it.
         self.embedder = embedder or SentenceEmbedder()
         try:
-            _prepare_model_client(list(self.members), list(self.members.values()), check_keys=not config.api_base)
-        except ConfigError:
-            self.embedder.wait_loaded()
-            raise
-        # The service encodes as soon as every agent has asked, without waiting out its gathering time.
-        self.embedder.expected_callers = len(self.agent_ids)
-        self.memories = {agent_id: VectorMemory(self.embedder) for agent_id in self.agent_ids}
-        self.resumed, self.rebuilt = {}, False
-        if config.resume_memory:
-            try:
-                self.resumed, self.rebuilt = _load_memories(config.resume_memory, self.agent_ids, self.embedder)
-            except MemoryFileError:
-                self.embedder.wait_loaded()
-                raise
-            self.memories.update(self.resumed)
-        try:
+            _prepare_model_client(self.local, [self.members[m] for m in self.local], check_keys=not config.api_base)
+            # The service encodes as soon as every agent has asked, without waiting out its gathering time.
+            self.embedder.expected_callers = len(self.local_ids)
+            self.memories = {agent_id: VectorMemory(self.embedder) for agent_id in self.local_ids}
+            self.resumed, self.rebuilt = {}, False
+            if config.resume_memory:
+                self.resumed, self.rebuilt = _load_memories(config.resume_memory, self.local_ids, self.embedder)
+                self.memories.update(self.resumed)
+            if self.team:
+                self.team.claim(team_arguments(config, self.resolved_profiles))
             self.run_dir = claim_run_dir(config.run_dir)  # last: a run that fails its checks leaves no directory
-        except ConfigError:
+        except (ConfigError, MemoryFileError):
+            if self.team:
+                self.team.release()
             self.embedder.wait_loaded()
             raise
 
     def execute(self) -> dict:
         """Run to the end, Ctrl-C or failure; the summary is written in every case."""
-        store = InProcessStore()
+        store = self.team.run.store() if self.team else InProcessStore()
         # One bound on model calls in flight, for decisions and vision alike; cancelled when the run stops.
         gate = CallGate(self.config.max_concurrency)
         perception = self.setup.start(store, self.agent_ids, self.run_dir, gate)
@@ -123,9 +130,10 @@ class ExplorationRun:
             # In lock-step the coordinator ticks every tick_interval rounds.
             every = {COORDINATOR: max(1, round(self.coordinator.tick_interval))} if self.coordinator else {}
             schedule = LockstepSchedule(members, self.steps, commit, every)
+        if self.team:
+            schedule = self.team.schedule(schedule)
         failure = FirstFailure()
-        # Each agent's profile as resolved (file, default and --model): what the agents really ran with.
-        profiles = {agent_id: asdict(profile) for agent_id, profile in self.members.items()}
+        profiles = self.resolved_profiles
         write_json(
             self.run_dir / "config.json",
             {
@@ -147,16 +155,22 @@ class ExplorationRun:
                     "%s saved no memories (was it killed?): they were rebuilt from its trace.jsonl, re-embedded",
                     self.config.resume_memory,
                 )
-        status, started, agents = "completed", None, []
+        status, started = "completed", None
+        stop = RunStop(gate, schedule, failure, self.team)
         try:
-            agents = [
-                self._agent_state(agent_id, profile, store, perception, environment, schedule, gate)
-                for agent_id, profile in zip(self.agent_ids, self.profiles)
+            if self.team:
+                self._join()
+                self.team.watch(stop.by_team)
+            workers = [
+                (agent_id, _flow_work(build_agent_flow, self._agent_state(
+                    agent_id, self.members[agent_id], store, perception, environment, schedule, gate)))
+                for agent_id in self.local_ids
             ]
-            flows = [build_agent_flow] * len(agents)
-            if self.coordinator:
-                agents.append(self._coordinator_state(store, perception, environment, schedule, gate))
-                flows.append(build_coordinator_flow)
+            if COORDINATOR in self.local and self.coordinator:
+                workers.append((COORDINATOR, _flow_work(
+                    build_coordinator_flow, self._coordinator_state(store, perception, environment, schedule, gate))))
+            if self.team:
+                workers += schedule.relays()
             log.info(
                 "%d agents explore %s for %d steps: %s%s",
                 len(self.agent_ids), environment.name, self.steps,
@@ -166,20 +180,25 @@ class ExplorationRun:
             started = time.perf_counter()
             commit.startup["first_step_started_seconds"] = round(started - self.started, 3)
             with console:
-                status = _run_agents(agents, flows, schedule, failure, self.stopping, gate)
+                status = _run_agents(workers, stop, failure, self.stopping)
             if status == "completed" and commit.stats.every_call_failed():
                 failure.record("every model call of the run failed: see the errors in trace.jsonl and run.log")
                 status = "failed"
         except KeyboardInterrupt:
             status = "interrupted"
+            stop(interrupted=True)
+        except RunFailed as error:  # this process could not join its team
+            failure.record(str(error), error.users_mistake)
+            status = "failed"
         finally:
             self.stopping()
+            if self.team:
+                self.team.leave()
             wall = time.perf_counter() - started if started else 0.0
             trace.close()
             self._save_memories()
-            seen = {agent["agent_id"]: sorted(agent.get("explored_objects", ())) for agent in agents}
             summary = build_summary(
-                self.config, environment, store, commit.stats, wall, status, failure.message, commit.startup, seen,
+                self.config, environment, commit.stats, wall, status, failure.message, commit.startup,
                 profiles, len(schedule.never_delivered),
             )
             try:
@@ -200,6 +219,14 @@ class ExplorationRun:
         if status == "failed":
             raise RunFailed(f"{failure.message} (see {self.run_dir / 'run.log'})", failure.users_mistake)
         return summary
+
+    def _join(self):
+        """Wait for the rest of the team; raises RunFailed where it does not come."""
+        try:
+            self.team.join(self.config.join_timeout, log.warning)
+        except (NotJoined, StopRun) as error:
+            raise RunFailed(str(error)) from None
+        log.info("The team has joined run %r: %s here", self.team.run.run_id, ", ".join(self.local))
 
     def _agent_state(self, agent_id, profile, store, perception, environment, schedule, gate):
         return new_agent_state(
@@ -237,6 +264,14 @@ class ExplorationRun:
                 memory.save(self.run_dir / MEMORY_DIR / agent_id)
             except MemoryFileError as error:
                 log.error("%s's memory was not saved: %s", agent_id, error)
+
+
+def _split_team(config, members, local):
+    # Imports redis: only for a team on a Redis store.
+    from explorer.team.redis_store import RedisRun
+    from explorer.team.split import SplitTeam
+
+    return SplitTeam(RedisRun(config.store, config.run_id), members, local)
 
 
 def _directed(policy, coordinator):
@@ -278,12 +313,16 @@ class StepCommit:
         """Commit the ticks at time `at` (a lock-step round r is at r - 1); `complete` is False for
         what a stopped run had handed in."""
         lines = []
-        for report, new_objects in zip(reports, self.store.commit_step(reports)):
+        began = time.perf_counter()
+        committed = self.store.commit_step(reports)
+        self.stats.commit_seconds.append(time.perf_counter() - began)
+        for report, new_objects in zip(reports, committed):
             for message in report.outgoing:
                 log.info("%s -> %s: %s", report.agent_id, message.recipient, message.message)
             for name in new_objects:
                 log.info("%s found %s at step %d", report.agent_id, name, report.step)
             report.record.new_objects = new_objects
+            self.stats.delivered(len(report.outgoing))  # lock-step delivers a step's messages as it commits it
             line = report.record.to_dict()
             lines.append(line)
             self.trace.write(line)
@@ -293,7 +332,7 @@ class StepCommit:
             self.stats.add(line)
             if line["result"]:  # a coordinator's tick has none
                 log.debug("%s step %d: %s -> %s", report.agent_id, report.step, line["action"], line["result"]["outcome"])
-        team_found = self.store.objects()
+        team_found = list(self.stats.discoveries)
         if complete:
             # The team's curves count time as steps of an agent ticking once a second.
             self.stats.step_completed(step_at(at), len(team_found))
@@ -310,6 +349,7 @@ class StepCommit:
             return
         log.info("%s -> %s: %s", sent.sender, sent.recipient, sent.message)
         self.store.send_message(sent)
+        self.stats.delivered()
 
 
 class FirstFailure:
@@ -326,18 +366,47 @@ class FirstFailure:
                 self.message, self.users_mistake = message, users_mistake
 
 
-def _run_agents(agents, flows, schedule, failure, stopping, gate):
-    finished = [threading.Event() for _ in agents]
+class RunStop:
+    """Stops the run here, once: on an agent's failure, Ctrl-C, or (for a split team) the team's word.
 
-    def stop():
-        gate.cancel()  # model calls in flight are abandoned: a stop is felt within a second or two
-        schedule.stop()
+    A split team's other processes are told why, so that one process's
+    failure or Ctrl-C stops the whole team.
+    """
 
+    def __init__(self, gate, schedule, failure, team=None):
+        self.gate, self.schedule, self.failure, self.team = gate, schedule, failure, team
+        self.interrupted = False  # by Ctrl-C here, or in a teammate's process
+
+    def __call__(self, interrupted=False):
+        self.interrupted |= interrupted
+        self.gate.cancel()  # model calls in flight are abandoned: a stop is felt within a second or two
+        if self.team:
+            here = ", ".join(self.team.local)
+            self.team.tell(
+                f"{here}: interrupted (Ctrl-C)" if interrupted else f"{here}: {self.failure.message or 'stopped'}",
+                "interrupted" if interrupted else "failed",
+            )
+        self.schedule.stop()
+
+    def by_team(self, reason, kind):
+        """Another process stopped the team, or fell silent, or the store is gone."""
+        if kind == "interrupted":
+            log.warning("The team was stopped: %s", reason)
+        else:
+            self.failure.record(reason)
+        self(interrupted=kind == "interrupted")
+
+
+def _flow_work(build_flow, agent):
+    return lambda: build_flow().run(agent)
+
+
+def _run_agents(workers, stop, failure, stopping):
+    """Run each (name, work) on its own thread until all end; the run's status."""
+    finished = [threading.Event() for _ in workers]
     threads = [
-        threading.Thread(
-            target=_agent_main, args=(flow, agent, stop, failure, done), name=agent["agent_id"], daemon=True
-        )
-        for agent, flow, done in zip(agents, flows, finished)
+        threading.Thread(target=_work_main, args=(name, work, stop, failure, done), name=name, daemon=True)
+        for (name, work), done in zip(workers, finished)
     ]
     for thread in threads:
         thread.start()
@@ -349,35 +418,36 @@ def _run_agents(agents, flows, schedule, failure, stopping, gate):
             "Interrupted (%s): stopping now, abandoning model calls in flight; the finished steps are kept",
             interrupt or "Ctrl-C",
         )
-        stop()
+        stop(interrupted=True)
         # Each agent leaves at its next hand-in; the interpreter must not
         # shut down under a thread that is still inside torch.
         _wait(finished)
-        status = "interrupted"
-    else:
-        status = "failed" if failure.message else "completed"
     for thread in threads:
         thread.join()
-    return status
+    return "interrupted" if stop.interrupted else "failed" if failure.message else "completed"
 
 
-def _agent_main(build_flow, agent, stop, failure, finished):
-    agent_id = agent["agent_id"]
+def _work_main(name, work, stop, failure, finished):
     try:
-        build_flow().run(agent)
+        work()
     except RunStopped:
         pass
     except (StopRun, PerceptionStopped, EmbedderError, DiskWriteError) as error:
-        log.error("%s: %s", agent_id, error)
+        log.error("%s: %s", name, error)
         failure.record(str(error), getattr(error, "users_mistake", False))
         stop()
     except Exception as error:
-        log.error("%s failed: %r", agent_id, error)
-        log.debug("%s traceback", agent_id, exc_info=True)
-        failure.record(f"{agent_id} failed: {error!r}")
+        log.error("%s failed: %r", name, error)
+        log.debug("%s traceback", name, exc_info=True)
+        failure.record(f"{name} failed: {error!r}")
         stop()
     finally:
         finished.set()
+
+
+def new_run_id():
+    """A run id for a team on a Redis store that did not name one: the time and a random tail."""
+    return time.strftime("%Y%m%d-%H%M%S-") + os.urandom(3).hex()
 
 
 def _load_memories(run_dir, agent_ids, embedder):

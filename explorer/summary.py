@@ -32,6 +32,11 @@ class RunStats:
         self.directives_sent = 0
         self.directive_ids: dict[str, set[int]] = {}  # status -> the directives explorers ended so (or followed)
         self.directed_steps = 0  # explorer steps taken on a directive
+        # What the team's store holds, as it was committed: the summary needs no store, which may be gone.
+        self.discoveries: dict[str, dict] = {}  # name -> {finder, step, cell}, in discovery order
+        self.objects_seen = {agent_id: set() for agent_id in agent_ids}  # what each agent saw itself
+        self.messages_delivered = 0  # each message once, a broadcast too
+        self.commit_seconds: list[float] = []  # wall time of each commit's change to the team store
 
     def add(self, record):
         agent_id = record["agent_id"]
@@ -78,6 +83,13 @@ class RunStats:
         for cell in record.get("seen_cells", ()):
             self.seen_by.setdefault(tuple(cell), set()).add(agent_id)
         self.found_first[agent_id].extend(record.get("new_objects", []))
+        for name in record.get("new_objects", ()):
+            cell = (record.get("object_cells") or {}).get(name)
+            self.discoveries[name] = {"finder": agent_id, "step": record["step"], "cell": list(cell) if cell else None}
+        self.objects_seen[agent_id].update(record.get("visible_objects", ()))
+
+    def delivered(self, count=1):
+        self.messages_delivered += count
 
     def totals(self, agent_ids=None):
         """The counts of some agents (all by default), added up."""
@@ -141,6 +153,15 @@ class RunStats:
             "read_after_seconds": {"mean": round(sum(lags) / len(lags), 3), "max": max(lags)} if lags else None,
         }
 
+    def store_block(self, config):
+        """Which team store the run used, and what its commits cost (the network, for a Redis store)."""
+        times = sorted(self.commit_seconds)
+        return {
+            "kind": "redis" if config.store else "in-process",
+            "run_id": config.run_id,
+            "commit_ms": {f"p{q}": round(_percentile(times, q) * 1000, 3) if times else None for q in (50, 90, 99)},
+        }
+
     def llm_block(self, agent_ids=None):
         """Model-call totals for some agents (all by default): counts, cost, latency percentiles."""
         agent_ids = list(self.steps) if agent_ids is None else agent_ids
@@ -176,12 +197,11 @@ def _percentile(values, q):
 
 
 def build_summary(
-    config, environment, store, stats, wall_seconds, status, error=None, startup=None, seen=None, profiles=None,
-    never_delivered=None,
+    config, environment, stats, wall_seconds, status, error=None, startup=None, profiles=None, never_delivered=None,
 ):
-    """`seen` is {agent_id: the objects it saw itself}; `profiles` {agent_id: its resolved profile as a dict};
-    `never_delivered` the messages the run ended before delivering (None where unknown)."""
-    discovered = sorted(store.objects())
+    """`profiles` is {agent_id: its resolved profile as a dict}; `never_delivered` the messages the run ended
+    before delivering (None where unknown)."""
+    discovered = sorted(stats.discoveries)
     total = environment.total_objects
     full_step = None
     if total:
@@ -204,8 +224,8 @@ def build_summary(
         "coverage": round(len(discovered) / total, 4) if total else None,
         "first_full_discovery_step": full_step,
         "discovery_curve": stats.discovery_curve,
-        "discoveries": store.discoveries(),
-        "messages_sent": len(store.history()),
+        "discoveries": stats.discoveries,
+        "messages_sent": stats.messages_delivered,
         "messages": stats.messages_block(never_delivered),
         "coordinator": stats.coordinator_block() if stats.coordinator else None,
         "team": stats.team_block(total, environment.total_cells),
@@ -222,12 +242,13 @@ def build_summary(
                 "decisions": stats.per_agent[agent_id]["decisions"],
                 "planner_steps": stats.per_agent[agent_id]["planner_steps"],
                 "found_first": stats.found_first[agent_id],
-                "objects_seen": (seen or {}).get(agent_id, []),
+                "objects_seen": sorted(stats.objects_seen[agent_id]),
                 "messages_sent": stats.per_agent[agent_id]["messages_sent"],
                 "llm": stats.llm_block([agent_id]),
             }
             for agent_id in stats.steps
         },
+        "store": stats.store_block(config),
         "wall_seconds": round(wall_seconds, 3),
         # Seconds from the process's start until the first step began, and until
         # every agent had finished it (the first memory written waits for the model).

@@ -57,3 +57,9 @@ class StepRecord:
         line = {f.name: getattr(self, f.name) for f in fields(self) if f.compare}
         line["llm"] = {"calls": line.pop("model_calls")}
         return line
+
+    @classmethod
+    def from_dict(cls, line):
+        """The record `to_dict` gave `line` (a step handed in by another process of the team)."""
+        values = {f.name: line[f.name] for f in fields(cls) if f.compare and f.name != "model_calls"}
+        return cls(**values, model_calls=line["llm"]["calls"])

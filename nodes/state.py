@@ -55,7 +55,6 @@ class AgentState(TypedDict):
     action_history: list[dict]  # {step, action, outcome, detail, message}
     # Written by UpdateMemoryNode.
     memory_entry: tuple[str, object] | None  # the step's memory text and embedding, added at the commit
-    explored_objects: set[str]  # every object this agent has seen; the summary reads it
 
 
 GIVEN_KEYS = (
@@ -85,7 +84,6 @@ def new_agent_state(**given) -> AgentState:
         action_result=None,
         action_history=[],
         memory_entry=None,
-        explored_objects=set(),
     )
 
 

@@ -26,7 +26,6 @@ class UpdateMemoryNode(Node):
     def post(self, shared, prep_res, vector):
         text, _ = prep_res
         shared["memory_entry"] = (text, vector)
-        shared["explored_objects"].update(shared["visible_objects"])
         record = shared["step_record"]
         record.memory_text = text
         record.lap("update_memory")

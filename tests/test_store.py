@@ -3,23 +3,37 @@ import threading
 import pytest
 
 from explorer.schedule.lockstep import LockstepSchedule
+from explorer.team.redis_store import RedisRun
 from explorer.team.store import InProcessStore
-from nodes.interfaces import RunStopped, StepReport
+from nodes.interfaces import RunStopped, SightReport, StepReport
 from perception.base import Message
 
+pytest_plugins = ("tests.redis_server",)
 
-def team(*agent_ids):
-    store = InProcessStore()
-    for agent_id in agent_ids:
-        store.register_agent(agent_id, {"position": [0, 0, 0]})
-    return store
+
+@pytest.fixture(params=["in-process", "redis"])
+def team(request):
+    """A store with these agents registered: one suite for both stores."""
+    if request.param == "redis":
+        run = RedisRun(request.getfixturevalue("redis_server").url, request.getfixturevalue("run_id"))
+        make = run.store
+    else:
+        make = InProcessStore
+
+    def registered(*agent_ids):
+        store = make()
+        for agent_id in agent_ids:
+            store.register_agent(agent_id, {"position": [0, 0, 0]})
+        return store
+
+    return registered
 
 
 def texts(messages):
     return [m.message for m in messages]
 
 
-def test_direct_message_reaches_only_its_recipient():
+def test_direct_message_reaches_only_its_recipient(team):
     store = team("Agent1", "Agent2", "Agent3")
     store.send_message(Message("Agent1", "Agent2", "hello two"))
     assert texts(store.read_mailbox("Agent2")) == ["hello two"]
@@ -27,7 +41,7 @@ def test_direct_message_reaches_only_its_recipient():
     assert store.read_mailbox("Agent1") == []
 
 
-def test_broadcast_reaches_every_other_agent_but_not_the_sender():
+def test_broadcast_reaches_every_other_agent_but_not_the_sender(team):
     store = team("Agent1", "Agent2", "Agent3")
     store.send_message(Message("Agent2", "all", "found a lamp"))
     assert texts(store.read_mailbox("Agent1")) == ["found a lamp"]
@@ -35,7 +49,7 @@ def test_broadcast_reaches_every_other_agent_but_not_the_sender():
     assert store.read_mailbox("Agent2") == []
 
 
-def test_reading_returns_messages_in_order_and_empties_the_mailbox():
+def test_reading_returns_messages_in_order_and_empties_the_mailbox(team):
     store = team("Agent1", "Agent2")
     for i in range(3):
         store.send_message(Message("Agent1", "Agent2", f"m{i}"))
@@ -43,7 +57,7 @@ def test_reading_returns_messages_in_order_and_empties_the_mailbox():
     assert store.read_mailbox("Agent2") == []
 
 
-def test_history_keeps_every_message_after_reading():
+def test_history_keeps_every_message_after_reading(team):
     store = team("Agent1", "Agent2")
     store.send_message(Message("Agent1", "all", "a"))
     store.send_message(Message("Agent2", "Agent1", "b"))
@@ -56,7 +70,7 @@ def test_history_keeps_every_message_after_reading():
 
 
 @pytest.mark.parametrize("recipient", ["Agent9", "Agent1"])
-def test_a_message_to_no_teammate_is_refused_and_delivers_nothing(recipient):
+def test_a_message_to_no_teammate_is_refused_and_delivers_nothing(team, recipient):
     store = team("Agent1", "Agent2")
     with pytest.raises(ValueError, match="not a teammate"):
         store.send_message(Message("Agent1", recipient, "hi", 4))
@@ -64,7 +78,7 @@ def test_a_message_to_no_teammate_is_refused_and_delivers_nothing(recipient):
     assert store.read_mailbox("Agent1") == [] and store.read_mailbox("Agent2") == []
 
 
-def test_a_step_commit_delivers_adds_and_moves_in_report_order():
+def test_a_step_commit_delivers_adds_and_moves_in_report_order(team):
     store = team("Agent1", "Agent2")
     first = StepReport("Agent1", 1, None, ["lamp", "sofa"], [Message("Agent1", "all", "lamp here", 1)], {"position": [1, 0, 0]},
                        object_cells={"sofa": (3, 4, 0)})
@@ -75,15 +89,24 @@ def test_a_step_commit_delivers_adds_and_moves_in_report_order():
     assert store.positions() == {"Agent1": {"position": [1, 0, 0]}, "Agent2": {"position": [2, 0, 0]}}
 
 
-def test_objects_only_grow_and_remember_the_first_finder():
+def test_objects_only_grow_and_remember_the_first_finder(team):
     store = team("Agent1", "Agent2")
-    assert store.add_objects(["lamp", "sofa"], "Agent1", 1) == ["lamp", "sofa"]
-    assert store.add_objects(["sofa", "bed"], "Agent2", 2) == ["bed"]
+    assert store.commit_step([StepReport("Agent1", 1, None, ["lamp", "sofa"])]) == [["lamp", "sofa"]]
+    assert store.commit_step([StepReport("Agent2", 2, None, ["sofa", "bed", "bed"])]) == [["bed"]]
     assert store.objects() == ["lamp", "sofa", "bed"]
     assert store.discoveries()["sofa"] == {"finder": "Agent1", "step": 1, "cell": None}
 
 
-def test_many_threads_lose_and_duplicate_no_message():
+def test_sight_reports_reach_the_coordinator_once_and_whole(team):
+    store = team("Agent1", "Coordinator")
+    sight = SightReport("Agent1", 3, {"position": [0, 0, 0]}, {"position": [0, 1, 0]}, ((0, 1, 0), (0, 2, 0)),
+                        ((1, 1),), {"lamp": (0, 2, 0)}, "lamp ahead", 2.0, 3.0)
+    store.send_report("Coordinator", sight)
+    assert store.read_reports("Coordinator") == [sight]
+    assert store.read_reports("Coordinator") == []
+
+
+def test_many_threads_lose_and_duplicate_no_message(team):
     agents = [f"Agent{i}" for i in range(1, 9)]
     store = team(*agents)
     per_sender = 300

@@ -1,0 +1,327 @@
+"""The team on a Redis server (`--store redis://HOST:PORT/DB`): the only module that imports `redis`.
+
+Every key of a run starts with `explorer:<run id>:`, so runs never mix:
+
+- the team store: `agents` (list, in team order), `found` (list of object
+  names in discovery order), `objects` (hash: name -> {finder, step, cell}),
+  `positions` (hash: agent -> pose), `mailbox:<agent>` (a stream per agent),
+  `history` (a stream of every message delivered), `inbox:<coordinator>`
+  (list of sight reports), `applied` and `results` (the change counter, below);
+- the team's channels: `config` (the run's arguments, which every process
+  must share), `members` (hash: agent -> the process running it), `state`
+  (running, ended), `steps:<agent>` (a stream of the agent's finished steps),
+  `alive:<process>` (a heartbeat that expires), `done:<process>` and `stop`
+  (why the team stopped, set once).
+
+Every process of a team commits every step itself, from the same steps in
+the same order (explorer/team/split.py), so each makes the same changes to
+the store in the same order. Each change is numbered in that order, and
+applied by the first process to reach it, in a transaction on `applied`; the
+others get its result from `results`. So a change is made once, whichever
+process gets there first.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+import threading
+from urllib.parse import urlsplit
+
+import redis
+
+from explorer.config import ConfigError
+from explorer.team.codec import (
+    decode_message,
+    decode_sight,
+    encode_message,
+    encode_sight,
+)
+from explorer.team.store import TeamStore
+from nodes.interfaces import StopRun
+from perception.base import BROADCAST
+
+KEY_TTL = 24 * 3600  # seconds every key of a run lives after the last process of its team has stopped
+CONNECT_TIMEOUT = 3.0  # seconds
+
+
+class StoreLost(StopRun):
+    """The Redis server stopped answering during the run."""
+
+
+def display_url(url):
+    """The URL without a password, for messages: redis://host:port/db."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname or 'localhost'}:{parts.port or 6379}{parts.path or '/0'}"
+
+
+def _answering(method):
+    """A Redis error during the run stops it with one line naming the server."""
+
+    @functools.wraps(method)
+    def guarded(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except redis.RedisError as error:
+            raise StoreLost(f"lost the team store at {self.url}: {_reason(error)}") from None
+
+    return guarded
+
+
+def _reason(error):
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
+
+
+class RedisRun:
+    """One run's keys on a server: opened at start, where an unreachable server is the user's to fix."""
+
+    def __init__(self, url, run_id):
+        self.url = display_url(url)
+        self.run_id = run_id
+        self.prefix = f"explorer:{run_id}:"
+        try:
+            self.client = redis.Redis.from_url(
+                url, socket_connect_timeout=CONNECT_TIMEOUT, socket_timeout=10, decode_responses=True,
+            )
+            self.client.ping()
+        except (redis.RedisError, ValueError) as error:
+            raise ConfigError(f"--store {self.url}: cannot reach Redis there: {_reason(error)}") from None
+
+    def key(self, name):
+        return self.prefix + name
+
+    def store(self):
+        return RedisStore(self)
+
+    # Joining
+
+    @_answering
+    def claim(self, process, agent_ids, arguments):
+        """Join the team as `process`, running `agent_ids`; raises ConfigError where it cannot."""
+        state = self.client.get(self.key("state"))
+        if state is not None:
+            raise ConfigError(
+                f"run {self.run_id!r} on {self.url} has {'already ended' if state == 'ended' else 'already started'}: "
+                "give this team a new --run-id"
+            )
+        self.client.set(self.key("config"), json.dumps(arguments, sort_keys=True), nx=True)
+        team_arguments = json.loads(self.client.get(self.key("config")))
+        differing = next((name for name in sorted(arguments) if arguments[name] != team_arguments.get(name)), None)
+        if differing:
+            raise ConfigError(
+                f"this process's {differing} is {arguments[differing]!r}, but run {self.run_id!r} has "
+                f"{team_arguments.get(differing)!r}: every process of a team takes the same run arguments"
+            )
+        for agent_id in agent_ids:
+            if not self.client.hsetnx(self.key("members"), agent_id, process):
+                holder = self.client.hget(self.key("members"), agent_id)
+                if holder != process:
+                    raise ConfigError(
+                        f"{agent_id} has already joined run {self.run_id!r} from another process ({holder}): "
+                        "give each process its own --local-agents"
+                    )
+        self.expire()
+
+    @_answering
+    def release(self, process):
+        """Remove this process's claims (a process that stops before the run begins)."""
+        members = self.client.hgetall(self.key("members"))
+        mine = [agent_id for agent_id, holder in members.items() if holder == process]
+        if mine:
+            self.client.hdel(self.key("members"), *mine)
+
+    @_answering
+    def members(self) -> dict[str, str]:
+        """{agent_id: the process running it} of those that have joined."""
+        return self.client.hgetall(self.key("members"))
+
+    @_answering
+    def begin(self):
+        self.client.set(self.key("state"), "running")
+
+    @_answering
+    def end(self, process):
+        self.client.set(self.key("state"), "ended")
+        self.client.set(self.key(f"done:{process}"), 1)
+        self.expire()
+
+    @_answering
+    def expire(self):
+        """Every key of the run expires KEY_TTL after this; refreshed while the run goes on."""
+        for name in self.client.scan_iter(match=self.prefix + "*", count=500):
+            self.client.expire(name, KEY_TTL)
+
+    # Liveness
+
+    @_answering
+    def beat(self, process, ttl):
+        self.client.set(self.key(f"alive:{process}"), 1, px=int(ttl * 1000))
+
+    @_answering
+    def silent(self, processes) -> list[str]:
+        """Those of `processes` that have neither a heartbeat nor finished."""
+        with self.client.pipeline(transaction=False) as pipe:
+            for process in processes:
+                pipe.exists(self.key(f"alive:{process}"), self.key(f"done:{process}"))
+            return [process for process, alive in zip(processes, pipe.execute()) if not alive]
+
+    @_answering
+    def stop(self, reason, kind="failed"):
+        """Tell the team to stop, and why (`kind`: failed or interrupted); the first word given stands."""
+        self.client.set(self.key("stop"), json.dumps({"reason": reason, "kind": kind}), nx=True)
+
+    @_answering
+    def stop_reason(self) -> tuple[str, str] | None:
+        """(reason, kind) of the team's stop, or None while it goes on."""
+        word = self.client.get(self.key("stop"))
+        return (json.loads(word)["reason"], json.loads(word)["kind"]) if word else None
+
+    # Finished steps
+
+    @_answering
+    def publish_step(self, agent_id, text):
+        self.client.xadd(self.key(f"steps:{agent_id}"), {"step": text})
+
+    @_answering
+    def next_step(self, agent_id, after, wait) -> tuple[str, str] | None:
+        """(stream id, the step) of the agent's first finished step after `after` ("0" for its first), or None
+        after `wait` seconds."""
+        answer = self.client.xread({self.key(f"steps:{agent_id}"): after}, count=1, block=int(wait * 1000))
+        if not answer:
+            return None
+        entry_id, fields = answer[0][1][0]
+        return entry_id, fields["step"]
+
+
+class RedisStore(TeamStore):
+    """The team store in Redis: each change made once for the team, whatever process makes it."""
+
+    def __init__(self, run: RedisRun):
+        self.url, self._client, self._key = run.url, run.client, run.key
+        self._changes = itertools.count(1)  # this process's count of changes, the same in every process
+        self._lock = threading.Lock()  # a change's number and its transaction go together
+        self._read_up_to: dict[str, str] = {}  # agent_id -> the last message id its mailbox gave
+
+    def _once(self, change):
+        """Apply `change(pipe)` unless a teammate's process has already applied it; its result either way.
+
+        `change` reads through the pipe, then calls `pipe.multi()` and queues its writes.
+        """
+        applied, results = self._key("applied"), self._key("results")
+
+        def attempt(pipe):
+            if int(pipe.get(applied) or 0) >= number:
+                done = pipe.hget(results, number)
+                return json.loads(done) if done else None
+            result = change(pipe)
+            pipe.set(applied, number)
+            if result is not None:
+                pipe.hset(results, number, json.dumps(result))
+            return result
+
+        with self._lock:
+            number = next(self._changes)
+            return self._client.transaction(attempt, applied, value_from_callable=True)
+
+    @_answering
+    def register_agent(self, agent_id, pose=None):
+        def change(pipe):
+            known = agent_id in pipe.lrange(self._key("agents"), 0, -1)
+            pipe.multi()
+            if not known:
+                pipe.rpush(self._key("agents"), agent_id)
+            pipe.hset(self._key("positions"), agent_id, json.dumps(pose))
+
+        self._once(change)
+
+    @_answering
+    def commit_step(self, reports):
+        def change(pipe):
+            team = pipe.lrange(self._key("agents"), 0, -1)
+            known = set(pipe.lrange(self._key("found"), 0, -1))
+            deliveries = [(m, self._targets(m, team)) for report in reports for m in report.outgoing]
+            pipe.multi()
+            for message, targets in deliveries:
+                self._deliver(pipe, message, targets)
+            new_objects = []
+            for report in reports:
+                new = [name for name in dict.fromkeys(report.seen_objects) if name not in known]
+                known.update(new)
+                for name in new:
+                    cell = report.object_cells.get(name)
+                    found = {"finder": report.agent_id, "step": report.step, "cell": list(cell) if cell else None}
+                    pipe.hset(self._key("objects"), name, json.dumps(found))
+                    pipe.rpush(self._key("found"), name)
+                if report.pose:  # a coordinator has none
+                    pipe.hset(self._key("positions"), report.agent_id, json.dumps(report.pose))
+                new_objects.append(new)
+            return new_objects
+
+        return self._once(change)
+
+    @_answering
+    def send_message(self, message):
+        def change(pipe):
+            targets = self._targets(message, pipe.lrange(self._key("agents"), 0, -1))
+            pipe.multi()
+            self._deliver(pipe, message, targets)
+
+        self._once(change)
+
+    def _targets(self, message, team):
+        if message.recipient == BROADCAST:
+            return [a for a in team if a != message.sender]
+        if message.recipient in team and message.recipient != message.sender:
+            return [message.recipient]
+        raise ValueError(f"{message.sender} sent a message to {message.recipient!r}, not a teammate")
+
+    def _deliver(self, pipe, message, targets):
+        text = encode_message(message)
+        for target in targets:
+            pipe.xadd(self._key(f"mailbox:{target}"), {"message": text})
+        pipe.xadd(self._key("history"), {"message": text})
+
+    @_answering
+    def send_report(self, recipient, report):
+        def change(pipe):
+            pipe.multi()
+            pipe.rpush(self._key(f"inbox:{recipient}"), encode_sight(report))
+
+        self._once(change)
+
+    @_answering
+    def read_reports(self, agent_id):
+        with self._client.pipeline() as pipe:  # MULTI: read and empty at once
+            pipe.lrange(self._key(f"inbox:{agent_id}"), 0, -1)
+            pipe.delete(self._key(f"inbox:{agent_id}"))
+            reports, _ = pipe.execute()
+        return [decode_sight(text) for text in reports]
+
+    @_answering
+    def read_mailbox(self, agent_id):
+        after = self._read_up_to.get(agent_id)
+        entries = self._client.xrange(self._key(f"mailbox:{agent_id}"), min=f"({after}" if after else "-")
+        if entries:
+            self._read_up_to[agent_id] = entries[-1][0]
+        return [decode_message(fields["message"]) for _, fields in entries]
+
+    @_answering
+    def objects(self):
+        return self._client.lrange(self._key("found"), 0, -1)
+
+    @_answering
+    def discoveries(self):
+        names = self._client.lrange(self._key("found"), 0, -1)
+        found = self._client.hmget(self._key("objects"), names) if names else []
+        return {name: json.loads(text) for name, text in zip(names, found)}
+
+    @_answering
+    def positions(self):
+        team = self._client.lrange(self._key("agents"), 0, -1)
+        poses = self._client.hmget(self._key("positions"), team) if team else []
+        return {agent_id: json.loads(pose) for agent_id, pose in zip(team, poses) if pose is not None}
+
+    @_answering
+    def history(self):
+        return [decode_message(fields["message"]) for _, fields in self._client.xrange(self._key("history"))]
