@@ -34,26 +34,34 @@ class MockSetup:
 
 
 class UnitySetup:
-    """A game window per agent (or one shared, split by regions), its key map and its vision model."""
+    """A game window per agent (or one shared, split by regions), its key map and its vision model.
+
+    Only the agents this process runs (`local`) need their windows here: a team
+    split across machines plays one game client on each.
+    """
 
     default_steps = None
 
-    def __init__(self, config, profiles, agent_ids):
+    def __init__(self, config, profiles, agent_ids, local):
         from perception.keyboard import Keyboard  # pyautogui: see below
 
-        self.config, self.profiles = config, profiles
-        self.warnings = _vision_warnings(profiles, agent_ids)
-        windows = {title: find_window(title) for title in dict.fromkeys(config.window_titles)}
-        # pyautogui binds to the display when imported, so only now that one answered.
-        self.keyboard = Keyboard()
-        keymaps = {path: load_keymap(path, self.keyboard.is_valid_key) for path in config.per_agent(config.keymaps, DEFAULT_KEYMAP)}
-        self.views = {}
-        for agent_id, title, keymap, region in zip(
+        self.config = config
+        per_agent = zip(
             agent_ids,
+            profiles,
             config.per_agent(config.window_titles),
             config.per_agent(config.keymaps, DEFAULT_KEYMAP),
             config.per_agent(config.regions),
-        ):
+        )
+        here = [settings for settings in per_agent if settings[0] in local]
+        self.profiles = {agent_id: profile for agent_id, profile, *_ in here}
+        self.warnings = _vision_warnings(self.profiles)
+        windows = {title: find_window(title) for title in dict.fromkeys(title for _, _, title, _, _ in here)}
+        # pyautogui binds to the display when imported, so only now that one answered.
+        self.keyboard = Keyboard()
+        keymaps = {path: load_keymap(path, self.keyboard.is_valid_key) for path in dict.fromkeys(k for *_, k, _ in here)}
+        self.views = {}
+        for agent_id, _, title, keymap, region in here:
             window = windows[title]
             _check_region(region, window)
             self.views[agent_id] = AgentView(window, keymaps[keymap], region)
@@ -62,24 +70,25 @@ class UnitySetup:
         split = self.config.vision == "split"
         look = {
             agent_id: make_vision(model_settings(profile, self.config, gate), split)
-            for agent_id, profile in zip(agent_ids, self.profiles)
+            for agent_id, profile in self.profiles.items()
         }
         screenshots = run_dir / SCREENSHOT_DIR
         screenshots.mkdir(parents=True, exist_ok=True)
-        return UnityPyAutoGUIPerception(store, self.views, self.keyboard, look, screenshots)
+        return UnityPyAutoGUIPerception(store, self.views, self.keyboard, look, screenshots, team=agent_ids)
 
 
-def perception_setup(config, profiles, agent_ids):
-    """The checked setup for the run's mode; raises ConfigError, WorldError, WindowError or KeyMapError."""
+def perception_setup(config, profiles, agent_ids, local=None):
+    """The checked setup for the run's mode (for the `local` agents, all by default); raises ConfigError,
+    WorldError, WindowError or KeyMapError."""
     if config.mode == "unity":
-        return UnitySetup(config, profiles, agent_ids)
+        return UnitySetup(config, profiles, agent_ids, agent_ids if local is None else local)
     return MockSetup(config)
 
 
-def _vision_warnings(profiles, agent_ids):
-    """Refuses models that cannot see; warns about models litellm does not know."""
+def _vision_warnings(profiles):
+    """Refuses models that cannot see ({agent_id: profile}); warns about models litellm does not know."""
     warnings = []
-    for agent_id, profile in zip(agent_ids, profiles):
+    for agent_id, profile in profiles.items():
         if profile.model in BUILT_IN:
             raise ConfigError(
                 f"{agent_id}'s model {profile.model!r} cannot see the game: Unity mode needs a vision model, "

@@ -82,7 +82,7 @@ class ExplorationRun:
                 f"{config.profiles}: {timed[0]}'s profile sets a timing (tick_interval, obs_delay, act_delay, "
                 "msg_delay): timings need --schedule event"
             )
-        self.setup = perception_setup(config, self.profiles, self.agent_ids)
+        self.setup = perception_setup(config, self.profiles, self.agent_ids, self.local_ids)
         self.steps = config.steps or self.setup.default_steps or DEFAULT_STEPS
         # A team on a Redis store: the server is reached now, before anything slow starts.
         self.team = _split_team(config, list(self.members), self.local) if config.store else None

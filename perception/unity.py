@@ -62,7 +62,9 @@ class UnityPyAutoGUIPerception(PerceptionInterface):
     vision calls of different agents overlap.
     """
 
-    def __init__(self, store, views, keyboard, look, screenshot_dir, windows=None):
+    def __init__(self, store, views, keyboard, look, screenshot_dir, windows=None, team=None):
+        """`team`: every agent's id, where some play elsewhere (a team split across machines); each starts
+        at the same dead-reckoned pose."""
         super().__init__(store)
         self.views = views
         self.keyboard = keyboard
@@ -70,7 +72,7 @@ class UnityPyAutoGUIPerception(PerceptionInterface):
         self.screenshot_dir = Path(screenshot_dir)
         self.windows = windows or window_system()
         self._lock = threading.Lock()
-        self._poses = {agent_id: START_POSE for agent_id in views}
+        self._poses = {agent_id: START_POSE for agent_id in team or views}
         self._seen = {agent_id: () for agent_id in views}
 
     def available_actions(self, agent_id) -> tuple[str, ...]:

@@ -24,7 +24,7 @@ from tests.plain_windows import other_window
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 from tests.stand_in_game import OBJECTS  # noqa: E402  (after the variable that quiets pygame)
 
-pytest_plugins = ("tests.xvfb",)  # x_display, start_game
+pytest_plugins = ("tests.xvfb", "tests.redis_server")  # x_display, start_game; redis_server, run_id
 pytestmark = pytest.mark.usefixtures("x_display")
 
 RIGHT_KEYMAP = ROOT / "tests" / "keymaps" / "split_right.yaml"
@@ -138,6 +138,37 @@ def test_two_agents_on_a_split_screen_with_two_key_maps(start_game, tmp_path):
     # The right viewport cannot turn: its key map leaves the turns out, so the model is not offered them.
     agent2_prompt = next(r["prompt"] for r in trace if r["agent_id"] == "Agent2")
     assert "- forward:" in agent2_prompt and "- look_left:" not in agent2_prompt
+
+
+def test_a_team_split_over_two_processes_plays_one_game_each_from_its_own_half(start_game, tmp_path, redis_server, run_id):
+    """Two processes, as two machines would run them: each drives its own agent's part of the game."""
+    _, _, pose_file = start_game("Team Game", "--split", "--size", "640x360")
+    script = {("Agent1", n): "forward" for n in range(1, 4)} | {("Agent2", n): "forward" for n in range(1, 4)}
+    team = ["--mode", "unity", "--model", MODEL, "--agents", "2", "--steps", "3", "--window-title", "^Team Game$",
+            "--region", "0,0,320,360", "--region", "320,0,320,360",
+            "--keymap", str(KEYMAPS / "unity_fps.yaml"), "--keymap", str(RIGHT_KEYMAP),
+            "--store", redis_server.url, "--run-id", run_id, "-q"]
+    with ChatServer(colour_vision(script)) as server:
+        processes = [
+            subprocess.Popen(
+                [sys.executable, str(ROOT / "main.py"), *team, "--api-base", server.api_base, "--local-agents", agent,
+                 "--run-dir", str(tmp_path / agent)],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, OPENAI_API_KEY="test-key"),
+            )
+            for agent in ("Agent1", "Agent2")
+        ]
+        for process in processes:
+            _, stderr = process.communicate(timeout=300)
+            assert process.returncode == 0, stderr
+    pose = settled_pose(pose_file)
+    assert pose["left"]["y"] > 1.0 and pose["right"]["y"] < -1.0  # each process held its own agent's keys
+    traces = [[{k: v for k, v in r.items() if k != "timings"} for r in read_trace(tmp_path / a / "trace.jsonl")]
+              for a in ("Agent1", "Agent2")]
+    assert traces[0] == traces[1] and len(traces[0]) == 6  # each process holds the whole team's trace
+    seen = {agent: {o for r in traces[0] if r["agent_id"] == agent for o in r["visible_objects"]} for agent in ("Agent1", "Agent2")}
+    assert "red cube" in seen["Agent1"] and seen["Agent2"] == {"magenta sphere"}
+    # Each machine keeps the screenshots of the agent it runs.
+    assert sorted(p.name for p in (tmp_path / "Agent2" / "screenshots").iterdir()) == [f"Agent2_step{n:03d}.png" for n in (1, 2, 3)]
 
 
 def test_the_run_stops_with_one_line_when_the_window_goes(start_game, tmp_path):

@@ -148,9 +148,11 @@ class RedisRun:
 
     @_answering
     def expire(self):
-        """Every key of the run expires KEY_TTL after this; refreshed while the run goes on."""
+        """Every key of the run expires KEY_TTL after this (a heartbeat keeps its own, short life)."""
+        heartbeats = self.key("alive:")
         for name in self.client.scan_iter(match=self.prefix + "*", count=500):
-            self.client.expire(name, KEY_TTL)
+            if not name.startswith(heartbeats):
+                self.client.expire(name, KEY_TTL)
 
     # Liveness
 

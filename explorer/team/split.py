@@ -27,8 +27,8 @@ from nodes.interfaces import StopRun
 
 log = logging.getLogger("explorer")
 BEAT_SECONDS = 0.5  # how often a process says it is alive, and looks at the others
-SILENT_SECONDS = 3.0  # a process not heard from for this long has stopped
-EXPIRY_REFRESH_SECONDS = 60.0
+SILENT_SECONDS = 5.0  # a process not heard from for this long has stopped (a busy one still beats in time)
+EXPIRY_REFRESH_SECONDS = 10.0  # keys made since the last refresh have no expiry yet
 RELAY_WAIT_SECONDS = 0.5  # a relay looks up from its wait this often, to see whether the run stopped
 
 
@@ -120,8 +120,9 @@ class SplitTeam:
 
     def watch(self, stop):
         """Until the run ends, look for a reason to stop the team here: `stop(reason, kind)` is called once with it."""
-        others = sorted({process for agent, process in self.run.members().items() if agent not in self.local})
-        names = {p: [a for a, q in self.run.members().items() if q == p] for p in others}
+        members = self.run.members()
+        others = sorted({members[agent] for agent in self.members if agent not in self.local})
+        names = {process: [agent for agent in self.members if members[agent] == process] for process in others}
 
         def look():
             while not self._quiet.wait(BEAT_SECONDS):
