@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -74,6 +75,18 @@ def build_parser():
     parser.add_argument(
         "--recover", type=Path, metavar="RUN_DIR",
         help="write the summary.json of a run that was killed, from its trace, and exit",
+    )
+    parser.add_argument(
+        "--replay-replies", type=Path, metavar="RUN_DIR",
+        help="answer each model call with the reply recorded in an earlier run's trace, instead of calling the model",
+    )
+    parser.add_argument("--report", type=Path, metavar="RUN_DIR", help="rebuild an earlier run's report.html and exit")
+    parser.add_argument(
+        "--sweep", type=Path, metavar="FILE", help="run the grid of conditions a sweep file gives, and exit"
+    )
+    parser.add_argument(
+        "--parallel", type=int, default=os.cpu_count() or 1, metavar="N",
+        help="with --sweep: runs at once (default: the number of cores)",
     )
     team = parser.add_argument_group("a team split across processes", "start every process with the same run arguments")
     team.add_argument(
@@ -156,6 +169,7 @@ def config_from(args) -> RunConfig:
         run_dir=args.run_dir,
         profiles=args.profiles,
         resume_memory=args.resume_memory,
+        replay_replies=args.replay_replies,
         timeout=args.timeout,
         max_concurrency=args.max_concurrency,
         price_in=args.price_in,
@@ -200,6 +214,12 @@ def _main(argv, started, signals):
         args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
         if args.recover is not None:
             return _recover(args.recover)
+        if args.report is not None:
+            return _report(args.report)
+        if args.sweep is not None:
+            from explorer.sweep import run_sweep
+
+            return run_sweep(args.sweep, args.parallel, build_parser, config_from)  # each run checked as here
         run = ExplorationRun(config_from(args), started=started, stopping=signals.hold)
     except (ConfigError, FileProblem, WindowError, MemoryFileError) as error:
         print(f"main.py: error: {error}", file=sys.stderr)
@@ -214,6 +234,14 @@ def _main(argv, started, signals):
         return EXIT_USAGE if error.users_mistake else EXIT_FAILED
     if summary["status"] == "interrupted" or signals.signum is not None:
         return signals.exit_code or EXIT_INTERRUPTED
+    return 0
+
+
+def _report(run_dir):
+    from explorer.report.run_report import rebuild_report
+
+    path = rebuild_report(run_dir)
+    print(f"Wrote {path}")
     return 0
 
 

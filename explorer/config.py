@@ -44,6 +44,7 @@ class RunConfig:
     run_dir: Path | None = None  # None: runs/<timestamp>/
     profiles: Path | None = None
     resume_memory: Path | None = None  # a run directory whose agents' memories this run starts from
+    replay_replies: Path | None = None  # a run directory whose recorded model replies answer this run's calls
     timeout: float = 60.0  # seconds per model call
     max_concurrency: int = 32  # model calls in flight at once, over all agents
     price_in: float | None = None  # dollars per million prompt tokens, for models litellm cannot price
@@ -91,6 +92,8 @@ class RunConfig:
             raise ConfigError("--model must not be empty")
         if self.resume_memory is not None and not self.resume_memory.is_dir():
             raise ConfigError(f"--resume-memory: no such directory: {self.resume_memory}")
+        if self.replay_replies is not None and not (self.replay_replies / "trace.jsonl").is_file():
+            raise ConfigError(f"--replay-replies: {self.replay_replies} holds no run (no trace.jsonl there)")
         if self.profiles is not None and not self.profiles.is_file():
             raise ConfigError(f"profiles file not found: {self.profiles}")
         if self.max_concurrency < 1:
@@ -200,6 +203,7 @@ class RunConfig:
             "coordinator": self.coordinator,
             "profiles": str(self.profiles) if self.profiles else None,
             "resume_memory": str(self.resume_memory) if self.resume_memory else None,
+            "replay_replies": str(self.replay_replies) if self.replay_replies else None,
             "timeout": self.timeout,
             "max_concurrency": self.max_concurrency,
             "price_in": self.price_in,

@@ -8,6 +8,7 @@ import re
 from rich.console import Console, Group
 from rich.live import Live
 from rich.logging import RichHandler
+from rich.panel import Panel
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -18,6 +19,8 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from explorer.config import COORDINATOR
+from explorer.live_map import LiveMap
 from perception.base import Pose
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab and newline
@@ -32,13 +35,22 @@ def plain(text):
     return _CONTROL.sub("", str(text))
 
 
+def _short_pose(pose):
+    """2,3,0 N: the cell and the facing's initial (a pose dict, or "" before the first step)."""
+    if not pose:
+        return ""
+    x, y, z = pose["position"]
+    return f"{x},{y},{z} {pose['facing'][0].upper()}"
+
+
 class _PlainRichHandler(RichHandler):
     def render_message(self, record, message):
         return Text(plain(message))
 
 
 class RunConsole:
-    def __init__(self, agent_ids, steps, total_objects, verbosity):
+    def __init__(self, agent_ids, steps, total_objects, verbosity, world_size=None):
+        """`world_size` (width, depth) draws the team's map beside the table (mock mode)."""
         # No markup: a name like "[/]" from a world file or a model is shown as it is, never parsed.
         self.console = Console(markup=False, emoji=False, highlight=False)
         self.verbosity = verbosity
@@ -50,6 +62,7 @@ class RunConsole:
         )
         self.task = self.progress.add_task("steps", total=steps, start=False)
         self.live = None
+        self.map = LiveMap(*world_size, [a for a in agent_ids if a != COORDINATOR]) if world_size else None
 
     def log_handler(self):
         level = {-1: logging.WARNING, 0: logging.INFO, 1: logging.DEBUG}[self.verbosity]
@@ -74,9 +87,11 @@ class RunConsole:
             row = self.rows[record["agent_id"]]
             result = record.get("result")
             directives = record.get("directives")
+            if self.map is not None:
+                self.map.add(record)
             row.update(
                 step=record["step"],
-                pose=Pose.from_dict(result["pose"]).describe() if result else "",
+                pose=result["pose"] if result else "",
                 # A coordinator neither sees nor moves: what it did is the directives it sent.
                 action=record.get("action") or (_count(len(directives), "directive") if directives is not None else ""),
                 result=result["outcome"] if result else "",
@@ -89,17 +104,45 @@ class RunConsole:
             self.live.update(self._view())
 
     def _view(self):
-        table = Table(title="Agents", expand=False)
-        for column in ("Agent", "Step", "Pose", "Last action", "Result", "Found first"):
+        if self.map is None:
+            table = self._table(("Agent", "Step", "Pose", "Last action", "Result", "Found first"), lambda row: (
+                Pose.from_dict(row["pose"]).describe() if row["pose"] else "", plain(row["action"]), row["result"]))
+        else:  # narrow, so that the map fits beside it in 80 columns: the pose short, "!" for a blocked move
+            table = self._table(("Agent", "Step", "At", "Did", "Found"), lambda row: (
+                _short_pose(row["pose"]), plain(row["action"]) + ("!" if row["result"] == "blocked" else "")))
+        total = f"/{self.total_objects}" if self.total_objects else ""
+        found = plain(f"Team found {len(self.team_found)}{total}: {', '.join(self.team_found) or '-'}")
+        if self.map is None:
+            return Group(table, found, self.progress)
+        return Group(self._with_map(table), found, self.progress)
+
+    def _table(self, columns, middle):
+        """The agents' table; `middle(row)` gives the cells between the step and the finds."""
+        table = Table(title="Agents", expand=False, box=None, pad_edge=False, header_style="bold underline")
+        for column in columns:
             table.add_column(column)
         for agent_id, row in self.rows.items():
-            table.add_row(agent_id, str(row["step"]), row["pose"], plain(row["action"]), row["result"], str(row["found"]))
+            table.add_row(agent_id, str(row["step"]), *middle(row), str(row["found"]))
         if not any(row["step"] for row in self.rows.values()):
             # The embedding model loads while the agents take their first step: say why nothing moves yet.
             table.caption = "First step under way (the embedding model loads meanwhile, a few seconds)..."
-        total = f"/{self.total_objects}" if self.total_objects else ""
-        found = plain(f"Team found {len(self.team_found)}{total}: {', '.join(self.team_found) or '-'}")
-        return Group(table, found, self.progress)
+        return table
+
+    def _with_map(self, table):
+        """The map to the table's right where the terminal is wide enough, else below it; cropped to fit."""
+        table_lines = len(self.rows) + 5  # title, header, rule, a row per agent, margins
+        free_width = (self.console.width - self.console.measure(table).maximum - 6) // 2  # in cells, 2 characters each
+        beside = free_width >= min(self.map.width, 8)
+        columns = free_width if beside else (self.console.width - 4) // 2
+        # The found line and the progress bar, the panel's borders and its legend's two lines.
+        rows = self.console.height - 6 - (0 if beside else table_lines)
+        panel = Panel(Group(self.map.render(columns, max(3, rows)), self.map.legend()), title="Team map",
+                      width=max(2 * min(columns, self.map.width) + 4, 24))  # the legend wraps to the map's width
+        if not beside:
+            return Group(table, panel)
+        grid = Table.grid(padding=(0, 2))
+        grid.add_row(table, panel)
+        return grid
 
     def print_summary(self, summary, run_dir):
         self.console.print()
@@ -144,3 +187,5 @@ class RunConsole:
             + ("Wall time: not on record" if summary["wall_seconds"] is None else f"Wall time: {summary['wall_seconds']:.1f} s")
         )
         self.console.print(plain(f"Run directory: {run_dir}"), soft_wrap=True)
+        if (run_dir / "report.html").is_file():
+            self.console.print(plain(f"Report: {run_dir / 'report.html'} (open it in a browser)"), soft_wrap=True)

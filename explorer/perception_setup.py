@@ -69,7 +69,7 @@ class UnitySetup:
     def start(self, store, agent_ids, run_dir, gate):
         split = self.config.vision == "split"
         look = {
-            agent_id: make_vision(model_settings(profile, self.config, gate), split)
+            agent_id: make_vision(model_settings(profile, self.config, agent_id, gate), split)
             for agent_id, profile in self.profiles.items()
         }
         screenshots = run_dir / SCREENSHOT_DIR

@@ -17,6 +17,7 @@ from explorer.policies import BUILT_IN, make_coordinator, make_policy
 from explorer.policies.directed import DirectedPolicy
 from explorer.profiles import coordinator_profile, default_profiles, load_profiles
 from explorer.recover import rebuild_memories
+from explorer.report.run_report import write_report
 from explorer.run_dir import claim_run_dir
 from explorer.schedule.event import EventSchedule, step_at
 from explorer.schedule.lockstep import LockstepSchedule
@@ -90,7 +91,8 @@ class ExplorationRun:
         # perceives and decides; the first memory written waits for it.
         self.embedder = embedder or SentenceEmbedder()
         try:
-            _prepare_model_client(self.local, [self.members[m] for m in self.local], check_keys=not config.api_base)
+            if not config.replay_replies:  # a replay asks no model: it needs neither litellm nor an API key
+                _prepare_model_client(self.local, [self.members[m] for m in self.local], check_keys=not config.api_base)
             # The service encodes as soon as every agent has asked, without waiting out its gathering time.
             self.embedder.expected_callers = len(self.local_ids)
             self.memories = {agent_id: VectorMemory(self.embedder) for agent_id in self.local_ids}
@@ -116,7 +118,8 @@ class ExplorationRun:
         for agent_id in self.agent_ids:
             store.register_agent(agent_id, perception.get_agent_state(agent_id).to_dict())
         environment = perception.get_environment_info()
-        console = RunConsole(list(self.members), self.steps, environment.total_objects, self.config.verbosity)
+        world_size = environment.size[:2] if self.config.mode == "mock" else None
+        console = RunConsole(list(self.members), self.steps, environment.total_objects, self.config.verbosity, world_size)
         log_handlers = _start_logging(self.run_dir, console)
         trace = TraceWriter(self.run_dir / "trace.jsonl")
         stats = RunStats(list(self.members), coordinator=COORDINATOR if self.coordinator else None)
@@ -203,6 +206,7 @@ class ExplorationRun:
             )
             try:
                 write_json(self.run_dir / "summary.json", summary)
+                _write_report(self.run_dir)
             except DiskWriteError as error:
                 log.error("%s", error)
                 failure.record(str(error))
@@ -264,6 +268,17 @@ class ExplorationRun:
                 memory.save(self.run_dir / MEMORY_DIR / agent_id)
             except MemoryFileError as error:
                 log.error("%s's memory was not saved: %s", agent_id, error)
+
+
+def _write_report(run_dir):
+    """report.html from the run's files; a report that cannot be made is logged, and the run is not lost for it."""
+    try:
+        write_report(run_dir)
+    except OSError as error:
+        log.error("report.html was not written: %s", error)
+    except Exception as error:  # a bug in the report must not cost the run its ending
+        log.error("report.html was not written: %r", error)
+        log.debug("report traceback", exc_info=True)
 
 
 def _split_team(config, members, local):

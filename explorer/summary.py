@@ -14,7 +14,11 @@ class RunStats:
     """Per-agent counts, added to in agent order as each step is committed."""
 
     # Model-call totals; decisions and messages are counted beside them.
-    LLM_COUNTERS = ("calls", "failed_calls", "prompt_tokens", "completion_tokens", "retries", "parse_failures", "errors")
+    # `calls` counts every call, replayed ones too (--replay-replies): `replayed_calls` says how many those were.
+    LLM_COUNTERS = (
+        "calls", "failed_calls", "replayed_calls", "prompt_tokens", "completion_tokens", "retries", "parse_failures",
+        "errors",
+    )
 
     def __init__(self, agent_ids, coordinator=None):
         self.coordinator = coordinator  # its id, where there is one: its ticks are not agent-steps
@@ -62,6 +66,7 @@ class RunStats:
         counts["calls"] += len(calls)
         for call in calls:
             counts["failed_calls"] += call.get("error") is not None
+            counts["replayed_calls"] += bool(call.get("replayed"))
             counts["prompt_tokens"] += call["prompt_tokens"]
             counts["completion_tokens"] += call["completion_tokens"]
             counts["retries"] += call["retries"]

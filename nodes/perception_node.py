@@ -25,6 +25,7 @@ class PerceptionNode(Node):
         record.visible_caption = observation.caption
         record.image_path = observation.image_path
         record.seen_cells = [list(cell) for cell in observation.seen_cells]
+        record.seen_walls = [list(cell) for cell in observation.seen_walls]
         record.model_calls.extend(observation.model_calls)
         record.errors.extend(observation.errors)
         record.lap("perception")

@@ -19,6 +19,7 @@ class StepRecord:
     visible_caption: str = ""
     image_path: str | None = None  # the screenshot, in Unity mode
     seen_cells: list[list[int]] = field(default_factory=list)  # [x, y, level] in sight, in mock mode
+    seen_walls: list[list[int]] = field(default_factory=list)  # [x, y] of the walls in sight, in mock mode
     model_calls: list[dict] = field(default_factory=list)  # written as llm.calls: vision, then decision
     # RetrieveMemoryNode
     memory_query: str = ""

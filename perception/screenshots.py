@@ -7,10 +7,12 @@ pyautogui uses on Windows and macOS.
 
 from __future__ import annotations
 
+import base64
+import io
 import os
 import sys
 
-from PIL import ImageGrab
+from PIL import Image, ImageGrab
 
 
 def save_screenshot(bbox, path, display=""):
@@ -20,3 +22,13 @@ def save_screenshot(bbox, path, display=""):
     partial = f"{path}.partial"
     image.save(partial, format="PNG")
     os.replace(partial, path)
+
+
+def thumbnail_data_uri(path, width=320):
+    """The screenshot at `path`, scaled to `width` pixels wide, as a JPEG data: URI a page can embed."""
+    with Image.open(path) as image:
+        image = image.convert("RGB")
+        image.thumbnail((width, width * image.height // max(image.width, 1) or 1))
+        encoded = io.BytesIO()
+        image.save(encoded, format="JPEG", quality=80)
+    return "data:image/jpeg;base64," + base64.b64encode(encoded.getvalue()).decode("ascii")

@@ -179,6 +179,7 @@ def test_a_stop_signal_keeps_finished_steps_writes_summary_and_memories_and_exit
         assert saved["count"] == len(steps)
     assert not list(run_dir.rglob("*.partial"))
     assert "interrupted" in stdout
+    assert "(interrupted)</span>" in (run_dir / "report.html").read_text()  # the report is written on a stop too
 
 
 def test_ctrl_c_while_the_program_starts_is_one_line_and_exit_130(tmp_path):

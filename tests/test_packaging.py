@@ -22,9 +22,10 @@ def test_the_wheel_holds_every_package_the_shipped_worlds_key_maps_and_prompts(t
         path.relative_to(ROOT).as_posix()
         for package in ("explorer", "nodes", "perception", "memory", "prompts")
         for path in (ROOT / package).rglob("*")
-        if path.suffix in (".py", ".yaml", ".md") and "__pycache__" not in path.parts
+        if path.suffix in (".py", ".yaml", ".md", ".j2") and "__pycache__" not in path.parts
     }
-    assert {"perception/worlds/apartment.yaml", "perception/keymaps/unity_fps.yaml", "prompts/decision.md"} <= source
+    assert {"perception/worlds/apartment.yaml", "perception/keymaps/unity_fps.yaml", "prompts/decision.md",
+            "explorer/report/templates/run.html.j2"} <= source
     assert source - names == set()
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "multi-agent-explorer = explorer.cli:entry_point" in zipfile.ZipFile(wheel).read(entry_points).decode()

@@ -110,6 +110,8 @@ def test_one_agent_moves_the_game_and_records_what_it_sees(start_game, tmp_path)
     assert summary["llm"]["calls"] == 10 and summary["llm"]["errors"] == 0
     assert [call["purpose"] for call in trace[0]["llm"]["calls"]] == ["vision", "decision"]
     assert "litellm does not know whether 'openai/colour-vision' can read images" in (run_dir / "run.log").read_text()
+    # The report shows the run as a filmstrip of what the agent saw.
+    assert (run_dir / "report.html").read_text().count('src="data:image/jpeg;base64,') == 5
 
 
 def test_two_agents_on_a_split_screen_with_two_key_maps(start_game, tmp_path):

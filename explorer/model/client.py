@@ -51,6 +51,9 @@ class LLMSettings:
     price_out: float | None = None  # dollars per million completion tokens
     # The run's CallGate, shared by its calls (--max-concurrency, and stopping); None: no bound.
     gate: object = field(default=None, compare=False, repr=False)
+    # What answers the calls instead of the model: an earlier run's recorded replies
+    # (explorer/model/replay.py, --replay-replies); None: the model.
+    replay: object = field(default=None, compare=False, repr=False)
 
 
 class CallGate:
@@ -85,6 +88,7 @@ class Reply:
     latency: float = 0.0  # seconds, the whole call with its retries and waits
     retries: int = 0
     cost_usd: float | None = None  # None when unknown
+    replayed: bool = False  # recorded in an earlier run (--replay-replies): no request was made
 
     def accounting(self, purpose):
         """What the trace keeps of a call: no text, only what it cost."""
@@ -97,6 +101,7 @@ class Reply:
             "retries": self.retries,
             "cost_usd": self.cost_usd,
             "error": None,
+            **({"replayed": True} if self.replayed else {}),  # the traces of calls made keep their shape
         }
 
 
@@ -110,7 +115,7 @@ class LLMError(RuntimeError):
         self.retries = retries
         self.model = model  # None: no request was made
         self.latency = latency
-        self.reply = reply  # a reply that came but could not be used
+        self.reply = reply  # a reply that came but could not be used (replayed: the recorded call)
 
     def accounting(self, purpose):
         """What the trace keeps of the failed call, as of a Reply's, with its `error` kind; None if none was made."""
@@ -202,6 +207,8 @@ def _clean(text):
 def complete(settings, messages, sleep=None) -> Reply:
     """One chat completion (OpenAI message list), retried on rate limits, server errors, timeouts
     and lost connections; raises LLMError (AuthenticationFailed for refused credentials)."""
+    if settings.replay is not None:  # the recorded reply, or failure, stands for the model's: no request
+        return settings.replay.answer(settings, messages)
     litellm = _litellm()
     rng = random.Random()  # per call: threads share no random state
     start = time.perf_counter()

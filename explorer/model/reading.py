@@ -63,7 +63,16 @@ def _cut_line(line):
 
 def excerpt(text, limit):
     """At most `limit` characters of `text`, saying how long it was when cut."""
-    return text if len(text) <= limit else f"{text[:limit]}... [{len(text):,} characters in all]"
+    return text if len(text) <= limit else text[:limit] + _cut_note(len(text))
+
+
+def is_excerpt(kept, length):
+    """True when `kept` is excerpt()'s cut of a text `length` characters long, not the whole of it."""
+    return kept.endswith(_cut_note(length))
+
+
+def _cut_note(length):
+    return f"... [{length:,} characters in all]"
 
 
 def _tidy(text):

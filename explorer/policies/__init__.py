@@ -10,7 +10,9 @@ import hashlib
 import random
 from functools import partial
 
+from explorer.config import COORDINATOR
 from explorer.model.client import LLMSettings, complete_prompt
+from explorer.model.replay import RecordedReplies
 from explorer.policies.coordinator import ModelCoordinator, OfflineCoordinator
 from explorer.policies.goals import GoalPolicy
 from explorer.policies.model import ModelPolicy
@@ -49,7 +51,7 @@ def make_policy(profile, agent_id, config, gate=None):
         return OfflineExplorer()
     if profile.model == RANDOM:
         return RandomPolicy(agent_seed)
-    ask = partial(complete_prompt, model_settings(profile, config, gate))
+    ask = partial(complete_prompt, model_settings(profile, config, agent_id, gate))
     if config.decide == "goals":
         return GoalPolicy(profile.model, ask)
     return ModelPolicy(profile.model, ask)
@@ -59,11 +61,12 @@ def make_coordinator(profile, config, gate=None):
     """The coordinator's policy: the built-in one, or a model (its profile's model is --coordinator)."""
     if profile.model == OFFLINE:
         return OfflineCoordinator()
-    return ModelCoordinator(profile.model, partial(complete_prompt, model_settings(profile, config, gate)))
+    return ModelCoordinator(profile.model, partial(complete_prompt, model_settings(profile, config, COORDINATOR, gate)))
 
 
-def model_settings(profile, config, gate=None):
-    """The model client's settings for an agent's profile."""
+def model_settings(profile, config, agent_id, gate=None):
+    """The model client's settings for an agent's profile: every model call is made with them, so under
+    --replay-replies the agent's recorded replies answer them all."""
     return LLMSettings(
         model=profile.model,
         api_base=config.api_base,
@@ -72,4 +75,5 @@ def model_settings(profile, config, gate=None):
         price_in=config.price_in,
         price_out=config.price_out,
         gate=gate,
+        replay=RecordedReplies(config.replay_replies, agent_id) if config.replay_replies else None,
     )

@@ -1,0 +1,1 @@
+"""Pages a person reads: a run's report.html, a sweep's sweep.html."""

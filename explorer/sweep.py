@@ -1,0 +1,321 @@
+"""Experiment sweeps: `python main.py --sweep FILE.yaml [--parallel N]` runs a grid of conditions.
+
+The sweep file (explorer/sweep_file.py) gives the grid. Each run is `main.py <its options> --run-dir
+<sweep>/<name> -q` in a process of its own, N at once. A run whose summary says it completed, with the
+settings the file gives it now, is skipped, so the same command again resumes a sweep; any other
+attempt is removed and run again. Ctrl-C, SIGTERM and SIGHUP stop the runs under way cleanly. At the
+end the sweep directory gets results.csv (a row per run) and sweep.html (per condition, the mean and
+95% interval of each metric over the seeds, and the discovery curves).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import deque
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from explorer.config import ConfigError
+from explorer.console import plain
+from explorer.report.sweep_page import write_sweep_page
+from explorer.signals import STOP_SIGNALS
+from explorer.sweep_file import SweepError, load_sweep, value_text
+from explorer.sweep_stats import mean_interval
+
+ROOT = Path(__file__).resolve().parent.parent  # the checkout, where main.py is (not there when installed)
+POLL_SECONDS = 0.2
+STOP_GRACE_SECONDS = 60  # for a run told to stop to write its summary and memories before it is killed
+RESULTS, PAGE = "results.csv", "sweep.html"
+# (metric, label) per run, from its summary.json; the page compares these over conditions.
+METRICS = (
+    ("objects_found", "objects found"),
+    ("object_coverage", "share of the objects found"),
+    ("steps_to_50_objects", "steps to 50% of the objects"),
+    ("steps_to_90_objects", "steps to 90% of the objects"),
+    ("steps_to_100_objects", "steps to all the objects"),
+    ("cells_seen", "cells seen"),
+    ("cell_coverage", "share of the cells seen"),
+    ("overlap_ratio", "overlap (cells seen twice or more / seen)"),
+    ("messages_per_agent_step", "messages per agent-step"),
+    ("model_calls", "model calls"),
+    ("prompt_tokens", "prompt tokens"),
+    ("completion_tokens", "completion tokens"),
+    ("cost_usd", "cost (USD)"),
+    ("parse_failures", "parse failures"),
+    ("errors", "errors"),
+    ("wall_seconds", "wall time (s)"),
+)
+# Settings a run fills in when they are not given: its config.json may differ from the sweep's there.
+RESOLVED_BY_THE_RUN = ("steps", "run_id")
+CONSOLE_METRICS = {"objects_found": "objects", "cell_coverage": "cells seen", "steps_to_90_objects": "steps to 90%"}
+PAGE_METRICS = ("objects_found", "object_coverage", "cell_coverage", "steps_to_90_objects", "wall_seconds")  # per run
+
+
+def run_sweep(path, parallel, build_parser, config_from) -> int:
+    """Run the sweep file at `path`, `parallel` runs at once; the exit code.
+
+    `build_parser` and `config_from` are the command line's, so each run is checked as main.py checks it.
+    """
+    if parallel < 1:
+        raise ConfigError(f"--parallel must be at least 1, not {parallel}")
+    directory, runs = load_sweep(path, build_parser, config_from)
+    todo = [run for run in runs if not _complete(path, directory / run.name, run)]
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise SweepError(directory, f"cannot make the sweep directory: {error.strerror}") from None
+    console = _Console()
+    console.say(
+        f"Sweep of {len(runs)} runs in {directory}: {len(runs) - len(todo)} complete already (skipped), "
+        f"{len(todo)} to run" + (f", {min(parallel, len(todo))} at once." if todo else ".")
+    )
+    with _StopRequest() as stop:
+        outcomes = _run_all(todo, parallel, directory, stop, console)
+        rows = _results(directory, runs, outcomes)
+        _write_csv(directory / RESULTS, runs, rows)
+        write_sweep_page(
+            directory / PAGE, title=f"Sweep {Path(path).name}", sweep_file=Path(path).read_text(encoding="utf-8"),
+            metrics=METRICS, highlights=PAGE_METRICS, runs=rows,
+        )
+    console.table(rows)
+    console.say(f"Results: {directory / RESULTS} and {directory / PAGE}")
+    complete = sum(row["status"] == "completed" for row in rows)
+    if stop.signum is not None:
+        console.say(
+            f"Sweep stopped: {complete} of {len(runs)} runs complete. Run the same command again to run the rest."
+        )
+        return 128 + stop.signum
+    if complete < len(runs):
+        console.say(f"{len(runs) - complete} of {len(runs)} runs did not complete: see their run.log.")
+        return 1
+    return 0
+
+
+class _StopRequest:
+    """Ctrl-C, SIGTERM and SIGHUP noted, not raised, while the sweep runs: it then stops its runs itself."""
+
+    def __init__(self):
+        self.signum = None  # the first stop signal: the sweep's exit code is 128 + it
+
+    def __enter__(self):
+        self._before = {signum: signal.signal(signum, self._note) for signum in STOP_SIGNALS}
+        return self
+
+    def _note(self, signum, frame):
+        if self.signum is None:
+            self.signum = signum
+
+    def __exit__(self, *exception):
+        # Once stopping has begun further signals are ignored, as in a run, so nothing cuts the exit short.
+        for signum, handler in self._before.items():
+            signal.signal(signum, handler if self.signum is None else signal.SIG_IGN)
+
+
+class _Child:
+    """One run in its own process; its stderr kept in a temporary file, for the line that says why it failed."""
+
+    def __init__(self, run, directory):
+        self.run = run
+        self.run_dir = directory / run.name
+        self.told_to_stop = False
+        _remove(self.run_dir)  # an interrupted or failed attempt: the run starts again
+        self.stderr = tempfile.TemporaryFile()
+        main = ROOT / "main.py"
+        program = [sys.executable, str(main)] if main.is_file() else [sys.executable, "-m", "explorer"]
+        self.process = subprocess.Popen(
+            [*program, *run.arguments, f"--run-dir={self.run_dir}", "-q"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.stderr,
+            # A session of its own: a terminal's Ctrl-C reaches the sweep alone, which passes it on once.
+            start_new_session=True,
+        )
+
+    def stop(self):
+        self.told_to_stop = True
+        self.process.send_signal(signal.SIGINT)
+
+    def outcome(self):
+        """The run's status: its summary's, else failed (or interrupted, when the sweep stopped it)."""
+        status = _summary(self.run_dir).get("status") or ("interrupted" if self.told_to_stop else "failed")
+        self.stderr.seek(0)
+        lines = self.stderr.read().decode("utf-8", "replace").strip().splitlines()
+        self.stderr.close()
+        return status, lines[-1] if lines and status != "completed" else None
+
+
+def _run_all(todo, parallel, directory, stop, console):
+    """Run `todo`, `parallel` at once, until done or a stop signal; {run name: status}."""
+    waiting, running, outcomes = deque(todo), [], {}
+
+    def finish(child):
+        status, reason = child.outcome()
+        outcomes[child.run.name] = status
+        console.finished(len(outcomes), len(todo), child.run.name, status, reason, _summary(child.run_dir))
+
+    try:
+        while (waiting or running) and stop.signum is None:
+            while waiting and len(running) < parallel:
+                running.append(_Child(waiting.popleft(), directory))
+            time.sleep(POLL_SECONDS)
+            for child in [child for child in running if child.process.poll() is not None]:
+                running.remove(child)
+                finish(child)
+    finally:  # a stop signal, or an error of the sweep's own: no run is left running
+        if running:
+            console.say(f"Stopping {len(running)} runs under way: each writes its summary first.")
+        for child in running:
+            child.stop()
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
+        for child in running:
+            try:
+                child.process.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                child.process.kill()
+                child.process.wait()
+            finish(child)
+    return outcomes
+
+
+def _complete(path, run_dir, run):
+    """True if the run completed before, with the settings it has now; a one-line error if with others."""
+    if _summary(run_dir).get("status") != "completed":
+        return False
+    try:
+        recorded = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        recorded = {}
+    for key, value in run.settings.items():
+        if key in recorded and recorded[key] != value and not (key in RESOLVED_BY_THE_RUN and value is None):
+            raise SweepError(
+                path, f"{run_dir} ran with {key} {recorded[key]!r}, not {value!r}: give the sweep another `out`, "
+                "or remove that run to run it again"
+            )
+    return True
+
+
+def _remove(path):
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+def _summary(run_dir) -> dict:
+    """The run's summary.json, or {} where there is none (yet) or it cannot be read."""
+    try:
+        summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return summary if isinstance(summary, dict) else {}
+
+
+def _results(directory, runs, outcomes):
+    """A row per run, in grid order: the ones run now, the ones complete before, the ones never run."""
+    rows = []
+    for run in runs:
+        summary = _summary(directory / run.name)
+        rows.append({
+            "name": run.name,
+            "condition": run.condition,
+            "status": summary.get("status") or outcomes.get(run.name, "not run"),
+            "metrics": run_metrics(summary) if summary else {},
+            "curve": summary.get("discovery_curve") or [],
+        })
+    return rows
+
+
+def run_metrics(summary) -> dict:
+    """The figures a sweep compares, from a run's summary.json; None where the run has none."""
+    team, llm = summary.get("team") or {}, summary.get("llm") or {}
+    to_objects = team.get("steps_to_objects") or {}
+    cells_seen, total_cells = team.get("cells_seen"), team.get("total_cells")
+    return {
+        "objects_found": len(summary.get("objects_discovered") or ()),
+        "total_objects": summary.get("total_objects"),
+        "object_coverage": summary.get("coverage"),
+        "steps_to_50_objects": to_objects.get("50%"),
+        "steps_to_90_objects": to_objects.get("90%"),
+        "steps_to_100_objects": to_objects.get("100%"),
+        "cells_seen": cells_seen,
+        "total_cells": total_cells,
+        "cell_coverage": round(cells_seen / total_cells, 4) if cells_seen is not None and total_cells else None,
+        "overlap_ratio": team.get("overlap_ratio"),
+        "messages_per_agent_step": team.get("messages_per_agent_step"),
+        "model_calls": llm.get("calls"),
+        "prompt_tokens": llm.get("prompt_tokens"),
+        "completion_tokens": llm.get("completion_tokens"),
+        "cost_usd": llm.get("cost_usd"),
+        "parse_failures": llm.get("parse_failures"),
+        "errors": llm.get("errors"),
+        "wall_seconds": summary.get("wall_seconds"),
+    }
+
+
+def _write_csv(path, runs, rows):
+    """results.csv, whole or not at all: the options of each run, its directory, status and figures."""
+    options = list(dict.fromkeys(option for run in runs for option in run.values))
+    metrics = list(run_metrics({}))  # the compared figures and the world's totals, in the summary's order
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow([*options, "run_dir", "status", *metrics])
+    for run, row in zip(runs, rows):
+        writer.writerow([
+            *(value_text(run.values[option]) if option in run.values else "" for option in options),
+            run.name, row["status"], *("" if row["metrics"].get(m) is None else row["metrics"][m] for m in metrics),
+        ])
+    partial = path.with_name(path.name + ".partial")
+    try:
+        partial.write_text(text.getvalue(), encoding="utf-8")
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+class _Console:
+    """What the person who started the sweep sees: a line per finished run, a table of conditions at the end."""
+
+    def __init__(self):
+        self.console = Console(markup=False, emoji=False, highlight=False)
+
+    def say(self, text):
+        self.console.print(plain(text), soft_wrap=True)  # a path or an error is not cut into lines
+
+    def finished(self, done, total, name, status, reason, summary):
+        found = (
+            f", {len(summary.get('objects_discovered') or ())} of {summary.get('total_objects')} objects"
+            if summary.get("total_objects") is not None else ""
+        )
+        self.say(f"[{done}/{total}] {name}: {status}{found}" + (f" ({reason})" if reason else ""))
+
+    def table(self, rows):
+        table = Table(title="Per condition: mean ± 95% interval over the completed runs")
+        table.add_column("condition", overflow="fold")
+        for header in ("completed", *CONSOLE_METRICS.values()):
+            table.add_column(header, no_wrap=True)
+        conditions = dict.fromkeys(row["condition"] for row in rows)
+        for condition in conditions:
+            runs = [row for row in rows if row["condition"] == condition]
+            done = [row for row in runs if row["status"] == "completed"]
+            table.add_row(
+                plain(condition), f"{len(done)} of {len(runs)}",
+                *(_mean_text(mean_interval(row["metrics"][m] for row in done)) for m in CONSOLE_METRICS),
+            )
+        self.console.print(table)
+
+
+def _mean_text(interval):
+    if interval.mean is None:
+        return "-"
+    if interval.low is None:
+        return f"{interval.mean:.3g}"
+    return f"{interval.mean:.3g} ± {interval.mean - interval.low:.2g}"

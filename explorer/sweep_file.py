@@ -1,0 +1,187 @@
+"""A sweep file: the grid of run conditions `python main.py --sweep FILE.yaml` runs, every run checked.
+
+    out: runs/sweep-comm        # optional: the sweep directory (default runs/sweep-<file stem>), from here
+    grid:                       # every combination runs; keys are main.py's run options, `-` or `_` alike
+      world: [apartment, office]
+      comm: [true, false]       # false: --no-comm
+      seed: [1, 2, 3]
+    fixed:                      # optional: the same for every run
+      agents: 2
+      steps: 30
+
+A run's name, its directory in the sweep's, holds its grid values: `world=office,comm=false,seed=1`.
+A condition is a run's grid values but the seed; the seeds repeat it. Every run's arguments are checked
+as main.py checks them, and its world and profiles files read, before any run starts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from explorer.config import ConfigError
+from explorer.profiles import load_profiles
+from perception.world import load_world
+from perception.yaml_files import FileProblem, kind, load_mapping
+
+SWEEP_KEYS = ("out", "grid", "fixed")
+COMM = "comm"  # the sweep file's own option: true, or false for --no-comm
+SEED = "seed"  # the grid's repetitions
+# main.py's options that are not a run's: why a sweep file may not set them.
+NOT_PER_RUN = {
+    "run-dir": "each run's directory is in the sweep's: set `out`",
+    "verbose": "the runs are quiet; each one's log is its run.log",
+    "quiet": "the runs are always quiet",
+    "help": "not a run option",
+    "recover": "not a run option",
+    "report": "not a run option",
+    "sweep": "not a run option",
+    "parallel": "give --parallel on the command line",
+}
+MAX_RUNS = 10_000  # far more than a day of runs on any machine: more is a typo in the grid
+MAX_NAME_CHARS = 200  # a run directory's name; file systems allow 255 bytes
+
+
+class SweepError(FileProblem):
+    """A sweep file that cannot be run; the message is one line naming the file."""
+
+
+@dataclass(frozen=True)
+class SweepRun:
+    name: str  # its directory in the sweep's, from its grid values: world=office,comm=false,seed=1
+    condition: str  # its grid values but the seed: what the seeds repeat
+    values: dict  # option -> value as the file gives it, the grid's then the fixed ones
+    arguments: tuple[str, ...]  # main.py's, but --run-dir and -q
+    settings: dict  # its RunConfig, as its config.json records it
+
+
+def load_sweep(path, build_parser, config_from) -> tuple[Path, list[SweepRun]]:
+    """The sweep directory and every run of the file at `path`, each checked; raises SweepError."""
+    data = load_mapping(path, SweepError, "a sweep file")
+    unknown = [str(key) for key in data if key not in SWEEP_KEYS]
+    if unknown:
+        raise SweepError(path, f"unknown key {unknown[0]!r} (allowed: {', '.join(SWEEP_KEYS)})")
+    parser = build_parser()
+    # argparse keeps its options in `_actions`; it has no public list of them.
+    options = {
+        flag[2:]: action for action in parser._actions for flag in action.option_strings if flag.startswith("--")
+    }
+    grid = _options(path, data.get("grid"), "grid", options, required=True)
+    fixed = _options(path, {} if data.get("fixed") is None else data["fixed"], "fixed", options)
+    for name, values in grid.items():
+        if not isinstance(values, list) or not values:
+            raise SweepError(path, f"grid: `{name}` must be a non-empty list of values, not {kind(values)}")
+        texts = [value_text(value) for value in values]  # as the runs' names give them
+        repeated = [text for i, text in enumerate(texts) if text in texts[:i]]
+        if repeated:
+            raise SweepError(path, f"grid: `{name}` lists {repeated[0]} twice")
+    _check_one_place(path, grid, fixed, options)
+    count = 1
+    for values in grid.values():
+        count *= len(values)
+    if count > MAX_RUNS:
+        raise SweepError(path, f"the grid makes {count:,} runs, more than {MAX_RUNS:,}")
+    checked = set()
+    runs = [
+        _run(path, dict(zip(grid, combination)), fixed, options, parser, config_from, checked)
+        for combination in itertools.product(*grid.values())
+    ]
+    names = [run.name for run in runs]
+    clash = next((name for i, name in enumerate(names) if name in names[:i]), None)
+    if clash:
+        raise SweepError(path, f"two runs would share the directory {clash!r}: make the grid's values differ")
+    return _directory(path, data.get("out")), runs
+
+
+def _options(path, mapping, section, options, required=False):
+    """The section's {option name: value}, its keys as main.py's flags name them (`_` or `-` alike)."""
+    if mapping is None and required:
+        raise SweepError(path, f"`{section}` is missing: the run options to vary, each with a list of values")
+    if not isinstance(mapping, dict) or (required and not mapping):
+        raise SweepError(path, f"`{section}` must be a mapping of run options, not {kind(mapping)}")
+    named = {}
+    for key, value in mapping.items():
+        name = str(key).replace("_", "-")
+        if name in NOT_PER_RUN:
+            raise SweepError(path, f"{section}: `{key}` cannot be set per run: {NOT_PER_RUN[name]}")
+        if name != COMM and name not in options:
+            raise SweepError(path, f"{section}: unknown run option `{key}` (the options of `python main.py --help`)")
+        if name in named:
+            raise SweepError(path, f"{section}: `{key}` is given twice")
+        named[name] = value
+    return named
+
+
+def _check_one_place(path, grid, fixed, options):
+    """Each option is set once: in the grid or in fixed (comm and no-comm are one option)."""
+    seen = {}
+    for section, mapping in (("grid", grid), ("fixed", fixed)):
+        for name in mapping:
+            dest = "no_comm" if name == COMM else options[name].dest
+            if dest in seen:
+                raise SweepError(path, f"{section}: `{name}` sets what {seen[dest]} already sets")
+            seen[dest] = f"`{name}` in {section}" if section == "fixed" else f"the grid's `{name}`"
+
+
+def _run(path, grid_values, fixed, options, parser, config_from, checked) -> SweepRun:
+    """One run of the grid, its arguments checked as main.py checks them."""
+    values = {**grid_values, **fixed}
+    arguments = tuple(argument for name, value in values.items() for argument in _arguments(path, name, value, options))
+    name = _directory_name(",".join(f"{option}={value_text(value)}" for option, value in grid_values.items()))
+    try:
+        config = config_from(parser.parse_args(list(arguments)))
+    except ConfigError as error:
+        raise SweepError(path, f"run {name}: {error}") from None
+    _check_files(config, checked)
+    condition = ", ".join(f"{option}={value_text(value)}" for option, value in grid_values.items() if option != SEED)
+    settings = json.loads(json.dumps(config.to_dict(), default=str))  # as config.json records them
+    return SweepRun(name, condition or "all runs", values, arguments, settings)
+
+
+def _arguments(path, name, value, options):
+    """main.py's arguments that give option `name` the value `value`."""
+    if name == COMM or options[name].nargs == 0:  # a flag: true or false
+        if not isinstance(value, bool):
+            raise SweepError(path, f"`{name}` must be true or false, not {value!r}")
+        return ["--no-comm"] if (name == COMM) != value else []
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise SweepError(path, f"`{name}` takes one value (text or a number), not {kind(value)} {value!r}")
+    return [f"--{name}={value}"]  # `=`: a value that starts with '-' is not taken for an option
+
+
+def value_text(value):
+    """A value as a run's name and results.csv give it: true and false as the sweep file writes them."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _directory_name(text):
+    """`text` as a directory name on any file system: other characters become '_', a long one is cut."""
+    name = re.sub(r"[^A-Za-z0-9._=,+-]", "_", text)
+    if len(name) > MAX_NAME_CHARS:
+        name = f"{name[:MAX_NAME_CHARS - 9]}-{hashlib.sha1(text.encode()).hexdigest()[:8]}"
+    return name
+
+
+def _check_files(config, checked):
+    """The world's and the profiles' contents, each once: a bad file is one line before anything runs."""
+    if config.mode == "mock" and config.world not in checked:
+        load_world(config.world)
+        checked.add(config.world)
+    profiles = (config.profiles, config.agents, config.model)
+    if config.profiles is not None and profiles not in checked:
+        load_profiles(*profiles)
+        checked.add(profiles)
+
+
+def _directory(path, out):
+    if out is None:
+        return Path("runs") / f"sweep-{Path(path).stem}"
+    if not isinstance(out, str) or not out.strip():
+        raise SweepError(path, f"`out` must be a directory's path, not {kind(out)} {out!r}")
+    if Path(out).exists() and not Path(out).is_dir():
+        raise SweepError(path, f"out: {out} is a file, not a directory")
+    return Path(out)
