@@ -115,8 +115,11 @@ class ExplorationRun:
         # One bound on model calls in flight, for decisions and vision alike; cancelled when the run stops.
         gate = CallGate(self.config.max_concurrency)
         perception = self.setup.start(store, self.agent_ids, self.run_dir, gate)
-        for agent_id in self.agent_ids:
-            store.register_agent(agent_id, perception.get_agent_state(agent_id).to_dict())
+        try:
+            for agent_id in self.agent_ids:
+                store.register_agent(agent_id, perception.get_agent_state(agent_id).to_dict())
+        except StopRun as error:  # a Redis store that went away since the start-up check
+            raise RunFailed(str(error)) from None
         environment = perception.get_environment_info()
         world_size = environment.size[:2] if self.config.mode == "mock" else None
         console = RunConsole(list(self.members), self.steps, environment.total_objects, self.config.verbosity, world_size)
