@@ -224,6 +224,9 @@ def _main(argv, started, signals):
     except (ConfigError, FileProblem, WindowError, MemoryFileError) as error:
         print(f"main.py: error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except DiskWriteError as error:  # a rebuilt report, or a sweep's results, the disk refused
+        print(f"main.py: error: {error}", file=sys.stderr)
+        return EXIT_FAILED
     try:
         summary = run.execute()
     except DiskWriteError as error:  # before the run could start: config.json, trace.jsonl, run.log

@@ -13,7 +13,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -32,6 +31,7 @@ from explorer.report.sweep_page import write_sweep_page
 from explorer.signals import STOP_SIGNALS
 from explorer.sweep_file import SweepError, load_sweep, value_text
 from explorer.sweep_stats import mean_interval
+from explorer.trace import write_text
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout, where main.py is (not there when installed)
 POLL_SECONDS = 0.2
@@ -273,12 +273,7 @@ def _write_csv(path, runs, rows):
             *(value_text(run.values[option]) if option in run.values else "" for option in options),
             run.name, row["status"], *("" if row["metrics"].get(m) is None else row["metrics"][m] for m in metrics),
         ])
-    partial = path.with_name(path.name + ".partial")
-    try:
-        partial.write_text(text.getvalue(), encoding="utf-8")
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
+    write_text(path, text.getvalue())
 
 
 class _Console:

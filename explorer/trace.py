@@ -56,11 +56,15 @@ def read_trace(path):
 
 
 def write_json(path, data):
+    write_text(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def write_text(path, text):
     """Write whole or not at all: a reader never sees half a file; DiskWriteError if the disk refuses."""
     path = Path(path)
     partial = path.with_suffix(path.suffix + ".partial")
     try:
-        partial.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+        partial.write_text(text, encoding="utf-8")
         os.replace(partial, path)
     except OSError as error:
         partial.unlink(missing_ok=True)

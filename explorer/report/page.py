@@ -7,12 +7,12 @@ offline, by double-click, and fetches nothing.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import jinja2
 
 from explorer.report.charts import plotly_script
+from explorer.trace import write_text
 
 TEMPLATES = Path(__file__).with_name("templates")
 
@@ -27,10 +27,4 @@ def render(template, **context) -> str:
 
 def write_page(path, template, **context):
     """Render and write at once: a page is whole, or the old one stays."""
-    path = Path(path)
-    partial = path.with_name(path.name + ".partial")
-    try:
-        partial.write_text(render(template, **context), encoding="utf-8")
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
+    write_text(path, render(template, **context))
