@@ -16,6 +16,8 @@ from explorer.config import (
     RunConfig,
 )
 from explorer.signals import StopSignals
+from memory.embedder import BACKENDS
+from memory.onnx_export import CACHE_ENV
 from perception.keymap import DEFAULT_KEYMAP, SHIPPED_KEYMAPS
 from perception.world import DEFAULT_WORLD, SHIPPED_WORLDS
 from perception.yaml_files import shipped_or_given
@@ -87,6 +89,18 @@ def build_parser():
     parser.add_argument(
         "--parallel", type=int, default=os.cpu_count() or 1, metavar="N",
         help="with --sweep: runs at once (default: the number of cores)",
+    )
+    embedding = parser.add_argument_group("the embedding model", "all-MiniLM-L6-v2, from the installed package")
+    embedding.add_argument(
+        "--embedder", choices=BACKENDS, default="onnx",
+        help="onnx (default): ONNX Runtime on a one-time export, quick to start; torch: sentence-transformers",
+    )
+    embedding.add_argument(
+        "--embedder-cache", type=Path, metavar="DIR",
+        help=f"where the ONNX export is kept (default ${CACHE_ENV}, else ~/.cache/multi-agent-explorer)",
+    )
+    embedding.add_argument(
+        "--export-embedder", action="store_true", help="make the ONNX export now, if it is not there yet, and exit"
     )
     team = parser.add_argument_group("a team split across processes", "start every process with the same run arguments")
     team.add_argument(
@@ -183,6 +197,8 @@ def config_from(args) -> RunConfig:
         run_id=args.run_id,
         local_agents=args.local_agents,
         join_timeout=args.join_timeout,
+        embedder=args.embedder,
+        embedder_cache=args.embedder_cache,
     ).check()
 
 
@@ -216,6 +232,8 @@ def _main(argv, started, signals):
             return _recover(args.recover)
         if args.report is not None:
             return _report(args.report)
+        if args.export_embedder:
+            return _export_embedder(args.embedder_cache)
         if args.sweep is not None:
             from explorer.sweep import run_sweep
 
@@ -245,6 +263,23 @@ def _report(run_dir):
 
     path = rebuild_report(run_dir)
     print(f"Wrote {path}")
+    return 0
+
+
+def _export_embedder(cache_dir):
+    from memory import onnx_export
+
+    cache_dir = cache_dir or onnx_export.default_cache_dir()
+    if onnx_export.is_exported(cache_dir):
+        print(f"The ONNX export is there already: {onnx_export.export_dir(cache_dir)}")
+        return 0
+    print(onnx_export.exporting_message(cache_dir), flush=True)
+    try:
+        folder = onnx_export.export(cache_dir)
+    except onnx_export.ExportError as error:
+        print(f"main.py: error: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"Exported to {folder}")
     return 0
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from explorer.model.client import redact_url
+from memory.embedder import BACKENDS
 from perception.keymap import SHIPPED_KEYMAPS
 from perception.world import DEFAULT_WORLD, SHIPPED_WORLDS
 from perception.yaml_files import shipped_names
@@ -60,6 +61,8 @@ class RunConfig:
     run_id: str | None = None
     local_agents: tuple[str, ...] = ()  # none: every member of the team
     join_timeout: float = 120.0  # seconds to wait for the other processes' agents
+    embedder: str = "onnx"  # or "torch": the backend the embedding model runs on
+    embedder_cache: Path | None = None  # where the ONNX export is kept; None: the user's cache directory
 
     def check(self):
         if self.mode not in MODES:
@@ -96,6 +99,10 @@ class RunConfig:
             raise ConfigError(f"--replay-replies: {self.replay_replies} holds no run (no trace.jsonl there)")
         if self.profiles is not None and not self.profiles.is_file():
             raise ConfigError(f"profiles file not found: {self.profiles}")
+        if self.embedder not in BACKENDS:
+            raise ConfigError(f"unknown --embedder {self.embedder!r}: choose one of {', '.join(BACKENDS)}")
+        if self.embedder_cache is not None:
+            self._check_embedder_cache()
         if self.max_concurrency < 1:
             raise ConfigError(f"--max-concurrency must be at least 1, not {self.max_concurrency}")
         if not (math.isfinite(self.timeout) and self.timeout > 0):
@@ -148,6 +155,12 @@ class RunConfig:
             raise ConfigError("--coordinator needs --mode mock: it plans over the ground the explorers report")
         if not self.comm:
             raise ConfigError("--coordinator sends its directives as messages: drop --no-comm")
+
+    def _check_embedder_cache(self):
+        """A cache path that cannot be a folder is the user's to fix: said now, not when the model loads."""
+        existing = next(p for p in (self.embedder_cache, *self.embedder_cache.parents) if p.exists())
+        if not existing.is_dir():
+            raise ConfigError(f"--embedder-cache {self.embedder_cache}: {existing} is a file, not a folder")
 
     def _check_run_dir(self):
         """An early check that a given directory holds no run; explorer/run_dir.py claims it, atomically,
@@ -216,4 +229,6 @@ class RunConfig:
             "run_id": self.run_id,
             "local_agents": list(self.local_agents),
             "join_timeout": self.join_timeout,
+            "embedder": self.embedder,
+            "embedder_cache": str(self.embedder_cache) if self.embedder_cache else None,
         }

@@ -72,7 +72,7 @@ def recover_summary(run_dir) -> dict:
         for a in agent_ids
     )
     summary = build_summary(
-        SimpleNamespace(**{"decide": "actions", "schedule": "lockstep", "store": None, "run_id": None, **config}), _environment(config), stats, wall_seconds=0.0,
+        SimpleNamespace(**{"decide": "actions", "schedule": "lockstep", "store": None, "run_id": None, "embedder": "torch", **config}), _environment(config), stats, wall_seconds=0.0,
         status="completed" if finished else "interrupted",
         profiles=profiles or None,
         never_delivered=sum(len(_messages(r)) for r in records if not arrives(r)),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 import time
 from dataclasses import asdict, replace
@@ -26,6 +27,7 @@ from explorer.summary import RunStats, build_summary
 from explorer.team.split import NotJoined, team_arguments
 from explorer.team.store import InProcessStore
 from explorer.trace import DiskWriteError, TraceWriter, write_json
+from memory import onnx_export
 from memory.embedder import EmbedderError, SentenceEmbedder
 from memory.vector_memory import MemoryFileError, VectorMemory
 from nodes.coordinator import build_coordinator_flow
@@ -59,6 +61,8 @@ class ExplorationRun:
         self.stopping = stopping or (lambda: None)
         if config.store and not config.run_id:
             config = replace(config, run_id=new_run_id())  # one process runs the whole team: a run of its own
+        if embedder is not None:  # the summary and config.json say which backend the run really used
+            config = replace(config, embedder=embedder.backend)
         self.config = config
         self.policy_factory = policy_factory
         self.agent_ids = config.agent_ids()
@@ -89,7 +93,9 @@ class ExplorationRun:
         self.team = _split_team(config, list(self.members), self.local) if config.store else None
         # Loads in the background while the run is set up and its first step
         # perceives and decides; the first memory written waits for it.
-        self.embedder = embedder or SentenceEmbedder()
+        if embedder is None and config.embedder == "onnx" and config.verbosity >= 0:
+            _announce_export(config.embedder_cache)
+        self.embedder = embedder or SentenceEmbedder(config.embedder, config.embedder_cache)
         try:
             if not config.replay_replies:  # a replay asks no model: it needs neither litellm nor an API key
                 _prepare_model_client(self.local, [self.members[m] for m in self.local], check_keys=not config.api_base)
@@ -466,6 +472,13 @@ def _work_main(name, work, stop, failure, finished):
 def new_run_id():
     """A run id for a team on a Redis store that did not name one: the time and a random tail."""
     return time.strftime("%Y%m%d-%H%M%S-") + os.urandom(3).hex()
+
+
+def _announce_export(cache_dir):
+    """The first run on a machine exports the model (seconds): say so before the pause."""
+    cache_dir = cache_dir or onnx_export.default_cache_dir()
+    if not onnx_export.is_exported(cache_dir):
+        print(onnx_export.exporting_message(cache_dir), file=sys.stderr, flush=True)
 
 
 def _load_memories(run_dir, agent_ids, embedder):

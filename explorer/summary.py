@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+from memory.embedder import MODEL_NAME
 from nodes.interfaces import DIRECTIVE, PLANNER
 
 THRESHOLDS = (50, 90, 100)  # percent of the objects, and of the cells, the team has seen
@@ -222,6 +223,7 @@ def build_summary(
         "comm": config.comm,
         "decide": config.decide,
         "schedule": config.schedule,
+        "embedder": {"model": MODEL_NAME, "backend": config.embedder},
         "agents": list(stats.steps),
         "steps": dict(stats.steps),
         "objects_discovered": discovered,

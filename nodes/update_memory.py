@@ -2,10 +2,17 @@ from pocketflow import Node
 
 from perception.base import objects_text
 
+# What a memory keeps of the messages read that step, in characters: with 32 agents they ran
+# past the model's 256 tokens, and every token is paid for in embedding time, each step.
+# The messages themselves are in that step's prompt and trace; finds are in the team's store.
+CONTEXT_CHARS = 240
+
 
 class UpdateMemoryNode(Node):
-    """Make the step's memory (spec 7a): its text and embedding, added to the private index when the
-    team commits the step, so that a step is in both the trace and the memory, or in neither."""
+    """Make the step's memory (spec 7a): its text, added to the private index when the team commits
+    the step, so that a step is in both the trace and the memory, or in neither. Its embedding is
+    only started here: it is encoded while the step is committed and the next one perceives, and
+    the next search waits for it (docs/design.md, "When a memory is searchable")."""
 
     def prep(self, shared):
         text = (
@@ -15,18 +22,30 @@ class UpdateMemoryNode(Node):
             f"Reason: {shared['action_reason']}"
         )
         if shared["other_agent_messages"]:
-            context = "; ".join(f"{m['sender']}: {m['message']}" for m in shared["other_agent_messages"])
-            text += f" | Context from others: {context}"
+            text += f" | Context from others: {context_from(shared['other_agent_messages'])}"
         return text, shared["memory_index"]
 
     def exec(self, prep_res):
         text, memory = prep_res
-        return memory.embed(text)
+        return memory.embed_later(text)
 
-    def post(self, shared, prep_res, vector):
+    def post(self, shared, prep_res, embedding):
         text, _ = prep_res
-        shared["memory_entry"] = (text, vector)
+        shared["memory_entry"] = (text, embedding)
         record = shared["step_record"]
         record.memory_text = text
         record.lap("update_memory")
         return "default"
+
+
+def context_from(messages):
+    """The messages in the order read, as many as fit in CONTEXT_CHARS, and how many more there were."""
+    parts, length = [], 0
+    for message in messages:
+        part = f"{message['sender']}: {message['message']}"[:CONTEXT_CHARS]
+        if parts and length + len(part) > CONTEXT_CHARS:
+            break
+        parts.append(part)
+        length += len(part) + 2
+    more = len(messages) - len(parts)
+    return "; ".join(parts) + (f" (and {more} more)" if more else "")

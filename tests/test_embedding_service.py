@@ -51,7 +51,7 @@ def same_length(embedder, tag, count):
     """Distinct texts of one token length, at least 16 tokens, so they fit in one pass."""
     pairs = [("lamp", "sofa"), ("lamp", "bed"), ("desk", "sofa"), ("desk", "bed")]
     texts = [f"{tag} {i}: I saw a {a} near the {b} in the room north of the hall" for i in range(40) for a, b in pairs]
-    lengths = embedder._model.preprocess(texts)["attention_mask"].sum(dim=1).tolist()
+    lengths = embedder._model.token_lengths(texts)
     common = max(set(lengths), key=lengths.count)
     chosen = [t for t, n in zip(texts, lengths) if n == common][:count]
     assert len(chosen) == count and common >= 16

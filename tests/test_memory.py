@@ -1,5 +1,7 @@
 import numpy as np
+import pytest
 
+from memory.embedder import EmbedderError
 from memory.vector_memory import VectorMemory
 
 
@@ -52,3 +54,34 @@ def test_exact_search_finds_a_stored_text_at_distance_zero(embedder):
     text, distance = memory.search("a yellow car", top_k=1)[0]
     assert text == "a yellow car"
     assert distance < 1e-4
+
+
+def test_a_memory_embedded_later_is_stored_at_once_and_searched_with_its_own_row(embedder, tmp_path):
+    later, now = VectorMemory(embedder), VectorMemory(embedder)
+    texts = ["At (1, 1, 0) I saw a lamp.", "At (2, 1, 0) I saw a desk.", "At (3, 1, 0) I saw a sofa."]
+    later.add(texts[0], later.embed_later(texts[0]))
+    later.add_many(texts[1:2], later.embed(texts[1]))  # a row ready at once keeps its place after the pending one
+    later.add(texts[2], later.embed_later(texts[2]))
+    assert later.texts == texts and len(later) == 3
+    remember(now, *texts)
+    for query in ("a sofa", "a desk", texts[0]):
+        assert later.search(query, top_k=3) == now.search(query, top_k=3)
+    later.add(texts[1], later.embed_later(texts[1]))  # a repeat needs no row
+    later.save(tmp_path / "saved")
+    assert VectorMemory.load(tmp_path / "saved", embedder).texts == texts + texts[1:2]
+
+
+def test_a_failed_later_embedding_is_reported_by_every_search_that_follows(embedder, monkeypatch):
+    memory = VectorMemory(embedder)
+    remember(memory, "a lamp on the desk")
+
+    def broken(texts):
+        raise RuntimeError("out of memory")
+
+    monkeypatch.setattr(embedder._model, "encode", broken)
+    memory.add("a cup on the stove, failing", memory.embed_later("a cup on the stove, failing"))
+    with pytest.raises(EmbedderError, match="out of memory"):
+        memory.search("a cup")
+    monkeypatch.undo()  # the model works again, but that row was never made: not skipped silently
+    with pytest.raises(EmbedderError, match="out of memory"):
+        memory.search("a cup")

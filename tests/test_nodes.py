@@ -7,6 +7,7 @@ from nodes.decision import DecisionNode
 from nodes.flow import build_agent_flow
 from nodes.interfaces import Decision, DecisionOutcome, RunStopped, StopRun
 from nodes.state import AgentState, new_agent_state
+from nodes.update_memory import CONTEXT_CHARS, context_from
 from perception.mock import MockPerception
 from perception.world import DEFAULT_WORLD, load_world
 
@@ -20,7 +21,7 @@ class RememberingMemory:
     def search(self, query, top_k):
         return [(text, 0.5) for text in self.texts[-top_k:]]
 
-    def embed(self, text):
+    def embed_later(self, text):
         return len(text)
 
     def add(self, text, vector):
@@ -115,3 +116,15 @@ def test_a_stop_run_from_the_policy_is_not_swallowed():
     node = DecisionNode()
     with pytest.raises(StopRun, match="refused"):
         node.exec_fallback(None, StopRun("refused", users_mistake=True))
+
+
+def test_a_memory_keeps_what_fits_of_the_messages_read_and_counts_the_rest():
+    messages = [{"sender": f"Agent{i}", "message": f"Covered x 1-4, y {i}-10, level 0. Heading to ({i}, 4, 0)."}
+                for i in range(2, 33)]
+    context = context_from(messages)
+    kept = context.split(" (and ")[0].split("; ")
+    assert kept == [f"{m['sender']}: {m['message']}" for m in messages[: len(kept)]]
+    assert len(context.split(" (and ")[0]) <= CONTEXT_CHARS
+    assert context.endswith(f" (and {len(messages) - len(kept)} more)") and len(kept) >= 2
+    assert context_from(messages[:1]) == f"Agent2: {messages[0]['message']}"
+    assert len(context_from([{"sender": "Agent2", "message": "x" * 1000}])) == CONTEXT_CHARS

@@ -253,7 +253,7 @@ def test_the_start_up_times_are_in_the_summary(tmp_path, embedder):
 class UnloadableEmbedder:
     """An embedding model that failed to load, as with a broken install."""
 
-    name, dimension = "broken", 384
+    name, dimension, backend = "broken", 384, "onnx"
 
     def wait_loaded(self):
         pass

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from memory import vector_memory
+from memory.embedder import PendingRows
 from memory.vector_memory import MemoryFileError, VectorMemory
 
 
@@ -16,6 +17,7 @@ class FakeEmbedder:
 
     def __init__(self, name="fake/hash-embedder", dimension=16):
         self.name, self.dimension = name, dimension
+        self.backend = "hash"
 
     def encode(self, texts):
         rows = []
@@ -24,6 +26,10 @@ class FakeEmbedder:
             row = np.random.default_rng(seed).standard_normal(self.dimension)
             rows.append(row / np.linalg.norm(row))
         return np.asarray(rows, dtype="float32").reshape(len(rows), self.dimension)
+
+    def submit(self, texts):
+        texts = list(texts)
+        return PendingRows(texts, dict(zip(texts, self.encode(texts))))
 
 
 def unit_rows(count, dimension, seed=0):
