@@ -110,14 +110,15 @@ class ActionResult:
     outcome: str
     pose: Pose
     detail: str = ""
+    # Game mode: the share of the view the action changed, and the frames just before and after it.
+    view_change: float | None = None
+    frames: dict | None = None
 
     def to_dict(self):
-        return {
-            "action": self.action,
-            "outcome": self.outcome,
-            "detail": self.detail,
-            "pose": self.pose.to_dict(),
-        }
+        line = {"action": self.action, "outcome": self.outcome, "detail": self.detail, "pose": self.pose.to_dict()}
+        if self.frames is not None:
+            line.update(view_change=self.view_change, frames=self.frames)
+        return line
 
 
 @dataclass

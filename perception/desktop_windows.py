@@ -1,40 +1,53 @@
-"""Game windows on Windows and macOS, through pygetwindow.
+"""Game windows on Windows and macOS, through PyWinCtl: the only module that imports it.
 
-The only module that imports pygetwindow, which has no Linux backend (Linux
-uses perception/x11.py). Its macOS support is partial: where it cannot list
-windows, the error says so.
+Linux uses perception/x11.py instead: PyWinCtl lists only the windows a
+window manager reports (none under a bare X server such as Xvfb), and its
+python-xlib shares the `Xlib` package with pyautogui's python3-xlib, so
+installing both on Linux mixes two versions' files.
+On macOS, listing other apps' windows needs the Accessibility permission, and
+their titles the Screen Recording permission; when either is missing, the
+error says which.
 """
 
 from __future__ import annotations
 
-import pygetwindow
+import sys
+
+import pywinctl
 
 from perception.window import Window, WindowError
+
+MACOS_PERMISSIONS = (
+    "on macOS, allow the terminal that runs the agents in System Settings > Privacy & Security: "
+    "Accessibility (to list and focus windows) and Screen Recording (to read their titles)"
+)
 
 
 def list_shown_windows(display=None) -> list[Window]:
     """Titled windows that are visible or minimized; `display` is unused here."""
     try:
-        windows = pygetwindow.getAllWindows()
-    except (NotImplementedError, AttributeError):  # macOS: not written, or not there at all
-        raise WindowError(
-            "pygetwindow cannot list windows on this platform; "
-            "see the README's platform notes for Unity mode"
-        ) from None
-    return [
-        Window(_handle(window), window.title, window.left, window.top, window.width, window.height, window.isMinimized)
-        for window in windows
-        if window.title and (window.visible or window.isMinimized)
-    ]
+        windows = pywinctl.getAllWindows()
+    except Exception as error:  # whatever the platform's API raised: said in one line
+        raise WindowError(f"cannot list the windows ({' '.join(str(error).split())}){_hint()}") from None
+    listed = [_window(window) for window in windows]
+    shown = [window for window, raw in zip(listed, windows) if window.title and (raw.isVisible or window.minimized)]
+    if sys.platform == "darwin" and windows and not any(window.title for window in listed):
+        raise WindowError(f"every window's title is hidden from this program{_hint()}")
+    return shown
 
 
-def _handle(window):
-    return int(getattr(window, "_hWnd", 0) or id(window))
+def _window(raw) -> Window:
+    return Window(int(raw.getHandle() or id(raw)), raw.title or "", raw.left, raw.top, raw.width, raw.height,
+                  bool(raw.isMinimized))
+
+
+def _hint():
+    return f": {MACOS_PERMISSIONS}" if sys.platform == "darwin" else ""
 
 
 def _live(window):
-    for candidate in pygetwindow.getAllWindows():
-        if _handle(candidate) == window.id:
+    for candidate in pywinctl.getAllWindows():
+        if int(candidate.getHandle() or id(candidate)) == window.id:
             return candidate
     return None
 
@@ -43,12 +56,13 @@ def focus_window(window):
     live = _live(window)
     if live is None:
         raise WindowError(f"cannot focus the window {window.title!r}: it is gone")
-    live.activate()
+    if not live.activate(wait=True):
+        raise WindowError(f"cannot focus the window {window.title!r}{_hint()}")
 
 
 def has_focus(window) -> bool:
-    active = pygetwindow.getActiveWindow()
-    return active is not None and _handle(active) == window.id
+    active = pywinctl.getActiveWindow()
+    return active is not None and int(active.getHandle() or id(active)) == window.id
 
 
 def window_exists(window) -> bool:

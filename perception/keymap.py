@@ -6,6 +6,10 @@ actions:
   forward: w                    # a key name as pyautogui knows it
   look_left: {key: left, hold: 0.4}
   move_up: [shift, w]           # keys held together
+feedback:                       # optional: how an action's effect is read from the frames
+  settle_seconds: 0.1           # wait after the keys are released before the after-frame
+  pixel_threshold: 8            # a pixel changed if its grey level moved by more (of 255)
+  changed_share: 0.005          # a move or turn that changed less of the view was blocked
 ```
 
 Actions left out of the map are not available in that game.
@@ -19,7 +23,7 @@ from pathlib import Path
 from perception.actions import ACTIONS
 from perception.yaml_files import FileProblem, Invalid, check_keys, kind, load_mapping
 
-KEYMAP_KEYS = ("hold_seconds", "actions")
+KEYMAP_KEYS = ("hold_seconds", "actions", "feedback")
 BINDING_KEYS = ("key", "hold")
 SHIPPED_KEYMAPS = Path(__file__).parent / "keymaps"  # installed with the package
 DEFAULT_KEYMAP = SHIPPED_KEYMAPS / "unity_fps.yaml"
@@ -40,9 +44,26 @@ class KeyBinding:
 
 
 @dataclass(frozen=True)
+class FrameFeedback:
+    """How an action's effect is read from the frames just before and after it. Measured on the
+    stand-in game (tests/stand_in_game.py, 640x360, these thresholds): a blocked move changed 0% of
+    the view, and so did 0.3 s idle; the smallest real move, a walk across an open field with the
+    objects far off, 0.9%; a turn 14-60%. A game whose view moves by itself (water, crowds) needs
+    `changed_share` raised above what its idle frames change."""
+
+    settle_seconds: float = 0.1  # at 60 frames a second the last held frame is drawn within two
+    pixel_threshold: int = 8
+    changed_share: float = 0.005
+
+
+FEEDBACK_LIMITS = {"settle_seconds": (0.0, 2.0), "pixel_threshold": (0, 254), "changed_share": (0.0, 1.0)}
+
+
+@dataclass(frozen=True)
 class KeyMap:
     actions: dict  # action -> KeyBinding
     path: str = ""
+    feedback: FrameFeedback = FrameFeedback()
 
     @property
     def available_actions(self) -> tuple[str, ...]:
@@ -81,7 +102,22 @@ def _build_keymap(data, is_valid_key, path):
         if action not in ACTIONS:
             raise Invalid(f"unknown action '{action}' (valid: {', '.join(ACTIONS)})")
         actions[action] = _binding(action, entry, default_hold, is_valid_key)
-    return KeyMap(actions=actions, path=path)
+    return KeyMap(actions=actions, path=path, feedback=_feedback(data.get("feedback", {})))
+
+
+def _feedback(entry):
+    """FrameFeedback from the optional `feedback` mapping; what it leaves out keeps its default."""
+    if not isinstance(entry, dict):
+        raise Invalid(f"'feedback' must be a mapping of setting: number, not a {kind(entry)}")
+    check_keys(entry, tuple(FEEDBACK_LIMITS), "'feedback'")
+    for name, value in entry.items():
+        low, high = FEEDBACK_LIMITS[name]
+        whole = name == "pixel_threshold"
+        number_ok = isinstance(value, int if whole else (int, float)) and not isinstance(value, bool)
+        if not number_ok or not low <= value <= high:
+            what = "a whole number" if whole else "a number"
+            raise Invalid(f"'feedback' {name} must be {what} from {low:g} to {high:g}, got {value!r}")
+    return FrameFeedback(**{name: float(v) if name != "pixel_threshold" else v for name, v in entry.items()})
 
 
 def _binding(action, entry, default_hold, is_valid_key):

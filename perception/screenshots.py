@@ -1,8 +1,9 @@
-"""Screenshots of a screen region with Pillow's ImageGrab.
+"""Screenshots of screen regions, and how much a view changed between two of them.
 
-The only module that imports Pillow. pyautogui's own screenshot needs scrot and
-an X11 session variable on Linux; ImageGrab grabs over XCB directly, and is what
-pyautogui uses on Windows and macOS.
+The only module that imports Pillow. Regions are grabbed with mss
+(perception/screen_capture.py) where it is installed, else with Pillow's
+ImageGrab, which grabs over XCB on Linux and is what pyautogui uses on Windows
+and macOS (pyautogui's own screenshot needs scrot on Linux).
 """
 
 from __future__ import annotations
@@ -11,17 +12,53 @@ import base64
 import io
 import os
 import sys
+import threading
 
-from PIL import Image, ImageGrab
+from PIL import Image, ImageChops, ImageGrab
+
+COMPARE_WIDTH = 64  # frames are compared as grey copies this wide: small noise averages out
 
 
-def save_screenshot(bbox, path, display=""):
-    """Grab (left, top, right, bottom) of the screen and write it as PNG to `path`, atomically."""
-    options = {"xdisplay": display or None} if sys.platform.startswith("linux") else {}
-    image = ImageGrab.grab(bbox=bbox, **options)
+class ScreenGrabber:
+    """Grabs (left, top, right, bottom) boxes of a display as RGB images; `method` says how."""
+
+    def __init__(self, use_mss=True):
+        """`use_mss=False` grabs with Pillow even where mss is installed (the benchmark compares them)."""
+        try:
+            from perception.screen_capture import RegionCapture
+        except ImportError:  # mss is not installed: Pillow's own grab
+            RegionCapture = None
+        if not use_mss:
+            RegionCapture = None
+        self._region_capture = RegionCapture
+        self.method = "mss" if RegionCapture else "pillow"
+        self._captures = {}  # display -> RegionCapture
+        self._lock = threading.Lock()
+
+    def grab(self, bbox, display="") -> Image.Image:
+        if self._region_capture is None:
+            options = {"xdisplay": display or None} if sys.platform.startswith("linux") else {}
+            return ImageGrab.grab(bbox=bbox, **options).convert("RGB")
+        with self._lock:
+            capture = self._captures.setdefault(display, self._region_capture(display))
+        width, height, rgb = capture.grab(bbox)
+        return Image.frombytes("RGB", (width, height), rgb)
+
+
+def save_png(image, path):
+    """Write `image` as PNG to `path`, atomically: a reader never sees half a file."""
     partial = f"{path}.partial"
     image.save(partial, format="PNG")
     os.replace(partial, path)
+
+
+def view_change(before, after, pixel_threshold) -> float:
+    """The share of the view that changed, from 0 to 1: of grey copies COMPARE_WIDTH pixels wide,
+    the pixels whose grey level moved by more than `pixel_threshold` (of 255)."""
+    height = max(1, round(before.height * COMPARE_WIDTH / max(before.width, 1)))
+    small = [image.convert("L").resize((COMPARE_WIDTH, height), Image.Resampling.BOX) for image in (before, after)]
+    counts = ImageChops.difference(*small).histogram()
+    return sum(counts[pixel_threshold + 1 :]) / (COMPARE_WIDTH * height)
 
 
 def thumbnail_data_uri(path, width=320):

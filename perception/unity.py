@@ -2,12 +2,15 @@
 
 It knows nothing of the game's internals. What the agent sees is what a vision
 model makes of a screenshot of its part of the window; where it is, is counted
-from the actions it took (dead reckoning), since the game does not say.
+from the actions it took (dead reckoning), since the game does not say. What
+an action did is read from the frames just before and after it: a move or a
+turn that left the view unchanged was blocked, and is not counted.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +23,7 @@ from perception.base import (
     Pose,
 )
 from perception.geometry import apply_action
-from perception.screenshots import save_screenshot
+from perception.screenshots import ScreenGrabber, save_png, view_change
 from perception.window import WindowError
 from perception.windows import window_system
 
@@ -62,18 +65,22 @@ class UnityPyAutoGUIPerception(PerceptionInterface):
     vision calls of different agents overlap.
     """
 
-    def __init__(self, store, views, keyboard, look, screenshot_dir, windows=None, team=None):
+    def __init__(self, store, views, keyboard, look, screenshot_dir, windows=None, team=None, grabber=None):
         """`team`: every agent's id, where some play elsewhere (a team split across machines); each starts
-        at the same dead-reckoned pose."""
+        at the same dead-reckoned pose. `grabber` grabs screen boxes (perception.screenshots.ScreenGrabber)."""
         super().__init__(store)
         self.views = views
         self.keyboard = keyboard
         self.look = look
         self.screenshot_dir = Path(screenshot_dir)
         self.windows = windows or window_system()
+        self.grabber = grabber or ScreenGrabber()
         self._lock = threading.Lock()
         self._poses = {agent_id: START_POSE for agent_id in team or views}
         self._seen = {agent_id: () for agent_id in views}
+        self._presses = {}  # window id -> actions carried out in it so far
+        self._after = {}  # agent id -> (its last after-frame's path, that window's presses then)
+        self._steps = {}  # agent id -> the step it last observed in
 
     def available_actions(self, agent_id) -> tuple[str, ...]:
         return self.views[agent_id].keymap.available_actions
@@ -90,12 +97,19 @@ class UnityPyAutoGUIPerception(PerceptionInterface):
     def observe(self, agent_id, step=None) -> Observation:
         """Screenshot the agent's view to <agent>_step<NNN>.png and ask its vision what is there.
 
-        Safe to repeat: the same step writes the same file.
+        The after-frame of the agent's last action is the view, instead, when no action
+        was carried out in its window since. Safe to repeat: the same step gives the same file.
         """
         view = self.views[agent_id]
         self._check_window(view.window)
-        path = self.screenshot_dir / f"{agent_id}_step{step or 0:03d}.png"
-        save_screenshot(view.bbox, path, view.window.display)
+        with self._lock:
+            self._steps[agent_id] = step or 0
+            after_path, presses = self._after.get(agent_id, (None, None))
+            if presses != self._presses.get(view.window.id):
+                after_path = None  # something was done in the window since: look again
+        path = after_path or self.screenshot_dir / f"{agent_id}_step{step or 0:03d}.png"
+        if after_path is None:
+            save_png(self.grabber.grab(view.bbox, view.window.display), path)
         sight = self.look[agent_id](path)
         with self._lock:
             self._seen[agent_id] = sight.objects
@@ -109,20 +123,47 @@ class UnityPyAutoGUIPerception(PerceptionInterface):
         )
 
     def execute_action(self, agent_id, action, params=None) -> ActionResult:
-        """Hold the action's keys in the agent's window; an unmapped action is not executed."""
+        """Hold the action's keys in the agent's window, and compare the frames just before and after;
+        an unmapped action is not executed."""
         view = self.views[agent_id]
         pose = self.get_agent_state(agent_id)
         binding = view.keymap.actions.get(action)
         if binding is None:
             return ActionResult(action, "unavailable", pose, f"{action!r} has no key in {view.keymap.path}: not executed")
+        feedback = view.keymap.feedback
         with self.keyboard.turn():
             refocused = self._focus(view.window)
+            before_at = time.time()  # wall-clock times, to set beside a game's own log
+            before = self.grabber.grab(view.bbox, view.window.display)
             self.keyboard.hold(binding.keys, binding.hold)
+            with self._lock:
+                presses = self._presses[view.window.id] = self._presses.get(view.window.id, 0) + 1
+        time.sleep(feedback.settle_seconds)  # other agents' keys act on their own parts of the window
+        after_at = time.time()
+        after = self.grabber.grab(view.bbox, view.window.display)
+        change = round(view_change(before, after, feedback.pixel_threshold), 4)
+        frames = self._record_frames(agent_id, before, after, presses) | {"at": [round(before_at, 3), round(after_at, 3)]}
+        held = f"held {'+'.join(binding.keys)} for {binding.hold:g} s" + (" after refocusing the window" if refocused else "")
+        if change < feedback.changed_share:
+            detail = f"the view did not change ({held}; {change:.1%} of it changed)"
+            return ActionResult(action, "blocked", pose, detail, view_change=change, frames=frames)
         new_pose, outcome, _ = apply_action(pose, action, None, ())
         with self._lock:
             self._poses[agent_id] = new_pose
-        detail = f"held {'+'.join(binding.keys)} for {binding.hold:g} s" + (" after refocusing the window" if refocused else "")
-        return ActionResult(action, outcome, new_pose, detail)
+        return ActionResult(action, outcome, new_pose, held, view_change=change, frames=frames)
+
+    def _record_frames(self, agent_id, before, after, presses):
+        """Keep both frames in screenshots/, named by the step the agent last observed in;
+        the after-frame may be the next step's view."""
+        with self._lock:
+            step = self._steps.get(agent_id, 0)
+        stem = self.screenshot_dir / f"{agent_id}_step{step:03d}"
+        paths = {"before": f"{stem}_before.png", "after": f"{stem}_after.png"}
+        save_png(before, paths["before"])
+        save_png(after, paths["after"])
+        with self._lock:
+            self._after[agent_id] = (Path(paths["after"]), presses)
+        return paths
 
     def _check_window(self, window):
         if not self.windows.window_exists(window):

@@ -1,7 +1,7 @@
 """Game windows on any platform: find one by title, whatever the window system.
 
 Linux reads windows through X11 (perception/x11.py); Windows and macOS through
-pygetwindow (perception/desktop_windows.py). Both list the shown windows, focus
+PyWinCtl (perception/desktop_windows.py). Both list the shown windows, focus
 one, and tell whether it still has the keyboard or still exists.
 """
 

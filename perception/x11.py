@@ -1,7 +1,7 @@
 """Game windows on X11 (Linux): find them by title, focus them, check them.
 
-The only module that imports python-xlib. pygetwindow has no Linux backend and
-`xdotool search --name` misses SDL's UTF-8 titles, so titles are read here from
+The only module that imports python-xlib. PyWinCtl lists only what a window
+manager reports (nothing under a bare Xvfb), and `xdotool search --name` misses SDL's UTF-8 titles, so titles are read here from
 _NET_WM_NAME (UTF-8), else WM_NAME. Every call opens its own short connection
 to $DISPLAY, so nothing is shared between threads.
 """

@@ -1,6 +1,7 @@
 """A stand-in game for the Unity-mode tests: a first-person view of labelled objects.
 
     python tests/stand_in_game.py TITLE POSE_FILE [--split] [--position X,Y] [--size WxH]
+                                  [--arena HALF] [--pose-log FILE]
 
 It moves while keys are HELD, read with pygame.key.get_pressed() once per frame,
 as Unity's Input.GetKey is: a tap shorter than a frame can be missed.
@@ -20,6 +21,11 @@ After the first frame, and every frame in which a pose changed, the pose is writ
 to POSE_FILE as JSON, atomically: {"x", "y", "z", "yaw", "pitch", "roll"}, or
 {"left": {...}, "right": {...}} with --split. x/y are the ground plane, z the
 height; yaw 0 looks along +y and grows turning right; angles are in degrees.
+
+With --arena HALF a fence of posts stands at |x| = HALF and |y| = HALF, and a walk
+stops ARENA_MARGIN short of it: a move into the fence leaves the view as it was.
+With --pose-log every pose written is also appended to FILE as a JSON line with the
+time it was reached, {"t": time.time(), "pose": ...}: the game's own position log.
 Run it under Xvfb with SDL_AUDIODRIVER=dummy.
 """
 
@@ -27,6 +33,7 @@ import argparse
 import json
 import math
 import os
+import time
 from dataclasses import asdict, dataclass, replace
 
 import pygame
@@ -46,6 +53,9 @@ OBJECTS = (
 )
 SKY = (135, 170, 210)
 GROUND = (110, 95, 80)
+POST = (60, 45, 35)
+POST_SIZE = 0.15  # width and depth of a fence post; it stands 1.2 high
+ARENA_MARGIN = 0.5
 
 # key -> (pose field, direction); "forward" and "strafe" move along the yaw.
 LEFT_KEYS = {
@@ -91,8 +101,8 @@ class Pose:
 START_POSES = {"left": Pose(), "right": Pose(yaw=180.0)}
 
 
-def moved(pose, keys, pressed, seconds):
-    """The pose after the held keys acted for `seconds`."""
+def moved(pose, keys, pressed, seconds, arena=None):
+    """The pose after the held keys acted for `seconds`; inside the fence of an `arena` of half-width HALF."""
     push = {"forward": 0, "strafe": 0, "z": 0, "yaw": 0, "pitch": 0, "roll": 0}
     for key, (field, direction) in keys.items():
         if pressed[key]:
@@ -101,10 +111,15 @@ def moved(pose, keys, pressed, seconds):
     turn = TURN_SPEED * seconds
     heading = math.radians(pose.yaw)
     ahead, right = (math.sin(heading), math.cos(heading)), (math.cos(heading), -math.sin(heading))
+    x = pose.x + step * (push["forward"] * ahead[0] + push["strafe"] * right[0])
+    y = pose.y + step * (push["forward"] * ahead[1] + push["strafe"] * right[1])
+    if arena is not None:
+        inside = arena - ARENA_MARGIN
+        x, y = max(-inside, min(inside, x)), max(-inside, min(inside, y))
     return replace(
         pose,
-        x=pose.x + step * (push["forward"] * ahead[0] + push["strafe"] * right[0]),
-        y=pose.y + step * (push["forward"] * ahead[1] + push["strafe"] * right[1]),
+        x=x,
+        y=y,
         z=max(0.1, pose.z + step * push["z"]),
         yaw=(pose.yaw + turn * push["yaw"]) % 360,
         pitch=max(-MAX_PITCH, min(MAX_PITCH, pose.pitch + turn * push["pitch"])),
@@ -112,8 +127,17 @@ def moved(pose, keys, pressed, seconds):
     )
 
 
-def draw_view(surface, pose, font):
-    """Sky, ground and the objects in front of `pose`, far ones first."""
+def fence_posts(arena):
+    """A post every unit along the arena's four sides, drawn as small unlabelled cubes."""
+    if arena is None:
+        return ()
+    edge = range(-arena, arena + 1)
+    corners = {(x, y) for x in edge for y in (-arena, arena)} | {(x, y) for x in (-arena, arena) for y in edge}
+    return tuple(("", POST, "post", (float(x), float(y), 0.6), POST_SIZE) for x, y in sorted(corners))
+
+
+def draw_view(surface, pose, font, posts=()):
+    """Sky, ground, the fence posts and the objects in front of `pose`, far ones first."""
     width, height = surface.get_size()
     focal = FOCAL * width
     horizon = height / 2 + focal * math.tan(math.radians(pose.pitch))
@@ -121,7 +145,7 @@ def draw_view(surface, pose, font):
     pygame.draw.rect(surface, GROUND, (0, horizon, width, height))
     heading = math.radians(pose.yaw)
     seen = []
-    for name, colour, shape, (x, y, z), size in OBJECTS:
+    for name, colour, shape, (x, y, z), size in OBJECTS + posts:
         dx, dy = x - pose.x, y - pose.y
         depth = dx * math.sin(heading) + dy * math.cos(heading)
         lateral = dx * math.cos(heading) - dy * math.sin(heading)
@@ -134,6 +158,11 @@ def draw_view(surface, pose, font):
         box.center = centre
         if shape == "sphere":
             pygame.draw.circle(surface, colour, centre, side / 2)
+        elif shape == "post":
+            box.height = side * 1.2 / POST_SIZE  # 1.2 high, centred at its middle
+            box.center = centre
+            pygame.draw.rect(surface, colour, box)
+            continue  # no label
         elif shape == "cylinder":
             box.width = side * 0.6
             box.center = centre
@@ -150,8 +179,8 @@ def draw_view(surface, pose, font):
         surface.blit(rolled, rolled.get_rect(center=(width / 2, height / 2)))
 
 
-def write_pose(path, poses):
-    """Writes the poses atomically, so a reader never sees half a file."""
+def write_pose(path, poses, log=None):
+    """Writes the poses atomically, so a reader never sees half a file; and appends them to `log`."""
     data = (
         poses["left"].rounded()
         if len(poses) == 1
@@ -161,6 +190,9 @@ def write_pose(path, poses):
     with open(temporary, "w") as file:
         json.dump(data, file)
     os.replace(temporary, path)
+    if log is not None:
+        with open(log, "a") as file:
+            file.write(json.dumps({"t": time.time(), "pose": data}) + "\n")
 
 
 def main():
@@ -170,6 +202,8 @@ def main():
     parser.add_argument("--split", action="store_true", help="two viewports, two poses")
     parser.add_argument("--position", default=None, help="X,Y of the window's top-left corner")
     parser.add_argument("--size", default="640x360", help="WxH of the window")
+    parser.add_argument("--arena", type=int, help="a fence at |x| = HALF and |y| = HALF that stops a walk")
+    parser.add_argument("--pose-log", help="append every pose, with the time it was reached, to this file")
     args = parser.parse_args()
     if args.position:
         os.environ["SDL_VIDEO_WINDOW_POS"] = args.position
@@ -188,16 +222,17 @@ def main():
         for i, side in enumerate(sides)
     }
     poses = {side: START_POSES[side] for side in sides}
+    posts = fence_posts(args.arena)
     written = None  # the first frame is written too: the file then says the game is drawn
     while not any(event.type == pygame.QUIT for event in pygame.event.get()):
         seconds = min(clock.tick(60) / 1000, 0.1)  # a stalled frame must not jump the pose
         pressed = pygame.key.get_pressed()
-        poses = {side: moved(poses[side], keys, pressed, seconds) for side, keys in sides.items()}
+        poses = {side: moved(poses[side], keys, pressed, seconds, args.arena) for side, keys in sides.items()}
         for side, viewport in viewports.items():
-            draw_view(viewport, poses[side], font)
+            draw_view(viewport, poses[side], font, posts)
         pygame.display.flip()
         if poses != written:
-            write_pose(args.pose_file, poses)
+            write_pose(args.pose_file, poses, args.pose_log)
             written = poses
     pygame.quit()
 

@@ -32,6 +32,10 @@ EXTERNAL_API_OWNERS = {
     "plotly": {"explorer.report.charts"},
     "jinja2": {"explorer.report.page"},
     "pyautogui": {"perception.keyboard"},
+    "pywinctl": {"perception.desktop_windows"},
+    "Xlib": {"perception.x11"},
+    "mss": {"perception.screen_capture"},
+    "PIL": {"perception.screenshots"},
 }
 
 

@@ -2,7 +2,13 @@
 import pytest
 
 from perception.actions import ACTIONS
-from perception.keymap import DEFAULT_KEYMAP, KeyBinding, KeyMapError, load_keymap
+from perception.keymap import (
+    DEFAULT_KEYMAP,
+    FrameFeedback,
+    KeyBinding,
+    KeyMapError,
+    load_keymap,
+)
 
 pytest_plugins = ("tests.xvfb",)  # x_display
 
@@ -54,7 +60,7 @@ def test_hold_seconds_has_a_default_and_a_mapping_may_list_keys(tmp_path):
         ("- forward", "the top level must be a mapping of keys, not a list"),
         (
             "hold: 1\nactions: {forward: w}",
-            "unknown top-level key 'hold' (allowed: hold_seconds, actions)",
+            "unknown top-level key 'hold' (allowed: hold_seconds, actions, feedback)",
         ),
         ("hold_seconds: 0.2", "'actions' is missing"),
         ("actions: {}", "'actions' is empty"),
@@ -82,6 +88,10 @@ def test_hold_seconds_has_a_default_and_a_mapping_may_list_keys(tmp_path):
         ),
         ("hold_seconds: -1\nactions: {forward: w}", "'hold_seconds' must be"),
         ("hold_seconds: true\nactions: {forward: w}", "'hold_seconds' must be"),
+        ("actions: {forward: w}\nfeedback: 0.1", "'feedback' must be a mapping of setting: number, not a number"),
+        ("actions: {forward: w}\nfeedback: {settle: 1}", "unknown 'feedback' key 'settle' (allowed: settle_seconds,"),
+        ("actions: {forward: w}\nfeedback: {changed_share: 2}", "'feedback' changed_share must be a number from 0 to 1, got 2"),
+        ("actions: {forward: w}\nfeedback: {pixel_threshold: 8.5}", "pixel_threshold must be a whole number from 0 to 254"),
     ],
 )
 def test_every_problem_is_one_line_naming_the_file(tmp_path, text, problem):
@@ -120,3 +130,9 @@ def test_the_shipped_keys_are_known_to_pyautogui():
     keymap = load_keymap(SHIPPED, pyautogui.isValidKey)
     assert keymap.available_actions == ACTIONS
     assert not pyautogui.isValidKey("Left")  # names are case-sensitive
+
+
+def test_the_frame_feedback_has_defaults_a_map_may_override(tmp_path):
+    assert load_keymap(write(tmp_path, "actions: {forward: w}"), known_key).feedback == FrameFeedback()
+    keymap = load_keymap(write(tmp_path, "actions: {forward: w}\nfeedback: {changed_share: 0.05, settle_seconds: 0}"), known_key)
+    assert keymap.feedback == FrameFeedback(settle_seconds=0.0, pixel_threshold=8, changed_share=0.05)

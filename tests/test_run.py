@@ -261,6 +261,9 @@ class UnloadableEmbedder:
     def wait_ready(self):
         raise EmbedderError("cannot load the embedding model broken: no model files")
 
+    def submit(self, texts):
+        self.wait_ready()
+
     def encode(self, texts):
         self.wait_ready()
 

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +18,7 @@ from PIL import Image
 
 from explorer.cli import main
 from explorer.trace import read_trace
+from perception.keymap import FrameFeedback
 from tests.openai_stub_server import ChatServer
 from tests.paths import KEYMAPS, ROOT
 from tests.plain_windows import other_window
@@ -72,6 +74,11 @@ def run_unity(tmp_path, server, *args):
     return process, run_dir
 
 
+def frame_files(agent_id, steps):
+    """The names of the frames kept before and after each action, sorted."""
+    return sorted(f"{agent_id}_step{n:03d}_{kind}.png" for n in range(1, steps + 1) for kind in ("before", "after"))
+
+
 def read_pose(path):
     return json.loads(path.read_text())
 
@@ -100,9 +107,12 @@ def test_one_agent_moves_the_game_and_records_what_it_sees(start_game, tmp_path)
     # The dead-reckoned pose the agent was told follows the same actions.
     assert trace[-1]["result"]["pose"] == {"position": [1, 2, 0], "facing": "east", "pitch": 1, "roll": 0}
     assert "dead-reckoned" in trace[0]["prompt"]
+    # The first view is grabbed; each later one is the after-frame of the action before it.
     screenshots = sorted(path.name for path in (run_dir / "screenshots").iterdir())
-    assert screenshots == [f"Agent1_step{n:03d}.png" for n in range(1, 6)]
+    assert screenshots == ["Agent1_step001.png"] + frame_files("Agent1", 5)
+    assert [Path(r["image_path"]).name for r in trace] == ["Agent1_step001.png"] + [f"Agent1_step{n:03d}_after.png" for n in range(1, 5)]
     assert Image.open(run_dir / "screenshots" / "Agent1_step001.png").size == (640, 360)
+    assert all(r["result"]["view_change"] >= FrameFeedback().changed_share for r in trace)
     assert trace[0]["visible_objects"] and trace[0]["visible_objects"][0] == "red cube"
     summary = json.loads((run_dir / "summary.json").read_text())
     assert "red cube" in summary["objects_discovered"] and summary["total_objects"] is None
@@ -110,8 +120,45 @@ def test_one_agent_moves_the_game_and_records_what_it_sees(start_game, tmp_path)
     assert summary["llm"]["calls"] == 10 and summary["llm"]["errors"] == 0
     assert [call["purpose"] for call in trace[0]["llm"]["calls"]] == ["vision", "decision"]
     assert "litellm does not know whether 'openai/colour-vision' can read images" in (run_dir / "run.log").read_text()
-    # The report shows the run as a filmstrip of what the agent saw.
-    assert (run_dir / "report.html").read_text().count('src="data:image/jpeg;base64,') == 5
+    # The report shows the run as a filmstrip of what the agent saw, with each action's frames.
+    report = (run_dir / "report.html").read_text()
+    assert report.count('src="data:image/jpeg;base64,') == 5 * 3
+    assert report.count('alt="before the action"') == 5 and "did: forward (scripted): moved, " in report
+
+
+def game_moved_between(log, start, end):
+    """Whether the game's own position log has the pose change between two wall-clock times."""
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+
+    def pose_at(t):
+        return [entry["pose"] for entry in entries if entry["t"] <= t][-1]
+
+    before, after = pose_at(start), pose_at(end)
+    return (before["x"], before["y"]) != (after["x"], after["y"])
+
+
+def test_walking_into_the_fence_is_seen_as_blocked_and_the_next_prompt_says_so(start_game, tmp_path):
+    log = tmp_path / "positions.jsonl"
+    _, _, pose_file = start_game("Arena Game", "--arena", "2", "--pose-log", str(log))
+    actions = ["forward"] * 10 + ["look_right"]
+    with ChatServer(colour_vision({("Agent1", n): a for n, a in enumerate(actions, 1)})) as server:
+        process, run_dir = run_unity(tmp_path, server, "--agents", "1", "--steps", "11", "--window-title", "^Arena Game$")
+    assert process.returncode == 0, process.stderr
+    trace = read_trace(run_dir / "trace.jsonl")
+    outcomes = [r["result"]["outcome"] for r in trace]
+    # Walks of about 0.5 reach the fence's stop at y = 1.5 within four; the rest change nothing.
+    assert settled_pose(pose_file)["y"] == 1.5
+    assert outcomes[:3] == ["moved"] * 3 and outcomes[5:] == ["blocked"] * 5 + ["turned"]
+    # Against the game's own log, at least 90% of the forward moves are read right.
+    truth = [game_moved_between(log, *r["result"]["frames"]["at"]) for r in trace[:10]]
+    assert sum(moved == (outcome == "moved") for moved, outcome in zip(truth, outcomes)) >= 9, (truth, outcomes)
+    # A blocked move leaves the dead-reckoned pose where it was, and the agent is told why.
+    first_blocked = outcomes.index("blocked")
+    poses = [r["result"]["pose"]["position"] for r in trace[first_blocked - 1 : 10]]
+    assert poses == [poses[0]] * len(poses)
+    assert trace[first_blocked]["result"]["detail"].startswith("the view did not change")
+    assert all(r["result"]["view_change"] == 0 for r in trace[first_blocked:10])
+    assert f"step {first_blocked + 1}: forward -> blocked: the view did not change" in trace[first_blocked + 1]["prompt"]
 
 
 def test_two_agents_on_a_split_screen_with_two_key_maps(start_game, tmp_path):
@@ -170,7 +217,7 @@ def test_a_team_split_over_two_processes_plays_one_game_each_from_its_own_half(s
     seen = {agent: {o for r in traces[0] if r["agent_id"] == agent for o in r["visible_objects"]} for agent in ("Agent1", "Agent2")}
     assert "red cube" in seen["Agent1"] and seen["Agent2"] == {"magenta sphere"}
     # Each machine keeps the screenshots of the agent it runs.
-    assert sorted(p.name for p in (tmp_path / "Agent2" / "screenshots").iterdir()) == [f"Agent2_step{n:03d}.png" for n in (1, 2, 3)]
+    assert sorted(p.name for p in (tmp_path / "Agent2" / "screenshots").iterdir()) == ["Agent2_step001.png"] + frame_files("Agent2", 3)
 
 
 def test_the_run_stops_with_one_line_when_the_window_goes(start_game, tmp_path):

@@ -6,6 +6,7 @@ import time
 import types
 
 import pytest
+from PIL import Image
 
 from perception.base import PerceptionStopped
 from perception.keyboard import Keyboard, KeyboardStopped
@@ -47,11 +48,23 @@ class FakeKeyboard:
         self._inside -= 1
 
 
+class FakeScreen:
+    """Frames that change with every key held, unless `frozen` (the agent faces a wall); counts its grabs."""
+
+    def __init__(self, keyboard):
+        self.keyboard, self.frozen, self.grabs = keyboard, False, 0
+
+    def grab(self, bbox, display=""):
+        self.grabs += 1
+        shade = 0 if self.frozen else 40 * len(self.keyboard.held) % 256
+        return Image.new("RGB", (bbox[2] - bbox[0], bbox[3] - bbox[1]), (shade, 90, 90))
+
+
 def backend(tmp_path, keymap=DEFAULT_KEYMAP, agents=("Agent1",)):
     views = {agent: AgentView(WINDOW, load_keymap(keymap, lambda key: True)) for agent in agents}
     look = {agent: (lambda path: Sight("A red cube ahead.", ("red cube",))) for agent in agents}
     windows, keyboard = FakeWindows(), FakeKeyboard()
-    perception = UnityPyAutoGUIPerception(None, views, keyboard, look, tmp_path, windows)
+    perception = UnityPyAutoGUIPerception(None, views, keyboard, look, tmp_path, windows, grabber=FakeScreen(keyboard))
     return perception, windows, keyboard
 
 
@@ -62,6 +75,35 @@ def test_actions_press_the_mapped_keys_and_dead_reckon_the_pose(tmp_path):
     assert keyboard.held == [(("w",), 0.25), (("left",), 0.25)]
     assert result.outcome == "turned" and result.detail == "held left for 0.25 s"
     assert perception.get_agent_state("Agent1").to_dict() == {"position": [0, 1, 0], "facing": "west", "pitch": 0, "roll": 0}
+    assert result.view_change == 1.0 and sorted(result.frames) == ["after", "at", "before"]
+
+
+def test_a_move_that_leaves_the_view_unchanged_is_blocked_and_not_counted(tmp_path):
+    perception, _, keyboard = backend(tmp_path)
+    perception.grabber.frozen = True
+    perception.observe("Agent1", step=3)
+    result = perception.execute_action("Agent1", "forward")
+    assert keyboard.held == [(("w",), 0.25)]  # the key was pressed: the game refused the move
+    assert result.outcome == "blocked" and result.view_change == 0.0
+    assert result.detail == "the view did not change (held w for 0.25 s; 0.0% of it changed)"
+    assert perception.get_agent_state("Agent1").to_dict()["position"] == [0, 0, 0]
+    assert result.frames["before"].endswith("Agent1_step003_before.png") and (tmp_path / "Agent1_step003_after.png").is_file()
+    assert perception.execute_action("Agent1", "look_left").outcome == "blocked"
+    assert perception.get_agent_state("Agent1").facing == "north"
+
+
+def test_the_after_frame_is_the_next_view_unless_a_key_was_pressed_in_the_window_since(tmp_path):
+    perception, _, _ = backend(tmp_path, agents=("Agent1", "Agent2"))
+    screen = perception.grabber
+    perception.observe("Agent1", step=1)
+    perception.execute_action("Agent1", "forward")
+    grabs = screen.grabs
+    view = perception.observe("Agent1", step=2)
+    assert view.image_path == str(tmp_path / "Agent1_step001_after.png") and screen.grabs == grabs  # no capture
+    perception.execute_action("Agent1", "forward")
+    perception.execute_action("Agent2", "forward")  # the same window: Agent1's after-frame is stale
+    view = perception.observe("Agent1", step=3)
+    assert view.image_path == str(tmp_path / "Agent1_step003.png") and screen.grabs == grabs + 5  # 2 per action, 1 look
 
 
 def test_an_action_the_key_map_leaves_out_is_unavailable_and_not_pressed(tmp_path):

@@ -7,6 +7,7 @@ pyautogui, bound at import to the first one, would type into the wrong server.
 Without Xvfb the tests skip, except in CI (CI=true), where they must run.
 """
 
+import contextlib
 import os
 import re
 import secrets
@@ -34,6 +35,13 @@ def x_display():
         if os.environ.get("CI") == "true":
             pytest.fail(reason)
         pytest.skip(reason)
+    with virtual_display() as display:
+        yield display
+
+
+@contextlib.contextmanager
+def virtual_display():
+    """Runs Xvfb; sets DISPLAY and XAUTHORITY while it runs and yields the display."""
     with tempfile.TemporaryDirectory(prefix="xvfb-") as folder:
         # Xvfb writes its display number to this pipe once it accepts clients.
         # -noreset: by default it resets when its last client leaves, and a
@@ -50,7 +58,7 @@ def x_display():
             number = ready.readline().strip()
         if not number:
             server.kill()
-            pytest.fail(f"Xvfb exited with code {server.wait()} before giving a display number")
+            raise RuntimeError(f"Xvfb exited with code {server.wait()} before giving a display number")
         authority = Path(folder, "Xauthority")
         authority.write_bytes(_xauthority_entry(number))
         display = f":{number}"

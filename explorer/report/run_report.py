@@ -226,20 +226,33 @@ def _panel_row(record):
 
 
 def _filmstrip(records, run_dir):
-    """Game mode: each step's screenshot with its caption, objects, decision and dead-reckoned position."""
+    """Game mode: each step's screenshot with its caption, objects, decision and dead-reckoned position,
+    and the frames just before and after its action, with what the comparison made of them."""
     frames = []
     for record in records:
-        image = record.get("image_path")
-        path = Path(image) if image else None
-        if path is not None and not path.is_absolute():
-            path = run_dir / path
         decision = record.get("decision") or {}
-        pose = (record.get("result") or {}).get("pose") or record.get("pose")
+        result = record.get("result") or {}
+        pose = result.get("pose") or record.get("pose")
+        action_frames = result.get("frames") or {}
+        change = result.get("view_change")
         frames.append({
             "agent": record["agent_id"], "step": record["step"],
-            "image": thumbnail_data_uri(path) if path is not None and path.is_file() else None,
+            "image": _thumbnail(run_dir, record.get("image_path"), 320),
             "caption": record.get("visible_caption", ""), "objects": ", ".join(record.get("visible_objects") or ()),
             "action": record.get("action") or "", "reason": decision.get("reason", ""),
+            "outcome": result.get("outcome", ""),
+            "view_change": f"{change:.1%} of the view changed" if change is not None else "",
+            "before": _thumbnail(run_dir, action_frames.get("before"), 160),
+            "after": _thumbnail(run_dir, action_frames.get("after"), 160),
             "pose": f"({', '.join(map(str, pose['position']))}) facing {pose['facing']}" if pose else "",
         })
     return frames
+
+
+def _thumbnail(run_dir, image, width):
+    """A data: URI of the screenshot a trace names (relative to the run directory or absolute), if it is there."""
+    if not image:
+        return None
+    path = Path(image)
+    path = path if path.is_absolute() else run_dir / path
+    return thumbnail_data_uri(path, width) if path.is_file() else None
