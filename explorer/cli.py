@@ -140,6 +140,10 @@ def build_parser():
         default="combined",
         help=f"vision calls per step: {' or '.join(VISION_CALLS)} (combined: one call gives caption and objects)",
     )
+    unity.add_argument(
+        "--pause-key", metavar="KEY",
+        help="a key that pauses the game: pressed before the model is asked and again before the action",
+    )
     volume = parser.add_mutually_exclusive_group()
     volume.add_argument("-v", "--verbose", action="store_true", help="log every agent-step")
     volume.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
@@ -193,6 +197,7 @@ def config_from(args) -> RunConfig:
         keymaps=tuple(shipped_or_given(path, SHIPPED_KEYMAPS) for path in args.keymap),
         regions=tuple(args.region),
         vision=args.vision,
+        pause_key=args.pause_key,
         store=args.store,
         run_id=args.run_id,
         local_agents=args.local_agents,

@@ -56,6 +56,7 @@ class RunConfig:
     keymaps: tuple[Path, ...] = ()  # none: perception.keymap.DEFAULT_KEYMAP
     regions: tuple[tuple[int, int, int, int], ...] = ()  # x, y, width, height inside the window
     vision: str = "combined"
+    pause_key: str | None = None  # Unity mode: pressed before the model is asked and again before the action
     # A team split across processes: the Redis store they share, the team's run id, this process's agents.
     store: str | None = None  # None: the in-process store
     run_id: str | None = None
@@ -71,8 +72,8 @@ class RunConfig:
             raise ConfigError(f"--agents must be from 1 to {MAX_AGENTS}, not {self.agents}")
         if self.mode == "unity":
             self._check_unity()
-        elif self.window_titles or self.keymaps or self.regions or self.vision != "combined":
-            raise ConfigError("--window-title, --keymap, --region and --vision are for --mode unity")
+        elif self.window_titles or self.keymaps or self.regions or self.vision != "combined" or self.pause_key:
+            raise ConfigError("--window-title, --keymap, --region, --vision and --pause-key are for --mode unity")
         if self.decide not in DECIDE_LEVELS:
             raise ConfigError(f"unknown --decide {self.decide!r}: choose one of {', '.join(DECIDE_LEVELS)}")
         if self.decide == "goals" and self.mode != "mock":
@@ -225,6 +226,7 @@ class RunConfig:
             "keymaps": [str(path) for path in self.keymaps],
             "regions": [list(region) for region in self.regions],
             "vision": self.vision,
+            "pause_key": self.pause_key,
             "store": redact_url(self.store) if self.store else None,
             "run_id": self.run_id,
             "local_agents": list(self.local_agents),

@@ -60,6 +60,8 @@ class UnitySetup:
         # pyautogui binds to the display when imported, so only now that one answered.
         self.keyboard = Keyboard()
         keymaps = {path: load_keymap(path, self.keyboard.is_valid_key) for path in dict.fromkeys(k for *_, k, _ in here)}
+        if config.pause_key is not None and not self.keyboard.is_valid_key(config.pause_key):
+            raise ConfigError(f"--pause-key: unknown key name {config.pause_key!r} (pyautogui's key names: p, space, esc, f1, ...)")
         self.views = {}
         for agent_id, _, title, keymap, region in here:
             window = windows[title]
@@ -74,7 +76,9 @@ class UnitySetup:
         }
         screenshots = run_dir / SCREENSHOT_DIR
         screenshots.mkdir(parents=True, exist_ok=True)
-        return UnityPyAutoGUIPerception(store, self.views, self.keyboard, look, screenshots, team=agent_ids)
+        return UnityPyAutoGUIPerception(
+            store, self.views, self.keyboard, look, screenshots, team=agent_ids, pause_key=self.config.pause_key
+        )
 
 
 def perception_setup(config, profiles, agent_ids, local=None):

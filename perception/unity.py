@@ -28,6 +28,8 @@ from perception.window import WindowError
 from perception.windows import window_system
 
 START_POSE = Pose(0, 0, 0, "north")
+PAUSE_TAP_SECONDS = 0.1  # long enough for a game that reads its keys once a frame
+PAUSE_WAIT_SECONDS = 600  # an agent waits this long at most for its window's other agents to decide
 
 
 @dataclass(frozen=True)
@@ -65,9 +67,12 @@ class UnityPyAutoGUIPerception(PerceptionInterface):
     vision calls of different agents overlap.
     """
 
-    def __init__(self, store, views, keyboard, look, screenshot_dir, windows=None, team=None, grabber=None):
+    def __init__(self, store, views, keyboard, look, screenshot_dir, windows=None, team=None, grabber=None,
+                 pause_key=None):
         """`team`: every agent's id, where some play elsewhere (a team split across machines); each starts
-        at the same dead-reckoned pose. `grabber` grabs screen boxes (perception.screenshots.ScreenGrabber)."""
+        at the same dead-reckoned pose. `grabber` grabs screen boxes (perception.screenshots.ScreenGrabber).
+        `pause_key`: pressed once a window's first agent starts to think (after its view is grabbed),
+        and again once the last of them has decided, before the actions."""
         super().__init__(store)
         self.views = views
         self.keyboard = keyboard
@@ -81,6 +86,10 @@ class UnityPyAutoGUIPerception(PerceptionInterface):
         self._presses = {}  # window id -> actions carried out in it so far
         self._after = {}  # agent id -> (its last after-frame's path, that window's presses then)
         self._steps = {}  # agent id -> the step it last observed in
+        self.pause_key = pause_key
+        self._pause_changed = threading.Condition(self._lock)
+        self._thinking = {}  # window id -> the agents deciding while it is paused
+        self._paused = set()  # window ids
 
     def available_actions(self, agent_id) -> tuple[str, ...]:
         return self.views[agent_id].keymap.available_actions
@@ -110,6 +119,7 @@ class UnityPyAutoGUIPerception(PerceptionInterface):
         path = after_path or self.screenshot_dir / f"{agent_id}_step{step or 0:03d}.png"
         if after_path is None:
             save_png(self.grabber.grab(view.bbox, view.window.display), path)
+        self._start_thinking(agent_id, view.window)
         sight = self.look[agent_id](path)
         with self._lock:
             self._seen[agent_id] = sight.objects
@@ -131,6 +141,8 @@ class UnityPyAutoGUIPerception(PerceptionInterface):
         if binding is None:
             return ActionResult(action, "unavailable", pose, f"{action!r} has no key in {view.keymap.path}: not executed")
         feedback = view.keymap.feedback
+        if self._stop_thinking(agent_id, view.window):
+            time.sleep(feedback.settle_seconds)  # the game shows play again, not its pause screen
         with self.keyboard.turn():
             refocused = self._focus(view.window)
             before_at = time.time()  # wall-clock times, to set beside a game's own log
@@ -164,6 +176,41 @@ class UnityPyAutoGUIPerception(PerceptionInterface):
         with self._lock:
             self._after[agent_id] = (Path(paths["after"]), presses)
         return paths
+
+    def _start_thinking(self, agent_id, window):
+        """Pause the window's game, unless one of its agents already did."""
+        if self.pause_key is None:
+            return
+        with self._lock:
+            self._thinking.setdefault(window.id, set()).add(agent_id)
+            if window.id in self._paused:
+                return
+            self._paused.add(window.id)
+        self._tap_pause(window)
+
+    def _stop_thinking(self, agent_id, window) -> bool:
+        """Wait until no agent of the window is deciding, then resume its game once; True if this call did."""
+        if self.pause_key is None:
+            return False
+        with self._pause_changed:
+            thinking = self._thinking.setdefault(window.id, set())
+            thinking.discard(agent_id)
+            self._pause_changed.notify_all()
+            # An agent that stopped without acting must not hold the rest for ever.
+            self._pause_changed.wait_for(lambda: not thinking, timeout=PAUSE_WAIT_SECONDS)
+            if window.id not in self._paused:
+                return False
+            self._paused.discard(window.id)
+        self._tap_pause(window)
+        return True
+
+    def _tap_pause(self, window):
+        """Press the pause key in the window; it counts as something done there (its frames are stale)."""
+        with self.keyboard.turn():
+            self._focus(window)
+            self.keyboard.hold((self.pause_key,), PAUSE_TAP_SECONDS)
+            with self._lock:
+                self._presses[window.id] = self._presses.get(window.id, 0) + 1
 
     def _check_window(self, window):
         if not self.windows.window_exists(window):

@@ -25,7 +25,10 @@ height; yaw 0 looks along +y and grows turning right; angles are in degrees.
 With --arena HALF a fence of posts stands at |x| = HALF and |y| = HALF, and a walk
 stops ARENA_MARGIN short of it: a move into the fence leaves the view as it was.
 With --pose-log every pose written is also appended to FILE as a JSON line with the
-time it was reached, {"t": time.time(), "pose": ...}: the game's own position log.
+time it was reached, {"t": time.time(), "pose": ..., "paused": ...}: the game's own log.
+
+    p            pause / resume: nothing moves, and a banner says PAUSED
+
 Run it under Xvfb with SDL_AUDIODRIVER=dummy.
 """
 
@@ -179,7 +182,7 @@ def draw_view(surface, pose, font, posts=()):
         surface.blit(rolled, rolled.get_rect(center=(width / 2, height / 2)))
 
 
-def write_pose(path, poses, log=None):
+def write_pose(path, poses, log=None, paused=False):
     """Writes the poses atomically, so a reader never sees half a file; and appends them to `log`."""
     data = (
         poses["left"].rounded()
@@ -192,7 +195,7 @@ def write_pose(path, poses, log=None):
     os.replace(temporary, path)
     if log is not None:
         with open(log, "a") as file:
-            file.write(json.dumps({"t": time.time(), "pose": data}) + "\n")
+            file.write(json.dumps({"t": time.time(), "pose": data, "paused": paused}) + "\n")
 
 
 def main():
@@ -224,15 +227,27 @@ def main():
     poses = {side: START_POSES[side] for side in sides}
     posts = fence_posts(args.arena)
     written = None  # the first frame is written too: the file then says the game is drawn
-    while not any(event.type == pygame.QUIT for event in pygame.event.get()):
+    paused = False
+    while True:
+        events = pygame.event.get()
+        if any(event.type == pygame.QUIT for event in events):
+            break
+        toggles = sum(event.type == pygame.KEYDOWN and event.key == pygame.K_p for event in events)
         seconds = min(clock.tick(60) / 1000, 0.1)  # a stalled frame must not jump the pose
-        pressed = pygame.key.get_pressed()
-        poses = {side: moved(poses[side], keys, pressed, seconds, args.arena) for side, keys in sides.items()}
+        if toggles % 2:
+            paused = not paused
+            write_pose(args.pose_file, poses, args.pose_log, paused)
+        if not paused:
+            pressed = pygame.key.get_pressed()
+            poses = {side: moved(poses[side], keys, pressed, seconds, args.arena) for side, keys in sides.items()}
         for side, viewport in viewports.items():
             draw_view(viewport, poses[side], font, posts)
+        if paused:
+            banner = font.render("PAUSED", True, (255, 255, 255), (0, 0, 0))
+            screen.blit(banner, banner.get_rect(center=(width / 2, height / 2)))
         pygame.display.flip()
         if poses != written:
-            write_pose(args.pose_file, poses, args.pose_log)
+            write_pose(args.pose_file, poses, args.pose_log, paused)
             written = poses
     pygame.quit()
 

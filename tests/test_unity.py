@@ -161,6 +161,31 @@ def test_walking_into_the_fence_is_seen_as_blocked_and_the_next_prompt_says_so(s
     assert f"step {first_blocked + 1}: forward -> blocked: the view did not change" in trace[first_blocked + 1]["prompt"]
 
 
+def test_a_pause_key_pauses_the_game_while_the_model_is_asked(start_game, tmp_path):
+    log = tmp_path / "positions.jsonl"
+    start_game("Pause Game", "--pose-log", str(log))
+    answer = colour_vision({("Agent1", n): "forward" for n in range(1, 4)})
+    asked = []  # when each model call arrived, vision and decisions alike
+
+    def timed(request):
+        asked.append(time.time())
+        return answer(request)
+
+    with ChatServer(timed) as server:
+        process, run_dir = run_unity(
+            tmp_path, server, "--agents", "1", "--steps", "3", "--window-title", "^Pause Game$", "--pause-key", "p"
+        )
+    assert process.returncode == 0, process.stderr
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    # Paused once per step, and resumed once, before the step's action.
+    toggles = [entry["paused"] for before, entry in zip(entries, entries[1:]) if entry["paused"] != before["paused"]]
+    assert toggles == [True, False] * 3
+    assert len(asked) == 6 and all([e for e in entries if e["t"] <= t][-1]["paused"] for t in asked)
+    trace = read_trace(run_dir / "trace.jsonl")
+    assert [r["result"]["outcome"] for r in trace] == ["moved"] * 3  # no key fell into a pause
+    assert "PAUSED" not in trace[0]["visible_caption"]
+
+
 def test_two_agents_on_a_split_screen_with_two_key_maps(start_game, tmp_path):
     _, game, pose_file = start_game("Split Game", "--split", "--size", "640x360")
     script = {("Agent1", n): "forward" for n in range(1, 4)} | {("Agent2", n): "forward" for n in range(1, 4)}
@@ -293,6 +318,12 @@ def test_a_key_map_with_an_unknown_key_is_an_error(start_game, start_up_error, t
     keymap.write_text("actions:\n  forward: spacebar\n")  # pyautogui calls it space
     code, line = start_up_error("--window-title", "Keyed Game", "--keymap", str(keymap))
     assert code == 2 and line == f"main.py: error: {keymap}: 'forward': unknown key name 'spacebar'"
+
+
+def test_an_unknown_pause_key_is_an_error(start_game, start_up_error):
+    start_game("Pausable Game")
+    code, line = start_up_error("--window-title", "Pausable Game", "--pause-key", "pause-button")
+    assert code == 2 and line.startswith("main.py: error: --pause-key: unknown key name 'pause-button'")
 
 
 def test_a_region_outside_the_window_is_an_error(start_game, start_up_error):
