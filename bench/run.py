@@ -83,14 +83,19 @@ def after_first_step(summary, agents):
 
 
 def embedding_floor(embedder, run_dir):
-    """Seconds per agent-step the model takes for the run's own texts: its memory texts and queries,
-    sorted by length (the least padding) and encoded in batches of 64, one pass per core at once."""
+    """Seconds per agent-step the model takes for the run's own texts: its distinct memory texts and
+    queries (a repeated text is not encoded again), in batches of up to 64 texts of one token
+    length (no padding: a query padded to a memory text's length costs about three times more),
+    one pass per core at once."""
     records = [r for r in read_trace(run_dir / "trace.jsonl") if r.get("memory_text")]
     texts = [r["memory_text"] for r in records] + [r["memory_query"] for r in records if r.get("memory_query")]
+    texts = list(dict.fromkeys(texts))
     model = embedder._model  # straight to the model: no cache, no gathering
     lengths = model.token_lengths(texts)
-    ordered = [text for _, text in sorted(zip(lengths, texts))]
-    batches = [ordered[i : i + FLOOR_BATCH] for i in range(0, len(ordered), FLOOR_BATCH)]
+    by_length = {}
+    for length, text in zip(lengths, texts):
+        by_length.setdefault(length, []).append(text)
+    batches = [same[i : i + FLOOR_BATCH] for same in by_length.values() for i in range(0, len(same), FLOOR_BATCH)]
     with ThreadPoolExecutor(embedder.workers) as pool:
         list(pool.map(model.encode, batches[:2]))  # warm
         started = time.perf_counter()
