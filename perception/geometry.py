@@ -1,14 +1,12 @@
 """Grid geometry: how actions change a pose, and what a pose can see.
 
-Pure functions over a world's size and a set of wall cells, shared by the
-mock world (with its true walls) and by the offline explorer (with the walls
-it has found so far), so both agree on what a pose shows.
+Functions over a world's size and a set of wall cells, shared by the mock
+world (with its true walls) and by the offline explorer (with the walls it has
+found so far), so both agree on what a pose shows. Line of sight is worked out
+in integers, exactly, once per view distance (ViewCone).
 """
 
 from __future__ import annotations
-
-from fractions import Fraction
-from functools import cache
 
 from perception.base import FACING_VECTORS, turn
 
@@ -60,98 +58,141 @@ def apply_action(pose, action, size, walls):
     return pose, "unavailable", f"{action!r} is not an action"
 
 
-def sight(pose, view_distance, size, walls):
-    """What a pose sees: (free cells as (x, y, level), wall cells as (x, y)), both sorted.
+class ViewCone:
+    """What a pose can see at a view distance: the cells of its cone, each with the cells that could
+    hide it, worked out once per facing (a pose's sight is then set lookups, no arithmetic).
 
     The agent sees one level, z + pitch: its own cell plus a 90-degree cone
     ahead reaching view_distance cells, minus what walls hide. Roll changes nothing.
     """
-    width, depth, height = size
-    level = pose.z + pose.pitch
-    if not 0 <= level < height:
-        return (), ()
-    origin = (pose.x, pose.y)
-    cells, seen_walls = [origin], []
-    for cell in _cone(pose, view_distance, width, depth):
-        if line_of_sight(origin, cell, walls):
-            (seen_walls if cell in walls else cells).append(cell)
-    return tuple(sorted((x, y, level) for x, y in cells)), tuple(sorted(seen_walls))
+
+    def __init__(self, view_distance):
+        self.view_distance = view_distance
+        self._rays = {}  # facing -> ((dx, dy), crossed, squeezes) for each cell of the cone, as offsets
+        self._walls_that_matter = {}  # facing -> offsets (see walls_that_matter)
+
+    def sight(self, pose, size, walls):
+        """What `pose` sees: (free cells as (x, y, level), wall cells as (x, y)), both sorted."""
+        width, depth, height = size
+        level = pose.z + pose.pitch
+        if not 0 <= level < height:
+            return (), ()
+        x0, y0 = pose.x, pose.y
+        cells, seen_walls = [(x0, y0)], []
+        for (dx, dy), crossed, squeezes in self._cone(pose.facing):
+            cell = (x0 + dx, y0 + dy)
+            if 0 <= cell[0] < width and 0 <= cell[1] < depth and _clear(x0, y0, crossed, squeezes, walls):
+                (seen_walls if cell in walls else cells).append(cell)
+        return tuple(sorted((x, y, level) for x, y in cells)), tuple(sorted(seen_walls))
+
+    def walls_that_matter(self, facing):
+        """The offsets from a pose facing this way where a wall would change what it sees: the cells of
+        its cone, and those the rays to them cross or squeeze between (a wall elsewhere changes nothing)."""
+        if facing not in self._walls_that_matter:
+            self._walls_that_matter[facing] = frozenset(
+                cell for offset, crossed, squeezes in self._cone(facing)
+                for cell in (offset, *crossed, *(cell for pair in squeezes for cell in pair))
+            )
+        return self._walls_that_matter[facing]
+
+    def _cone(self, facing):
+        if facing not in self._rays:
+            offsets = _cone_offsets(facing, self.view_distance)
+            self._rays[facing] = tuple((offset, *_segment(*offset)) for offset in offsets)
+        return self._rays[facing]
 
 
-def _cone(pose, view_distance, width, depth):
-    forward_x, forward_y = FACING_VECTORS[pose.facing]
-    right_x, right_y = FACING_VECTORS[turn(pose.facing, 1)]
-    for ahead in range(1, view_distance + 1):
-        for side in range(-ahead, ahead + 1):
-            x = pose.x + ahead * forward_x + side * right_x
-            y = pose.y + ahead * forward_y + side * right_y
-            if 0 <= x < width and 0 <= y < depth:
-                yield (x, y)
+def _cone_offsets(facing, view_distance):
+    forward_x, forward_y = FACING_VECTORS[facing]
+    right_x, right_y = FACING_VECTORS[turn(facing, 1)]
+    return [
+        (ahead * forward_x + side * right_x, ahead * forward_y + side * right_y)
+        for ahead in range(1, view_distance + 1)
+        for side in range(-ahead, ahead + 1)
+    ]
 
 
 def line_of_sight(start, end, walls):
     """Whether no wall stands between the centres of two (x, y) cells.
 
-    Exact supercover, computed with fractions so it is the same both ways:
-    a wall blocks when the segment between the centres passes through its
-    interior (the two end cells never block). Where the segment passes
-    exactly through a grid corner it squeezes between the two cells that
-    only touch it there; it is blocked when both are walls, so walls that
-    meet diagonally leave no gap, while grazing one wall's corner does not
-    block.
+    Exact supercover, the same both ways: a wall blocks when the segment
+    between the centres passes through its interior (the two end cells never
+    block). Where the segment passes exactly through a grid corner it
+    squeezes between the two cells that only touch it there; it is blocked
+    when both are walls, so walls that meet diagonally leave no gap, while
+    grazing one wall's corner does not block.
     """
-    (x0, y0), (x1, y1) = start, end
-    crossed, squeezes = _segment(x1 - x0, y1 - y0)
-    if any((x0 + dx, y0 + dy) in walls for dx, dy in crossed):
-        return False
-    return not any(
-        (x0 + ax, y0 + ay) in walls and (x0 + bx, y0 + by) in walls for (ax, ay), (bx, by) in squeezes
-    )
+    return _clear(*start, *_segment(end[0] - start[0], end[1] - start[1]), walls)
 
 
-@cache
+def _clear(x0, y0, crossed, squeezes, walls):
+    """Whether no wall stands on a segment from (x0, y0), given as the offsets it crosses and squeezes between."""
+    for dx, dy in crossed:
+        if (x0 + dx, y0 + dy) in walls:
+            return False
+    for (ax, ay), (bx, by) in squeezes:
+        if (x0 + ax, y0 + ay) in walls and (x0 + bx, y0 + by) in walls:
+            return False
+    return True
+
+
 def _segment(dx, dy):
     """For a segment from (0, 0) to (dx, dy): the cells it passes through (ends excluded) and the
-    pairs of cells it squeezes between at grid corners. A pure function of the offset, so kept."""
-    start, end = (0, 0), (dx, dy)
+    pairs of cells it squeezes between at grid corners."""
     crossed = tuple(
-        (x, y)
-        for x in range(min(0, dx), max(0, dx) + 1)
-        for y in range(min(0, dy), max(0, dy) + 1)
-        if (x, y) not in (start, end) and _passes_through(start, end, (x, y))
+        cell for cell in _cells_near(dx, dy) if cell not in ((0, 0), (dx, dy)) and _passes_through(dx, dy, cell)
     )
-    return crossed, tuple(_corner_squeezes(start, end))
+    return crossed, tuple(_corner_squeezes(dx, dy))
 
 
-def _passes_through(start, end, cell):
-    """Whether the segment between two cell centres enters the open square of `cell`."""
-    low, high = Fraction(0), Fraction(1)
-    for begin, finish, centre in zip(start, end, cell):
-        delta = finish - begin
+def _cells_near(dx, dy):
+    """The cells the segment from (0, 0) to (dx, dy) could pass through, column by column: in each,
+    those within a cell of the stretch of the segment above it (so a long ray costs its length only)."""
+    low_y, high_y = min(0, dy), max(0, dy)
+    for x in range(min(0, dx), max(0, dx) + 1):
+        if dx == 0:
+            ys = range(low_y, high_y + 1)
+        else:
+            # y over the column x -+ 1/2 runs between these, in units of 1 / (2 |dx|):
+            ends = sorted((2 * x + side) * dy * (1 if dx > 0 else -1) for side in (-1, 1))
+            scale = 2 * abs(dx)
+            ys = range(max(low_y, ends[0] // scale - 1), min(high_y, -(-ends[1] // scale) + 1) + 1)
+        for y in ys:
+            yield (x, y)
+
+
+def _passes_through(dx, dy, cell):
+    """Whether the segment from (0, 0) to (dx, dy) enters the open square of `cell`.
+
+    Times along the segment are counted in units of 1 / scale, so that the
+    times it reaches each edge of the cell (centre -+ 1/2) are integers: exact.
+    """
+    scale = 2 * (abs(dx) or 1) * (abs(dy) or 1)
+    low, high = 0, scale
+    for delta, centre in ((dx, cell[0]), (dy, cell[1])):
         if delta == 0:
-            if begin != centre:  # integer coordinates: inside the open slab only if equal
+            if centre != 0:  # integer coordinates: inside the open slab only if equal
                 return False
             continue
-        # Times at which this coordinate reaches the two edges of the cell.
-        edges = sorted(Fraction(2 * (centre - begin) + side, 2 * delta) for side in (-1, 1))
+        # (2 * centre -+ 1) / (2 * delta) in units of 1 / scale:
+        edges = sorted((2 * centre + side) * (scale // (2 * abs(delta))) * (1 if delta > 0 else -1) for side in (-1, 1))
         low, high = max(low, edges[0]), min(high, edges[1])
     return low < high
 
 
-def _corner_squeezes(start, end):
-    """For each grid corner strictly inside the segment, the two cells touching it only there."""
-    (x0, y0), (x1, y1) = start, end
-    dx, dy = x1 - x0, y1 - y0
+def _corner_squeezes(dx, dy):
+    """For each grid corner strictly inside the segment from (0, 0) to (dx, dy), the two cells
+    touching it only there."""
     if dx == 0 or dy == 0:
         return
     step_x, step_y = (1 if dx > 0 else -1), (1 if dy > 0 else -1)
     for k in range(abs(dx)):
-        # The segment crosses x = x0 + step_x * (k + 1/2); in doubled coordinates:
-        corner_x2 = 2 * x0 + step_x * (2 * k + 1)
-        rise2 = Fraction((2 * k + 1) * dy, abs(dx))
-        if rise2.denominator == 1 and rise2.numerator % 2 == 1:
-            corner_y2 = 2 * y0 + rise2.numerator
+        # The segment crosses x = step_x * (k + 1/2); it is at a corner there when the rise,
+        # in doubled coordinates (2k + 1) * dy / |dx|, is an odd integer.
+        corner_x2 = step_x * (2 * k + 1)
+        rise2, remainder = divmod((2 * k + 1) * dy, abs(dx))
+        if remainder == 0 and rise2 % 2 == 1:
             yield (
-                ((corner_x2 + step_x) // 2, (corner_y2 - step_y) // 2),
-                ((corner_x2 - step_x) // 2, (corner_y2 + step_y) // 2),
+                ((corner_x2 + step_x) // 2, (rise2 - step_y) // 2),
+                ((corner_x2 - step_x) // 2, (rise2 + step_y) // 2),
             )

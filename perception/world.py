@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 
 from perception.base import FACINGS, Pose
-from perception.geometry import sight
+from perception.geometry import ViewCone
 from perception.yaml_files import FileProblem, Invalid, check_keys, kind, load_mapping
 
 WORLD_KEYS = ("name", "size", "walls", "objects", "agents", "view_distance", "max_steps")
@@ -68,9 +69,13 @@ class World:
             if (x, y) not in self.walls
         ]
 
+    @cached_property
+    def view_cone(self):
+        return ViewCone(self.view_distance)
+
     def view(self, pose):
         """What `pose` sees: (objects, seen_cells as (x, y, level), seen_walls as (x, y))."""
-        cells, walls = sight(pose, self.view_distance, self.size, self.walls)
+        cells, walls = self.view_cone.sight(pose, self.size, self.walls)
         seen = set(cells)
         origin = (pose.x, pose.y)
         objects = sorted(

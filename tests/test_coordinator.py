@@ -97,7 +97,8 @@ def test_a_directive_is_replaced_by_a_newer_one_and_dropped_when_unreachable(tmp
     replaced = step(perception, policy, 2, sentences.directive(2, (1, 0, 0, None)))
     assert replaced.directive["id"] == 2 and replaced.directive["replaced"] == [1]
     # Behind a wall it has seen from end to end: no way there.
-    policy.planner.map.walls.update({(3, y) for y in range(6)})
+    for y in range(6):
+        policy.planner.map.add_wall((3, y))
     walled_off = step(perception, policy, 3, sentences.directive(3, (5, 5, 0, None)))
     assert walled_off.directive["status"] == "unreachable" and walled_off.decided_by is None
 

@@ -115,10 +115,7 @@ class OfflineCoordinator:
         """Cells nearer (by path, on the team's map) another explorer than this one: the explorers'
         own split of the ground, which the coordinator keeps."""
         others = [pose[:3] for other, pose in self.poses.items() if other != explorer]
-        if not others:
-            return frozenset()
-        mine = self.map.distances([self.poses[explorer][:3]])
-        return frozenset(c for c, d in self.map.distances(others).items() if d < mine.get(c, d + 1))
+        return self.map.nearer_others(self.poses[explorer][:3], others) if others else frozenset()
 
     def _own_goal(self, explorer, actions, tick, theirs):
         """The pose the explorer is heading for (the coordinator's goal, or the one it would choose

@@ -9,17 +9,21 @@ known so far (unknown ground is taken to be free), and values a pose by the
 unseen cells it would show, less a cost per step of travel: the rule of
 utility-versus-travel-cost frontier exploration (Burgard et al. 2005): a
 goal's worth is its unseen cells per step of the way, so a peek into the
-opening it is passing beats the corridor's far end, which stays there.
+opening it is passing beats the corridor's far end, which stays there. The
+search ends once no pose farther away could be among the best goals, given
+what the best unseen cells of one level are worth: the bound decides how soon
+it stops, never what it finds.
 """
 
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections import deque
 from dataclasses import dataclass
 
 from perception.base import FACING_VECTORS, Pose, turn
-from perception.geometry import CLIMBS, STEP_TURNS, TURNS, apply_action, sight
+from perception.geometry import CLIMBS, STEP_TURNS, TURNS, ViewCone, apply_action
 
 # A goal is worth the unseen cells it shows per step of the way there (a rate,
 # so the same rule serves a hall and a maze); the offset keeps a goal one step
@@ -34,6 +38,8 @@ PITCHES = {"look_up": 1, "look_down": -1}
 # is blind (it shows nothing new ahead), so a long walk is made facing forward.
 ACTION_COST = {"forward": 1.0, "backward": 1.5, "move_left": 1.5, "move_right": 1.5}
 ACTION_COST.update({a: 1.0 for a in ("move_up", "move_down", "look_left", "look_right", "look_up", "look_down")})
+# A little over any sum of cell worths, for the rounding of float sums: it keeps a bound a bound.
+ROUNDING_MARGIN = 1e-9
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,7 @@ class GridMap:
     def __init__(self):
         self.size = None
         self.view_distance = 0
+        self.cone = ViewCone(0)
         self.seen: set[tuple[int, int, int]] = set()
         self.walls: set[tuple[int, int]] = set()
         self.open: set[tuple[int, int]] = set()  # (x, y) of the cells seen free
@@ -69,6 +76,13 @@ class GridMap:
         self.hidden: dict[tuple, set] = {}
         self.teammates_ground: set[tuple[int, int, int]] = set()  # cells teammates said they covered
         self._sights: dict[tuple, tuple[int, frozenset]] = {}  # pose -> (len(wall_log) then, cells)
+        # Poses that show nothing unseen, and never will: cells are only ever seen (or hidden), and a
+        # view only narrows as walls are found.
+        self._seen_out: set[tuple] = set()
+        # Worked out as searches need them, forgotten when a wall is met beside them (_forget_beside):
+        self._moves: dict[tuple, tuple] = {}  # pose -> its moves (_work_out_moves)
+        self._moves_for: tuple | None = None  # the actions those moves are for
+        self._beside: dict[tuple, tuple] = {}  # cell -> the cells one move away (_cells_beside)
 
     # What the agent learns
 
@@ -79,7 +93,9 @@ class GridMap:
     def learn_view(self, size, view_distance, pose, seen_cells, seen_walls):
         """Learn what one view showed: the cells seen from `pose` (a pose dict); returns the pose as a map key."""
         self.size = tuple(size)
-        self.view_distance = view_distance
+        if view_distance != self.view_distance:
+            self.view_distance = view_distance
+            self.cone = ViewCone(view_distance)
         pose = pose_key(Pose.from_dict(pose))
         seen_now = set(map(tuple, seen_cells))
         self.seen.update(seen_now)
@@ -93,6 +109,17 @@ class GridMap:
         if cell not in self.walls:
             self.walls.add(cell)
             self.wall_log.append(cell)
+            self._forget_beside(cell)
+
+    def _forget_beside(self, wall):
+        """Forget the moves into the wall's (x, y): they are blocked now."""
+        x, y = wall
+        for column in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
+            for z in range(self.size[2]):
+                self._beside.pop((*column, z), None)
+                for facing in FACING_VECTORS:
+                    for pitch in (-1, 0, 1):
+                        self._moves.pop((*column, z, facing, pitch), None)
 
     def in_grid(self, x, y):
         return 0 <= x < self.size[0] and 0 <= y < self.size[1]
@@ -100,15 +127,17 @@ class GridMap:
     # What a pose shows
 
     def sight(self, pose) -> frozenset:
-        """The cells `pose` would show, with the walls known so far; cached until a wall near it is met."""
+        """The cells `pose` would show, with the walls known so far; cached until a wall that matters to it is met."""
         cached = self._sights.get(pose)
         if cached is not None:
             version, cells = cached
-            reach = self.view_distance
-            if all(abs(wx - pose[0]) > reach or abs(wy - pose[1]) > reach for wx, wy in self.wall_log[version:]):
+            if version == len(self.wall_log):
+                return cells
+            matters, (x, y) = self.cone.walls_that_matter(pose[3]), pose[:2]
+            if all((wx - x, wy - y) not in matters for wx, wy in self.wall_log[version:]):
                 self._sights[pose] = (len(self.wall_log), cells)
                 return cells
-        cells = frozenset(sight(Pose(*pose), self.view_distance, self.size, self.walls)[0])
+        cells = frozenset(self.cone.sight(Pose(*pose), self.size, self.walls)[0])
         self._sights[pose] = (len(self.wall_log), cells)
         return cells
 
@@ -121,26 +150,75 @@ class GridMap:
         """(worth, unseen cells) of what `pose` would show; `claimed` cells are worth TEAM_WEIGHT,
         `theirs` (nearer a teammate) REGION_WEIGHT."""
         new = self.unseen(self.sight(pose), pose)
-        others = self.teammates_ground
-        worth = sum(
-            TEAM_WEIGHT if cell in others or cell in claimed else REGION_WEIGHT if cell in theirs else 1.0
-            for cell in new
-        )
-        return worth, len(new)
+        return sum(self._cell_worth(cell, claimed, theirs) for cell in new), len(new)
 
-    def distances(self, starts):
-        """Steps from the nearest of the cells `starts` to every cell reachable over the walls known so
-        far (moves only): one pass however many starts, so a team of any size costs the same."""
+    def _cell_worth(self, cell, claimed, theirs):
+        """What seeing an unseen cell is worth (see gain)."""
+        if cell in self.teammates_ground or cell in claimed:
+            return TEAM_WEIGHT
+        return REGION_WEIGHT if cell in theirs else 1.0
+
+    def _unseen_worths(self, claimed, theirs):
+        """Each unseen cell's worth (_cell_worth), worked out once for a search rather than for each pose."""
         width, depth, height = self.size
-        distance = dict.fromkeys(starts, 0)
+        cells = ((x, y, z) for x in range(width) for y in range(depth) if (x, y) not in self.walls for z in range(height))
+        return {cell: self._cell_worth(cell, claimed, theirs) for cell in cells if cell not in self.seen}
+
+    @property
+    def view_cells(self):
+        """The most cells one view shows."""
+        return 1 + sum(2 * ahead + 1 for ahead in range(1, self.view_distance + 1))
+
+    def _gain_with(self, pose, worths):
+        """gain, from the unseen cells' worths (_unseen_worths): the same sum, in the same order."""
+        if pose in self._seen_out:
+            return 0, 0
+        hidden = self.hidden.get(pose, ())
+        new = [worths[cell] for cell in self.sight(pose) if cell in worths and cell not in hidden]
+        if not new:
+            self._seen_out.add(pose)
+        return sum(new), len(new)
+
+    def _most_worth(self, worths):
+        """No pose is worth more than this: the worth of the best unseen cells of one level, as many as
+        a view shows (a little over, for rounding). Far below a full view once most ground is seen or
+        a teammate's, it ends a search early."""
+        levels: dict[int, list[float]] = {}
+        for (_, _, z), worth in worths.items():
+            levels.setdefault(z, []).append(worth)
+        most = max((sum(sorted(level, reverse=True)[: self.view_cells]) for level in levels.values()), default=0.0)
+        return most * (1 + ROUNDING_MARGIN)
+
+    def nearer_others(self, mine, others):
+        """The cells nearer (by path over the walls known so far, moves only) one of the cells `others` than
+        the cell `mine`: a Voronoi split of the ground. One breadth-first pass from all of them, marking
+        the cells `mine` reaches first or as soon, so a team of any size costs the same."""
+        beside = self._beside
+        distance = dict.fromkeys([mine, *others], 0)
+        reached_from_mine = {mine}  # at their distance from the nearest start, by a path from `mine`
         queue = deque(distance)
         while queue:
-            x, y, z = cell = queue.popleft()
-            for nx, ny, nz in ((x + 1, y, z), (x - 1, y, z), (x, y + 1, z), (x, y - 1, z), (x, y, z + 1), (x, y, z - 1)):
-                if (nx, ny, nz) not in distance and self.in_grid(nx, ny) and 0 <= nz < height and (nx, ny) not in self.walls:
-                    distance[(nx, ny, nz)] = distance[cell] + 1
-                    queue.append((nx, ny, nz))
-        return distance
+            cell = queue.popleft()
+            ours, one_more = cell in reached_from_mine, distance[cell] + 1
+            if cell not in beside:
+                beside[cell] = tuple(self._cells_beside(cell))
+            for after in beside[cell]:
+                if after not in distance:
+                    distance[after] = one_more
+                    queue.append(after)
+                    if ours:
+                        reached_from_mine.add(after)
+                elif ours and distance[after] == one_more:
+                    reached_from_mine.add(after)
+        return frozenset(distance.keys() - reached_from_mine)
+
+    def _cells_beside(self, cell):
+        """The cells one move from `cell`, over the walls known so far."""
+        width, depth, height = self.size
+        x, y, z = cell
+        for after in ((x + 1, y, z), (x - 1, y, z), (x, y + 1, z), (x, y - 1, z), (x, y, z + 1), (x, y, z - 1)):
+            if 0 <= after[0] < width and 0 <= after[1] < depth and 0 <= after[2] < height and after[:2] not in self.walls:
+                yield after
 
     # Where to go
 
@@ -170,34 +248,82 @@ class GridMap:
         goal is returned as well if it is still worth anything (the current goal, so
         that it is not dropped for a near tie).
         """
-        max_gain = 1 + sum(2 * ahead + 1 for ahead in range(1, self.view_distance + 1))
-        settled = set()
-        queue = [(0.0, 0, start, None, 0)]  # (planning cost, order pushed, pose, first action, steps)
-        pushed = 0
+        worths = self._unseen_worths(claimed, theirs)
+        most = self._most_worth(worths)
+        if most == 0:
+            return [], None  # nothing left to see
+        # What the goal to keep shows, known now: the search may end before it gets there (_kept_goal).
+        keep_worth, keep_new = self._gain_with(keep, worths) if keep not in (None, start) else (0, 0)
         found: list[Goal] = []
         kept = None
+        floor = float("-inf")  # the utility to beat, once `limit` goals are found
+        walk = self._walk(start, actions)
+        for cost, pose, first_action, steps in walk:
+            if utility(most, cost) <= floor:
+                break  # nothing farther can be among the best
+            if pose == start:
+                continue
+            worth, new = self._gain_with(pose, worths)
+            # A goal no better than the floor would change nothing (see _insert).
+            if new and worth > 0 and (pose == keep or utility(worth, cost) > floor):
+                goal = Goal(pose, worth, new, cost, steps, first_action)
+                if pose == keep:
+                    kept = goal
+                found = _insert(found, goal, limit)
+                floor = found[-1].utility if len(found) >= limit else float("-inf")
+        else:
+            return found, kept
+        if kept is None and keep_new and keep_worth > 0:
+            rest = itertools.chain([(cost, pose, first_action, steps)], walk)  # from the pose the search ended at
+            kept = self._kept_goal(rest, keep, keep_worth, keep_new, floor)
+        return found, kept
+
+    def _kept_goal(self, walk, keep, worth, new, floor):
+        """The goal `keep` (worth `worth`, `new` cells) as the walk on reaches it, or None.
+
+        It counts while nearly the best: it is looked for as long as a pose showing a
+        full view of unseen cells could be worth KEEP_SHARE of the best goal's utility
+        (`floor`), as far as the search always went for it.
+        """
+        for cost, pose, first_action, steps in walk:
+            if utility(self.view_cells, cost) <= floor * KEEP_SHARE:
+                return None
+            if pose == keep:
+                return Goal(keep, worth, new, cost, steps, first_action)
+        return None
+
+    def _walk(self, start, actions):
+        """Every pose reachable from `start`, cheapest way first (ties: the way found first), as
+        (cost, pose, first action, steps)."""
+        moves = self._moves_table(actions)
+        cheapest = {start: 0.0}  # the cost of the cheapest way queued to each pose
+        queue = [(0.0, 0, start, None, 0)]  # (cost, order queued, pose, first action, steps)
+        queued = 0
+        never = float("inf")
         while queue:
             cost, _, pose, first_action, steps = heapq.heappop(queue)
-            if pose in settled:
-                continue
-            settled.add(pose)
-            floor = found[-1].utility if len(found) >= limit else float("-inf")
-            if keep is not None and kept is None:
-                floor *= KEEP_SHARE  # the current goal counts if it is nearly the best
-            if utility(max_gain, cost) <= floor:
-                break  # nothing farther can be among the best
-            if pose != start:
-                worth, new = self.gain(pose, claimed, theirs)
-                if new and worth > 0:
-                    goal = Goal(pose, worth, new, cost, steps, first_action)
-                    if pose == keep:
-                        kept = goal
-                    found = _insert(found, goal, limit)
-            for action, after in self.neighbours(pose, actions):
-                if after not in settled:
-                    pushed += 1
-                    heapq.heappush(queue, (cost + ACTION_COST[action], pushed, after, first_action or action, steps + 1))
-        return found, kept
+            if cost > cheapest[pose]:
+                continue  # a dearer way there, queued before the cheaper one
+            yield cost, pose, first_action, steps
+            pose_moves = moves.get(pose)
+            if pose_moves is None:
+                pose_moves = moves[pose] = self._work_out_moves(pose, actions)
+            for action_cost, action, after in pose_moves:
+                after_cost = cost + action_cost
+                if after_cost < cheapest.get(after, never):  # else this way never comes first
+                    cheapest[after] = after_cost
+                    queued += 1
+                    heapq.heappush(queue, (after_cost, queued, after, first_action or action, steps + 1))
+
+    def _work_out_moves(self, pose, actions):
+        """(ACTION_COST, action, pose after) for each of the pose's neighbours."""
+        return tuple((ACTION_COST[action], action, after) for action, after in self.neighbours(pose, actions))
+
+    def _moves_table(self, actions):
+        """pose -> its moves with `actions` (_work_out_moves)."""
+        if self._moves_for != tuple(actions):
+            self._moves_for, self._moves = tuple(actions), {}
+        return self._moves
 
     def predict(self, pose, actions):
         """Where `actions` take the pose, over the walls known so far."""
@@ -209,21 +335,8 @@ class GridMap:
     def path_to(self, start, goal, actions):
         """The first action of a cheapest path (ACTION_COST: walking forward, so the way is seen) from
         `start` to the pose `goal`, or to any pose at the cell `goal` (a 3-tuple); None if unreachable."""
-        settled = set()
-        queue = [(0.0, 0, start, None)]  # (cost, order pushed, pose, first action)
-        pushed = 0
-        while queue:
-            cost, _, pose, first_action = heapq.heappop(queue)
-            if pose in settled:
-                continue
-            settled.add(pose)
-            if pose[: len(goal)] == goal:
-                return first_action
-            for action, after in self.neighbours(pose, actions):
-                if after not in settled:
-                    pushed += 1
-                    heapq.heappush(queue, (cost + ACTION_COST[action], pushed, after, first_action or action))
-        return None
+        walk = self._walk(start, actions)
+        return next((first_action for _, pose, first_action, _ in walk if pose[: len(goal)] == goal), None)
 
 
 KEEP_SHARE = 0.75  # the current goal is kept while worth this share of the best

@@ -103,11 +103,7 @@ class OfflineExplorer:
         """Cells nearer (by path) a teammate, or where it said it is going, than to me."""
         sources = [tuple(p["position"]) for p in context["other_agents"].values() if p]
         sources += [goal[:3] for goal in self.claims.values()]
-        if not sources:
-            return frozenset()
-        mine = self.map.distances([pose[:3]])
-        nearest_teammate = self.map.distances(sources)
-        return frozenset(cell for cell, distance in nearest_teammate.items() if distance < mine.get(cell, distance + 1))
+        return self.map.nearer_others(pose[:3], sources) if sources else frozenset()
 
     def _next_goal(self, context, pose):
         goals, kept = self.ranked_goals(context, pose, keep=self.goal)
