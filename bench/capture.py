@@ -29,6 +29,9 @@ from perception.keymap import DEFAULT_KEYMAP, load_keymap  # noqa: E402
 from perception.screenshots import ScreenGrabber, view_change  # noqa: E402
 from perception.unity import AgentView, Sight, UnityPyAutoGUIPerception  # noqa: E402
 from perception.windows import find_window  # noqa: E402
+
+os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")  # before pygame is imported
+from tests.stand_in_game import pose_changed_between  # noqa: E402
 from tests.xvfb import virtual_display  # noqa: E402
 
 GRABS = 100
@@ -48,13 +51,6 @@ def grab_times(grabber, bbox, display):
     return round(statistics.median(times) * 1000, 2)
 
 
-def game_moved(log, start, end):
-    entries = [json.loads(line) for line in log.read_text().splitlines()]
-    before = [e["pose"] for e in entries if e["t"] <= start][-1]
-    after = [e["pose"] for e in entries if e["t"] <= end][-1]
-    return before != after
-
-
 def feedback_accuracy(window, log, settle, workdir):
     keyboard = Keyboard()
     keymap = load_keymap(DEFAULT_KEYMAP, keyboard.is_valid_key)
@@ -67,7 +63,7 @@ def feedback_accuracy(window, log, settle, workdir):
         perception.observe("Agent1", step)
         result = perception.execute_action("Agent1", action)
         time.sleep(0.05)  # the log's last line for the after-frame is written by then
-        agree += game_moved(log, *result.frames["at"]) == (result.outcome != "blocked")
+        agree += pose_changed_between(log, *result.frames["at"]) == (result.outcome != "blocked")
         blocked += result.outcome == "blocked"
     return {"settle_seconds": settle, "actions": len(SCRIPT), "agree": agree, "blocked": blocked,
             "accuracy": round(agree / len(SCRIPT), 3)}

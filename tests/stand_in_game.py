@@ -198,6 +198,16 @@ def write_pose(path, poses, log=None, paused=False):
             file.write(json.dumps({"t": time.time(), "pose": data, "paused": paused}) + "\n")
 
 
+def pose_changed_between(log, start, end):
+    """Whether the poses in a --pose-log differ between two wall-clock times (time.time())."""
+    entries = [json.loads(line) for line in open(log)]
+
+    def pose_at(t):
+        return [entry["pose"] for entry in entries if entry["t"] <= t][-1]
+
+    return pose_at(start) != pose_at(end)
+
+
 def main():
     parser = argparse.ArgumentParser(description="A stand-in game for the Unity-mode tests.")
     parser.add_argument("title")

@@ -24,7 +24,7 @@ from tests.paths import KEYMAPS, ROOT
 from tests.plain_windows import other_window
 
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
-from tests.stand_in_game import OBJECTS  # noqa: E402  (after the variable that quiets pygame)
+from tests.stand_in_game import OBJECTS, pose_changed_between  # noqa: E402  (after the variable that quiets pygame)
 
 pytest_plugins = ("tests.xvfb", "tests.redis_server")  # x_display, start_game; redis_server, run_id
 pytestmark = pytest.mark.usefixtures("x_display")
@@ -126,17 +126,6 @@ def test_one_agent_moves_the_game_and_records_what_it_sees(start_game, tmp_path)
     assert report.count('alt="before the action"') == 5 and "did: forward (scripted): moved, " in report
 
 
-def game_moved_between(log, start, end):
-    """Whether the game's own position log has the pose change between two wall-clock times."""
-    entries = [json.loads(line) for line in log.read_text().splitlines()]
-
-    def pose_at(t):
-        return [entry["pose"] for entry in entries if entry["t"] <= t][-1]
-
-    before, after = pose_at(start), pose_at(end)
-    return (before["x"], before["y"]) != (after["x"], after["y"])
-
-
 def test_walking_into_the_fence_is_seen_as_blocked_and_the_next_prompt_says_so(start_game, tmp_path):
     log = tmp_path / "positions.jsonl"
     _, _, pose_file = start_game("Arena Game", "--arena", "2", "--pose-log", str(log))
@@ -150,7 +139,7 @@ def test_walking_into_the_fence_is_seen_as_blocked_and_the_next_prompt_says_so(s
     assert settled_pose(pose_file)["y"] == 1.5
     assert outcomes[:3] == ["moved"] * 3 and outcomes[5:] == ["blocked"] * 5 + ["turned"]
     # Against the game's own log, at least 90% of the forward moves are read right.
-    truth = [game_moved_between(log, *r["result"]["frames"]["at"]) for r in trace[:10]]
+    truth = [pose_changed_between(log, *r["result"]["frames"]["at"]) for r in trace[:10]]
     assert sum(moved == (outcome == "moved") for moved, outcome in zip(truth, outcomes)) >= 9, (truth, outcomes)
     # A blocked move leaves the dead-reckoned pose where it was, and the agent is told why.
     first_blocked = outcomes.index("blocked")
