@@ -124,6 +124,7 @@ class RunStats:
             "done": len(ids.get("done", set())),
             "replaced": len(ids.get("replaced", set())),
             "unreachable": len(ids.get("unreachable", set()) | ids.get("unavailable", set())),
+            "outdated": len(ids.get("outdated", set())),  # its view already seen when read, or on the way
             "steps_directed": self.directed_steps,
         }
 

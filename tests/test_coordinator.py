@@ -103,6 +103,21 @@ def test_a_directive_is_replaced_by_a_newer_one_and_dropped_when_unreachable(tmp
     assert walled_off.directive["status"] == "unreachable" and walled_off.decided_by is None
 
 
+def test_a_goal_to_look_from_is_outdated_once_its_view_is_seen(tmp_path):
+    # With message delays the coordinator's picture is old: a teammate may have covered the ground since.
+    directive = sentences.directive(1, (1, 2, 0, "north"))
+    perception, policy = directed(tmp_path)
+    assert step(perception, policy, 1, directive).directive["status"] == "followed"
+    perception, policy = directed(tmp_path)
+    context = context_for(perception, "Agent1", 1)
+    context["messages"] = [{"sender": "Agent2", "recipient": None, "message": "Covered x 0-5, y 0-5, level 0."},
+                           {"sender": "Coordinator", "recipient": "Agent1", "message": directive}]
+    outcome = policy.decide("", context)
+    assert outcome.directive["status"] == "outdated" and outcome.decided_by is None  # its own choice
+    perception.execute_action("Agent1", outcome.decision.action)
+    assert step(perception, policy, 2).directive is None  # ended
+
+
 def test_an_action_directive_is_carried_out_at_once_as_it_stands(tmp_path):
     perception, policy = directed(tmp_path)
     outcome = step(perception, policy, 1, sentences.directive(4, action="look_right"))

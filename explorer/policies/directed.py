@@ -5,8 +5,11 @@ carry out what their coordinator sends down: an action directive is carried
 out at once, as it stands; a goal directive is walked to with the planner
 (explorer/policies/grid_map.py, over the explorer's own map, unknown ground
 taken to be free). A directive holds until it is done (the goal reached, the
-action taken), found unreachable, or replaced by a newer one; then the
-explorer's own policy decides again. Each step says in the trace which
+action taken), found unreachable, outdated (a goal to look from, "explore
+from", whose view the explorer's map shows all seen, by it or by teammates
+as they reported: with message delays the coordinator's picture is old), or
+replaced by a newer one; then the explorer's own policy decides
+again. Each step says in the trace which
 directive it followed and how.
 """
 
@@ -65,6 +68,9 @@ class DirectedPolicy:
         if pose[: len(goal)] == goal:
             self.directive = None
             return self._own(prompt, context, about, "done")
+        if facing and not self._still_unseen(goal):
+            self.directive = None
+            return self._own(prompt, context, about, "outdated")
         first = self.planner.map.path_to(pose, goal, context["available_actions"])
         if first is None:
             self.directive = None
@@ -73,6 +79,11 @@ class DirectedPolicy:
         decision = Decision(first, reason=f"directive {number} from {self.coordinator}: walking to {where}",
                             message_to_others=self.planner.news(context, goal if facing else None))
         return DecisionOutcome(decision, decided_by=DIRECTIVE, prompt="", directive={**about, "status": "followed"})
+
+    def _still_unseen(self, goal):
+        """Whether the goal's view still shows a cell neither this explorer nor a teammate (by its reports) has seen."""
+        grid = self.planner.map
+        return any(cell not in grid.teammates_ground for cell in grid.unseen(grid.sight(goal), goal))
 
     def _own(self, prompt, context, about, status):
         """The explorer's own choice, on a step that ended a directive."""
