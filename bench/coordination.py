@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.exploration import geometric_mean, seeded_world  # noqa: E402
 from explorer.config import RunConfig  # noqa: E402
+from explorer.policies import make_policy  # noqa: E402
 from explorer.runner import ExplorationRun  # noqa: E402
 from memory.embedder import SentenceEmbedder  # noqa: E402
 from perception.world import SHIPPED_WORLDS  # noqa: E402
@@ -38,7 +39,7 @@ DELAYS = (0, 1, 3, 10)
 STEPS = 150  # every team here reaches 90% well within it; one that does not counts as STEPS + 1, a lower bound
 
 
-def steps_to_share(world_path, seed, delay, coordinator, embedder, directory):
+def steps_to_share(world_path, seed, delay, coordinator, embedder, directory, policy_factory=make_policy):
     """(steps to SHARE% of the objects, or None; the run's summary)."""
     profiles = Path(directory) / f"delay{delay}.yaml"
     profiles.write_text(f"default: {{msg_delay: {delay}}}\n")
@@ -46,7 +47,7 @@ def steps_to_share(world_path, seed, delay, coordinator, embedder, directory):
         config = RunConfig(world=world_path, agents=AGENTS, seed=seed, steps=STEPS, run_dir=Path(tmp) / "run",
                            verbosity=-1, schedule="event", profiles=profiles,
                            coordinator="offline" if coordinator else None).check()
-        summary = ExplorationRun(config, embedder=embedder).execute()
+        summary = ExplorationRun(config, embedder=embedder, policy_factory=policy_factory).execute()
     return summary["team"]["steps_to_objects"][f"{SHARE}%"], summary
 
 
