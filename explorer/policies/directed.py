@@ -8,9 +8,8 @@ taken to be free). A directive holds until it is done (the goal reached, the
 action taken), found unreachable, outdated (a goal to look from, "explore
 from", whose view the explorer's map shows all seen, by it or by teammates
 as they reported: with message delays the coordinator's picture is old), or
-replaced by a newer one; then the explorer's own policy decides
-again. Each step says in the trace which
-directive it followed and how.
+replaced by a newer one; then the explorer's own policy decides again. Each
+step says in the trace which directive it followed and how.
 """
 
 from __future__ import annotations
