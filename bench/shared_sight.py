@@ -68,7 +68,7 @@ class SharedSightExplorer(OfflineExplorer):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 42])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 42, *range(4, 12)])
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "shared_sight.json")
     args = parser.parse_args()
     embedder = SentenceEmbedder()
@@ -80,7 +80,7 @@ def main():
                 alone, _ = steps_to_share(world_path, seed, 0, False, embedder, directory)
                 team_sight = TeamSight()  # one per run
                 shared, _ = steps_to_share(world_path, seed, 0, False, embedder, directory,
-                                           policy_factory=lambda *_: SharedSightExplorer(team_sight))
+                                           policy_factory=lambda *_, sight=team_sight: SharedSightExplorer(sight))
                 rows.append({"world": path.stem, "seed": seed, "alone": alone, "shared_sight": shared,
                              "ratio": round((shared or STEPS + 1) / (alone or STEPS + 1), 3)})
                 print(f"{path.stem:10} seed {seed:3}: alone {alone}  with the team's sight {shared}", flush=True)

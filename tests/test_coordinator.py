@@ -159,6 +159,9 @@ def test_a_coordinators_directives_arrive_after_its_message_delay(tmp_path, embe
     reads = [(r["time"], m) for r in trace for m in r["messages_in"] if m["sender"] == "Coordinator"]
     assert reads and all(m["delivered_at"] == m["sent_at"] + 3 and t > m["delivered_at"] for t, m in reads)
     assert summary["per_agent"]["Coordinator"]["profile"]["msg_delay"] == 3.0
+    # Late directives whose view the explorers had seen by then are dropped, and counted once each.
+    outdated = {r["directive"]["id"] for r in trace if r["directive"] and r["directive"]["status"] == "outdated"}
+    assert outdated and summary["coordinator"]["outdated"] == len(outdated)
 
 
 def test_a_model_coordinator_is_asked_through_litellm_and_a_bad_reply_sends_nothing(tmp_path, embedder, monkeypatch):
