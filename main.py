@@ -6,7 +6,7 @@ import time
 STARTED = time.perf_counter()  # before any import that takes time: start-up is measured from here
 
 try:
-    from explorer.cli import main
+    from explorer.cli.main import main
 except KeyboardInterrupt:  # Ctrl-C while the program itself loads
     print("main.py: interrupted before the run started", file=sys.stderr)
     sys.exit(130)

@@ -27,9 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.exploration import geometric_mean, seeded_world  # noqa: E402
-from explorer.config import RunConfig  # noqa: E402
-from explorer.policies import make_policy  # noqa: E402
-from explorer.runner import ExplorationRun  # noqa: E402
+from explorer.config.run_config import RunConfig  # noqa: E402
+from explorer.policies.factory import make_policy  # noqa: E402
+from explorer.run.runner import ExplorationRun  # noqa: E402
 from memory.embedder import SentenceEmbedder  # noqa: E402
 from perception.world import SHIPPED_WORLDS  # noqa: E402
 

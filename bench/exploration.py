@@ -36,11 +36,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.full_knowledge import full_knowledge_steps  # noqa: E402
-from explorer.config import RunConfig  # noqa: E402
-from explorer.runner import ExplorationRun  # noqa: E402
+from explorer.config.run_config import RunConfig  # noqa: E402
+from explorer.run.runner import ExplorationRun  # noqa: E402
 from memory.embedder import SentenceEmbedder  # noqa: E402
 from perception.world import SHIPPED_WORLDS, load_world  # noqa: E402
-from tests.openai_stub_server import ChatServer  # noqa: E402
+from tests.support.openai_stub_server import ChatServer  # noqa: E402
 
 STRESS_WORLDS = ROOT / "bench" / "worlds"
 SHARE = 90  # percent of the objects

@@ -39,13 +39,13 @@ import numpy as np  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from explorer.config import RunConfig  # noqa: E402
-from explorer.runner import ExplorationRun  # noqa: E402
-from explorer.trace import read_trace  # noqa: E402
+from explorer.config.run_config import RunConfig  # noqa: E402
+from explorer.run.runner import ExplorationRun  # noqa: E402
+from explorer.run.trace import read_trace  # noqa: E402
 from memory.embedder import SentenceEmbedder, TextCache  # noqa: E402
 from memory.vector_memory import VectorMemory  # noqa: E402
 from perception.world import SHIPPED_WORLDS  # noqa: E402
-from tests.openai_stub_server import ChatServer, Scripted  # noqa: E402
+from tests.support.openai_stub_server import ChatServer, Scripted  # noqa: E402
 
 WORLD = SHIPPED_WORLDS / "office.yaml"
 THROUGHPUT_AGENTS = (1, 8, 32)

@@ -1,5 +1,5 @@
 """`python -m explorer`: the same as `python main.py`, for an installed package."""
 
-from explorer.cli import entry_point
+from explorer.cli.main import entry_point
 
 entry_point()

@@ -2,7 +2,7 @@
 
 import ast
 
-from tests.paths import ROOT
+from tests.support.paths import ROOT
 
 PACKAGES = ("explorer", "nodes", "perception", "memory", "prompts")
 # main.py -> explorer -> nodes -> perception, memory, prompts: a module may import its own
@@ -100,7 +100,7 @@ def package_of(module):
 def test_the_graph_is_read_from_the_source():
     graph = import_graph()
     # A few edges every reader of the code can check by eye, so the parser cannot silently find nothing.
-    assert "nodes.flow" in graph["explorer.runner"]
+    assert "nodes.flow" in graph["explorer.run.runner"]
     assert "nodes.interfaces" in graph["nodes.decision"]
     assert "perception.x11" in graph["perception.windows"]  # imported inside a function
 
@@ -114,6 +114,34 @@ def test_no_package_imports_in_a_circle():
     for module, targets in import_graph().items():
         packages.setdefault(package_of(module), set()).update(package_of(t) for t in targets if package_of(t) != package_of(module))
     assert cycles(packages) == []
+
+
+def packages_init():
+    """The modules that are a package's `__init__`."""
+    return {name for name, path in project_modules().items() if path.name == "__init__.py"}
+
+
+def test_no_module_imports_its_own_package_init():
+    # Importing a submodule runs its package's __init__ first: were that __init__ to import the
+    # submodule's siblings (a factory, say), every such import would be a cycle through it.
+    inits = packages_init()
+    inward = [
+        f"{module} imports {target}"
+        for module, targets in import_graph().items()
+        for target in targets
+        if target in inits and module.startswith(target + ".")
+    ]
+    assert inward == []
+
+
+def test_no_package_init_imports_its_own_modules():
+    outward = [
+        f"{init} imports {target}"
+        for init in packages_init()
+        for target in import_graph()[init]
+        if target.startswith(init + ".")
+    ]
+    assert outward == []
 
 
 def test_every_import_points_down_the_layers():

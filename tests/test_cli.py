@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from explorer.trace import read_trace
-from tests.paths import ROOT
+from explorer.run.trace import read_trace
+from tests.support.paths import ROOT
 
 MAIN = str(ROOT / "main.py")
 
@@ -235,7 +235,7 @@ def test_a_model_without_its_api_key_is_refused_before_the_run_starts(tmp_path, 
 
 
 def test_main_called_from_python_leaves_the_signal_handlers_as_they_were(tmp_path):
-    from explorer.cli import main as main_in_process
+    from explorer.cli.main import main as main_in_process
 
     before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     assert main_in_process(["--steps", "1", "--run-dir", str(tmp_path / "run"), "-q"]) == 0

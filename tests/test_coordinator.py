@@ -4,19 +4,19 @@ import json
 
 import pytest
 
-from explorer.config import ConfigError, RunConfig
+from explorer.config.run_config import ConfigError, RunConfig
 from explorer.model.reading import ReplyError
-from explorer.policies import sentences
+import explorer.policies.sentences as sentences
 from explorer.policies.directed import DirectedPolicy
 from explorer.policies.offline import OfflineExplorer
 from explorer.policies.replies import parse_directives
-from explorer.runner import ExplorationRun
+from explorer.run.runner import ExplorationRun
 from explorer.team.store import InProcessStore
-from explorer.trace import read_trace
+from explorer.run.trace import read_trace
 from nodes.interfaces import DIRECTIVE
 from perception.mock import MockPerception
-from tests.openai_stub_server import ChatServer, in_turn
-from tests.paths import WORLDS
+from tests.support.openai_stub_server import ChatServer, in_turn
+from tests.support.paths import WORLDS
 from tests.test_offline_explorer import context_for, world_file
 
 TEAM = ["Agent1", "Agent2", "Agent3"]

@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from tests.mounts import tmpfs
-from tests.paths import ROOT
+from tests.support.mounts import tmpfs
+from tests.support.paths import ROOT
 
 
 @pytest.fixture

@@ -4,14 +4,14 @@ import json
 
 import pytest
 
-from explorer.config import ConfigError, RunConfig
-from explorer.profiles import ProfileError, coordinator_profile, load_profiles
-from explorer.runner import ExplorationRun
-from explorer.trace import read_trace
+from explorer.config.run_config import ConfigError, RunConfig
+from explorer.config.profiles import ProfileError, coordinator_profile, load_profiles
+from explorer.run.runner import ExplorationRun
+from explorer.run.trace import read_trace
 from perception.base import Pose
 from perception.geometry import apply_action
 from perception.world import load_world
-from tests.paths import WORLDS
+from tests.support.paths import WORLDS
 
 TIMING_FIELDS = ("timings", "observed_time")  # the wall clock's, and what lock-step does not keep
 

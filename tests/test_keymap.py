@@ -10,7 +10,7 @@ from perception.keymap import (
     load_keymap,
 )
 
-pytest_plugins = ("tests.xvfb",)  # x_display
+pytest_plugins = ("tests.support.xvfb",)  # x_display
 
 SHIPPED = DEFAULT_KEYMAP
 KNOWN_KEYS = {"w", "a", "s", "d", "left", "right", "shift", "space"}

@@ -3,8 +3,8 @@
 import pytest
 from rich.console import Console
 
-from explorer.console import RunConsole
-from explorer.live_map import LiveMap
+from explorer.cli.console import RunConsole
+from explorer.cli.live_map import LiveMap
 from explorer.team.store import InProcessStore
 from perception.mock import MockPerception
 from perception.world import SHIPPED_WORLDS, load_world

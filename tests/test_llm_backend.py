@@ -4,11 +4,11 @@ import os
 import subprocess
 import sys
 
-from explorer.config import RunConfig
-from explorer.runner import ExplorationRun
-from explorer.trace import read_trace
-from tests.openai_stub_server import ChatServer
-from tests.paths import ROOT
+from explorer.config.run_config import RunConfig
+from explorer.run.runner import ExplorationRun
+from explorer.run.trace import read_trace
+from tests.support.openai_stub_server import ChatServer
+from tests.support.paths import ROOT
 
 REPLY = """Here is my decision:
 ```yaml

@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from explorer.trace import read_trace
-from tests.openai_stub_server import ChatServer, Scripted, error
-from tests.paths import ROOT
+from explorer.run.trace import read_trace
+from tests.support.openai_stub_server import ChatServer, Scripted, error
+from tests.support.paths import ROOT
 
 GOOD = "```yaml\nthinking: look around\naction: look_left\nreason: scan\nmessage_to_others: nothing yet\n```"
 GARBAGE = [

@@ -7,7 +7,7 @@ from perception.actions import ACTIONS
 from perception.base import FACINGS, EnvironmentInfo, Pose
 from perception.mock import MockPerception
 from perception.world import World, load_world
-from tests.paths import WORLDS
+from tests.support.paths import WORLDS
 
 
 def make_world(objects=(), walls=(), size=(7, 7, 1), starts=(), view_distance=3):

@@ -8,12 +8,12 @@ import sys
 import numpy as np
 import pytest
 
-from explorer.config import RunConfig
-from explorer.runner import ExplorationRun
+from explorer.config.run_config import RunConfig
+from explorer.run.runner import ExplorationRun
 from memory.embedder import SentenceEmbedder
 from memory.onnx_export import export_dir
 from memory.vector_memory import VectorMemory
-from tests.paths import ROOT
+from tests.support.paths import ROOT
 from tests.test_cli import assert_one_line_error, main
 
 OBJECTS = ["bed", "wardrobe", "fridge", "stove", "rose bush", "piano", "desk", "lamp", "sofa", "chair", "oven"]

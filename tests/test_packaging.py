@@ -5,7 +5,7 @@ import subprocess
 import sys
 import zipfile
 
-from tests.paths import ROOT
+from tests.support.paths import ROOT
 
 
 def test_the_wheel_holds_every_package_the_shipped_worlds_key_maps_and_prompts(tmp_path):
@@ -28,4 +28,4 @@ def test_the_wheel_holds_every_package_the_shipped_worlds_key_maps_and_prompts(t
             "explorer/report/templates/run.html.j2"} <= source
     assert source - names == set()
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "multi-agent-explorer = explorer.cli:entry_point" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "multi-agent-explorer = explorer.cli.main:entry_point" in zipfile.ZipFile(wheel).read(entry_points).decode()

@@ -2,10 +2,10 @@ import json
 
 import pytest
 
-from explorer.config import RunConfig
-from explorer.profiles import Profile, ProfileError, load_profiles
-from explorer.runner import ExplorationRun
-from explorer.trace import read_trace
+from explorer.config.run_config import RunConfig
+from explorer.config.profiles import Profile, ProfileError, load_profiles
+from explorer.run.runner import ExplorationRun
+from explorer.run.trace import read_trace
 from tests.test_cli import assert_one_line_error, main
 
 

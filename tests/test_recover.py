@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tests.paths import ROOT
+from tests.support.paths import ROOT
 from tests.test_cli import assert_one_line_error, main
 
 MAIN = str(ROOT / "main.py")

@@ -10,15 +10,15 @@ import threading
 import pytest
 from PIL import Image
 
-from explorer.config import RunConfig
+from explorer.config.run_config import RunConfig
 from explorer.model.client import LLMSettings
 from explorer.model.replay import RecordedReplies
 from explorer.model.vision import make_vision
-from explorer.runner import ExplorationRun, RunFailed
-from explorer.trace import TIMING_FIELDS, read_trace
+from explorer.run.runner import ExplorationRun, RunFailed
+from explorer.run.trace import TIMING_FIELDS, read_trace
 from nodes.interfaces import StopRun
-from tests.openai_stub_server import ChatServer, error
-from tests.paths import ROOT, WORLDS
+from tests.support.openai_stub_server import ChatServer, error
+from tests.support.paths import ROOT, WORLDS
 
 MODEL = "openai/test-model"
 RUN = {"agents": 2, "steps": 6, "model": MODEL}

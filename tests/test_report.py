@@ -6,12 +6,12 @@ import sys
 
 import pytest
 
-from explorer.config import RunConfig
+from explorer.config.run_config import RunConfig
 from explorer.report.run_report import write_report
-from explorer.runner import ExplorationRun
-from tests.paths import ROOT, WORLDS
+from explorer.run.runner import ExplorationRun
+from tests.support.paths import ROOT, WORLDS
 
-pytest_plugins = ("tests.browser",)
+pytest_plugins = ("tests.support.browser",)
 MAIN = str(ROOT / "main.py")
 
 
@@ -35,7 +35,7 @@ def test_the_report_opens_offline_draws_the_map_and_charts_and_the_slider_moves_
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
 
-    from tests.browser import PageVisit
+    from tests.support.browser import PageVisit
 
     page = PageVisit(browser, finished_run / "report.html")
     assert page.console_errors == [] and page.requests == []

@@ -4,15 +4,15 @@ import json
 
 import pytest
 
-from explorer.config import RunConfig
+from explorer.config.run_config import RunConfig
 from explorer.model.client import Reply
 from explorer.policies.model import ModelPolicy
-from explorer.runner import ExplorationRun, RunFailed
-from explorer.trace import TIMING_FIELDS, read_trace
+from explorer.run.runner import ExplorationRun, RunFailed
+from explorer.run.trace import TIMING_FIELDS, read_trace
 from memory.embedder import EmbedderError
 from memory.vector_memory import MemoryFileError
 from perception.world import DEFAULT_WORLD, load_world
-from tests.paths import WORLDS
+from tests.support.paths import WORLDS
 
 TRACE_FIELDS = {
     "agent_id", "step", "pose", "visible_objects", "retrieved_memories", "messages_in", "prompt",

@@ -9,15 +9,15 @@ import time
 
 import pytest
 
-from explorer.config import ConfigError, RunConfig
-from explorer.runner import ExplorationRun
+from explorer.config.run_config import ConfigError, RunConfig
+from explorer.run.runner import ExplorationRun
 from explorer.team.redis_store import RedisRun
-from explorer.trace import TIMING_FIELDS, read_trace
+from explorer.run.trace import TIMING_FIELDS, read_trace
 from nodes.interfaces import StepReport
 from perception.base import Message
-from tests.paths import ROOT, WORLDS
+from tests.support.paths import ROOT, WORLDS
 
-pytest_plugins = ("tests.redis_server",)
+pytest_plugins = ("tests.support.redis_server",)
 MAIN = str(ROOT / "main.py")
 RUN_TIMES = ("wall_seconds", "startup", "store")  # a summary's own clock, and the store it was kept in
 

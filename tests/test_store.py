@@ -8,7 +8,7 @@ from explorer.team.store import InProcessStore
 from nodes.interfaces import RunStopped, SightReport, StepReport
 from perception.base import Message
 
-pytest_plugins = ("tests.redis_server",)
+pytest_plugins = ("tests.support.redis_server",)
 
 
 @pytest.fixture(params=["in-process", "redis"])

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from explorer.sweep_stats import curve_intervals, mean_interval, t_critical
-from tests.paths import ROOT
+from explorer.sweep.stats import curve_intervals, mean_interval, t_critical
+from tests.support.paths import ROOT
 
-pytest_plugins = ("tests.browser",)
+pytest_plugins = ("tests.support.browser",)
 MAIN = str(ROOT / "main.py")
 SWEEP = """\
 out: {out}
@@ -124,7 +124,7 @@ def test_a_sweep_file_that_now_sets_other_options_is_refused_over_its_completed_
 def test_the_page_shows_each_metric_with_intervals_offline(finished_sweep, browser, tmp_path):
     from selenium.webdriver.common.by import By
 
-    from tests.browser import PageVisit
+    from tests.support.browser import PageVisit
 
     out, _, _ = finished_sweep
     page = PageVisit(browser, out / "sweep.html")

@@ -3,7 +3,7 @@
 import pytest
 
 from explorer.model.client import Reply
-from explorer.policies import sentences
+import explorer.policies.sentences as sentences
 from explorer.policies.goals import REASK_STEPS, GoalPolicy
 from explorer.policies.offline import OfflineExplorer
 from explorer.policies.replies import ReplyError, parse_goal_decision

@@ -16,17 +16,17 @@ pytest.importorskip("Xlib", reason="python-xlib comes with pyautogui on Linux on
 
 from PIL import Image
 
-from explorer.cli import main
-from explorer.trace import read_trace
+from explorer.cli.main import main
+from explorer.run.trace import read_trace
 from perception.keymap import FrameFeedback
-from tests.openai_stub_server import ChatServer
-from tests.paths import KEYMAPS, ROOT
-from tests.plain_windows import other_window
+from tests.support.openai_stub_server import ChatServer
+from tests.support.paths import KEYMAPS, ROOT
+from tests.support.plain_windows import other_window
 
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
-from tests.stand_in_game import OBJECTS, pose_changed_between  # noqa: E402  (after the variable that quiets pygame)
+from tests.support.stand_in_game import OBJECTS, pose_changed_between  # noqa: E402  (after the variable that quiets pygame)
 
-pytest_plugins = ("tests.xvfb", "tests.redis_server")  # x_display, start_game; redis_server, run_id
+pytest_plugins = ("tests.support.xvfb", "tests.support.redis_server")  # x_display, start_game; redis_server, run_id
 pytestmark = pytest.mark.usefixtures("x_display")
 
 RIGHT_KEYMAP = ROOT / "tests" / "keymaps" / "split_right.yaml"

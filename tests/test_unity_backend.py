@@ -13,7 +13,7 @@ from perception.keyboard import Keyboard, KeyboardStopped
 from perception.keymap import DEFAULT_KEYMAP, load_keymap
 from perception.unity import AgentView, Sight, UnityPyAutoGUIPerception
 from perception.window import Window
-from tests.paths import ROOT
+from tests.support.paths import ROOT
 
 WINDOW = Window(7, "Game", 100, 50, 640, 360)
 

@@ -7,7 +7,7 @@ import pytest
 from perception.base import Pose
 from perception.geometry import line_of_sight
 from perception.world import World, WorldError, load_world
-from tests.paths import WORLDS
+from tests.support.paths import WORLDS
 
 SHIPPED_WORLDS = sorted(WORLDS.glob("*.yaml"))
 

@@ -16,9 +16,9 @@ from perception.x11 import (
     list_shown_windows,
     window_exists,
 )
-from tests.plain_windows import other_window
+from tests.support.plain_windows import other_window
 
-pytest_plugins = ("tests.xvfb",)  # x_display, start_game
+pytest_plugins = ("tests.support.xvfb",)  # x_display, start_game
 pytestmark = pytest.mark.usefixtures("x_display")
 
 RED, MAGENTA = (220, 40, 40), (210, 50, 200)  # the stand-in game's red cube and magenta sphere

@@ -2,7 +2,7 @@
 
 import pytest
 
-from explorer.profiles import ProfileError, load_profiles
+from explorer.config.profiles import ProfileError, load_profiles
 from perception.keymap import KeyMapError, load_keymap
 from perception.world import WorldError, load_world
 from perception.yaml_files import MAX_PROBLEM_CHARS

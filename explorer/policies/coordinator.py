@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from explorer.policies import sentences
+import explorer.policies.sentences as sentences
 from explorer.policies.grid_map import GridMap, cell_distance, pose_key, utility
 from explorer.policies.model import ModelPolicy
 from explorer.policies.replies import parse_directives

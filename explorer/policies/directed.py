@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from explorer.policies import sentences
+import explorer.policies.sentences as sentences
 from explorer.policies.offline import OfflineExplorer
 from nodes.interfaces import DIRECTIVE, Decision, DecisionOutcome
 

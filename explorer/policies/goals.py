@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from explorer.policies import sentences
+import explorer.policies.sentences as sentences
 from explorer.policies.grid_map import cell_distance
 from explorer.policies.model import ModelPolicy, action_choices
 from explorer.policies.offline import OfflineExplorer

@@ -19,7 +19,7 @@ set unions on what the context says, and each step's decision is kept.
 
 from __future__ import annotations
 
-from explorer.policies import sentences
+import explorer.policies.sentences as sentences
 from explorer.policies.grid_map import KEEP_SHARE, GridMap, cell_distance
 from nodes.interfaces import Decision, DecisionOutcome
 from perception.actions import safe_action

@@ -12,7 +12,7 @@ from pathlib import Path
 import jinja2
 
 from explorer.report.charts import plotly_script
-from explorer.trace import write_text
+from explorer.run.trace import write_text
 
 TEMPLATES = Path(__file__).with_name("templates")
 

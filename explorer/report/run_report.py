@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from explorer.config import ConfigError
-from explorer.recover import whole_lines
+from explorer.config.run_config import ConfigError
+from explorer.run.recover import whole_lines
 from explorer.report.charts import agent_colour, line_chart, replay_map
 from explorer.report.page import write_page
 from explorer.schedule.event import step_at

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from explorer.report.charts import band_chart, interval_chart
 from explorer.report.page import write_page
-from explorer.sweep_stats import curve_intervals, mean_interval
+from explorer.sweep.stats import curve_intervals, mean_interval
 
 
 def write_sweep_page(path, title, sweep_file, metrics, highlights, runs):

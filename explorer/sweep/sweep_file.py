@@ -23,8 +23,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.config import ConfigError
-from explorer.profiles import load_profiles
+from explorer.config.run_config import ConfigError
+from explorer.config.profiles import load_profiles
 from perception.world import load_world
 from perception.yaml_files import FileProblem, kind, load_mapping
 

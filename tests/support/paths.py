@@ -5,4 +5,4 @@ from pathlib import Path
 from perception.keymap import SHIPPED_KEYMAPS as KEYMAPS  # noqa: F401
 from perception.world import SHIPPED_WORLDS as WORLDS  # noqa: F401
 
-ROOT = Path(__file__).resolve().parent.parent  # the checkout: main.py, tests/
+ROOT = Path(__file__).resolve().parents[2]  # the checkout: main.py, tests/

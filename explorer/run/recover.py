@@ -11,10 +11,10 @@ import json
 from collections import defaultdict
 from types import SimpleNamespace
 
-from explorer.config import COORDINATOR, ConfigError
+from explorer.config.run_config import COORDINATOR, ConfigError
 from explorer.schedule.event import clock, step_at, ticks_before
-from explorer.summary import RunStats, build_summary
-from explorer.trace import write_json
+from explorer.run.summary import RunStats, build_summary
+from explorer.run.trace import write_json
 from memory.vector_memory import VectorMemory
 from perception.base import EnvironmentInfo, Message
 from perception.world import WorldError, load_world

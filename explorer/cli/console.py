@@ -19,8 +19,8 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from explorer.config import COORDINATOR
-from explorer.live_map import LiveMap
+from explorer.config.run_config import COORDINATOR
+from explorer.cli.live_map import LiveMap
 from perception.base import Pose
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab and newline

@@ -164,7 +164,7 @@ class RunConfig:
             raise ConfigError(f"--embedder-cache {self.embedder_cache}: {existing} is a file, not a folder")
 
     def _check_run_dir(self):
-        """An early check that a given directory holds no run; explorer/run_dir.py claims it, atomically,
+        """An early check that a given directory holds no run; explorer/run/run_dir.py claims it, atomically,
         once the run's checks have passed, and says what is wrong with a path that cannot be one."""
         try:
             taken = self.run_dir.is_dir() and any(self.run_dir.iterdir())

@@ -1,6 +1,6 @@
 """Experiment sweeps: `python main.py --sweep FILE.yaml [--parallel N]` runs a grid of conditions.
 
-The sweep file (explorer/sweep_file.py) gives the grid. Each run is `main.py <its options> --run-dir
+The sweep file (explorer/sweep/sweep_file.py) gives the grid. Each run is `main.py <its options> --run-dir
 <sweep>/<name> -q` in a process of its own, N at once. A run whose summary says it completed, with the
 settings the file gives it now, is skipped, so the same command again resumes a sweep; any other
 attempt is removed and run again. Ctrl-C, SIGTERM and SIGHUP stop the runs under way cleanly. At the
@@ -25,13 +25,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from explorer.config import ConfigError
-from explorer.console import plain
+from explorer.config.run_config import ConfigError
+from explorer.cli.console import plain
 from explorer.report.sweep_page import write_sweep_page
-from explorer.signals import STOP_SIGNALS
-from explorer.sweep_file import SweepError, load_sweep, value_text
-from explorer.sweep_stats import mean_interval
-from explorer.trace import write_text
+from explorer.cli.signals import STOP_SIGNALS
+from explorer.sweep.sweep_file import SweepError, load_sweep, value_text
+from explorer.sweep.stats import mean_interval
+from explorer.run.trace import write_text
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout, where main.py is (not there when installed)
 POLL_SECONDS = 0.2

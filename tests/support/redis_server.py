@@ -1,6 +1,6 @@
 """A real Redis server for tests, started by the session on a free port in a temporary directory.
 
-Loaded as a plugin (`pytest_plugins = ("tests.redis_server",)`), so that
+Loaded as a plugin (`pytest_plugins = ("tests.support.redis_server",)`), so that
 every module shares one server. Without `redis-server` the tests skip, except
 in CI (CI=true), where they must run.
 """

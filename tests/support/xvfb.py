@@ -1,7 +1,7 @@
 """A real X server for tests: Xvfb, and the stand-in game shown on it.
 
 A test module that uses them loads this file as a plugin:
-`pytest_plugins = ("tests.xvfb",)`. Importing the fixtures instead would give
+`pytest_plugins = ("tests.support.xvfb",)`. Importing the fixtures instead would give
 each importing module its own "session" fixture, so its own Xvfb, and
 pyautogui, bound at import to the first one, would type into the wrong server.
 Without Xvfb the tests skip, except in CI (CI=true), where they must run.

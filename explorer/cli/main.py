@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from explorer.config import (
+from explorer.config.run_config import (
     DECIDE_LEVELS,
     MODES,
     SCHEDULES,
@@ -15,7 +15,7 @@ from explorer.config import (
     ConfigError,
     RunConfig,
 )
-from explorer.signals import StopSignals
+from explorer.cli.signals import StopSignals
 from memory.embedder import BACKENDS
 from memory.onnx_export import CACHE_ENV
 from perception.keymap import DEFAULT_KEYMAP, SHIPPED_KEYMAPS
@@ -225,8 +225,8 @@ def main(argv=None, started=None) -> int:
 
 def _main(argv, started, signals):
     # Imported here so that --help and argument errors answer at once.
-    from explorer.runner import ExplorationRun, RunFailed
-    from explorer.trace import DiskWriteError
+    from explorer.run.runner import ExplorationRun, RunFailed
+    from explorer.run.trace import DiskWriteError
     from memory.vector_memory import MemoryFileError
     from perception.window import WindowError
     from perception.yaml_files import FileProblem  # worlds, profiles, key maps
@@ -240,7 +240,7 @@ def _main(argv, started, signals):
         if args.export_embedder:
             return _export_embedder(args.embedder_cache)
         if args.sweep is not None:
-            from explorer.sweep import run_sweep
+            from explorer.sweep.runner import run_sweep
 
             return run_sweep(args.sweep, args.parallel, build_parser, config_from)  # each run checked as here
         run = ExplorationRun(config_from(args), started=started, stopping=signals.hold)
@@ -289,8 +289,8 @@ def _export_embedder(cache_dir):
 
 
 def _recover(run_dir):
-    from explorer.console import RunConsole
-    from explorer.recover import recover_summary
+    from explorer.cli.console import RunConsole
+    from explorer.run.recover import recover_summary
 
     summary = recover_summary(run_dir)
     RunConsole(summary["agents"], 0, summary["total_objects"], 0).print_summary(summary, run_dir)

@@ -9,24 +9,24 @@ import threading
 import time
 from dataclasses import asdict, replace
 
-from explorer.config import COORDINATOR, ConfigError
-from explorer.console import RunConsole
+from explorer.config.run_config import COORDINATOR, ConfigError
+from explorer.cli.console import RunConsole
 from explorer.model.client import CallGate, missing_api_keys
 from explorer.model.client import load as load_model_client
-from explorer.perception_setup import perception_setup
-from explorer.policies import BUILT_IN, make_coordinator, make_policy
+from explorer.run.perception_setup import perception_setup
+from explorer.policies.factory import BUILT_IN, make_coordinator, make_policy
 from explorer.policies.directed import DirectedPolicy
-from explorer.profiles import coordinator_profile, default_profiles, load_profiles
-from explorer.recover import rebuild_memories
+from explorer.config.profiles import coordinator_profile, default_profiles, load_profiles
+from explorer.run.recover import rebuild_memories
 from explorer.report.run_report import write_report
-from explorer.run_dir import claim_run_dir
+from explorer.run.run_dir import claim_run_dir
 from explorer.schedule.event import EventSchedule, step_at
 from explorer.schedule.lockstep import LockstepSchedule
 from explorer.schedule.timed_perception import TimedPerception
-from explorer.summary import RunStats, build_summary
+from explorer.run.summary import RunStats, build_summary
 from explorer.team.split import NotJoined, team_arguments
 from explorer.team.store import InProcessStore
-from explorer.trace import DiskWriteError, TraceWriter, write_json
+from explorer.run.trace import DiskWriteError, TraceWriter, write_json
 from memory import onnx_export
 from memory.embedder import EmbedderError, SentenceEmbedder
 from memory.vector_memory import MemoryFileError, VectorMemory

@@ -1,6 +1,6 @@
 """Headless Chromium for tests, through selenium and Debian's chromium-driver: pages looked at as a person would.
 
-Loaded as a plugin (`pytest_plugins = ("tests.browser",)`). Without chromium
+Loaded as a plugin (`pytest_plugins = ("tests.support.browser",)`). Without chromium
 or its driver the tests skip, except in CI (CI=true), where they must run.
 """
 

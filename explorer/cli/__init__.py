@@ -1,0 +1,1 @@
+"""The command line and the console: arguments, the live view, signals."""

@@ -1,0 +1,79 @@
+"""Decision policies behind one seam, `decide(prompt, context) -> DecisionOutcome` (nodes/interfaces.py).
+
+The built-in offline explorer and the random baseline decide in code and make
+no model calls; any other name is a language model reached through litellm.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from functools import partial
+
+from explorer.config.run_config import COORDINATOR
+from explorer.model.client import LLMSettings, complete_prompt
+from explorer.model.replay import RecordedReplies
+from explorer.policies.coordinator import ModelCoordinator, OfflineCoordinator
+from explorer.policies.goals import GoalPolicy
+from explorer.policies.model import ModelPolicy
+from explorer.policies.offline import OfflineExplorer
+from nodes.interfaces import Decision, DecisionOutcome
+
+OFFLINE, RANDOM = "offline", "random"
+BUILT_IN = (OFFLINE, RANDOM)
+
+
+def stable_seed(*parts) -> int:
+    """A seed that is the same on every run and platform (unlike hash())."""
+    digest = hashlib.sha256(":".join(map(str, parts)).encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+class RandomPolicy:
+    """A uniformly random available action each step: the baseline."""
+
+    name = RANDOM
+
+    def __init__(self, seed):
+        self.seed = seed
+
+    def decide(self, prompt, context):
+        # Seeded by step, so a retried call gives the same answer.
+        rng = random.Random(stable_seed(self.seed, context["step"]))
+        return DecisionOutcome(Decision(action=rng.choice(context["available_actions"]), reason="random baseline"))
+
+
+def make_policy(profile, agent_id, config, gate=None):
+    """The policy an agent's profile asks for; `config` gives the run's seed and model settings,
+    `gate` the semaphore that bounds the run's model calls in flight."""
+    agent_seed = stable_seed(config.seed, agent_id)
+    if profile.model == OFFLINE:
+        return OfflineExplorer()
+    if profile.model == RANDOM:
+        return RandomPolicy(agent_seed)
+    ask = partial(complete_prompt, model_settings(profile, config, agent_id, gate))
+    if config.decide == "goals":
+        return GoalPolicy(profile.model, ask)
+    return ModelPolicy(profile.model, ask)
+
+
+def make_coordinator(profile, config, gate=None):
+    """The coordinator's policy: the built-in one, or a model (its profile's model is --coordinator)."""
+    if profile.model == OFFLINE:
+        return OfflineCoordinator()
+    return ModelCoordinator(profile.model, partial(complete_prompt, model_settings(profile, config, COORDINATOR, gate)))
+
+
+def model_settings(profile, config, agent_id, gate=None):
+    """The model client's settings for an agent's profile: every model call is made with them, so under
+    --replay-replies the agent's recorded replies answer them all."""
+    return LLMSettings(
+        model=profile.model,
+        api_base=config.api_base,
+        temperature=profile.temperature,
+        timeout=config.timeout,
+        price_in=config.price_in,
+        price_out=config.price_out,
+        gate=gate,
+        replay=RecordedReplies(config.replay_replies, agent_id) if config.replay_replies else None,
+    )

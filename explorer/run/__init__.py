@@ -1,0 +1,1 @@
+"""One run and its records: set-up, the run directory, the trace, the summary, recovery."""

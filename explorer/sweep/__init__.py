@@ -1,0 +1,1 @@
+"""Experiment sweeps: a grid of runs from a file, their results and intervals."""

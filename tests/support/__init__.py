@@ -1,0 +1,1 @@
+"""What the tests start and stand on: servers, windows, browsers and paths."""
