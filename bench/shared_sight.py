@@ -56,9 +56,9 @@ class SharedSightExplorer(OfflineExplorer):
         self.team_sight = team_sight
 
     def observe(self, context):
-        self.team_sight.add(context["step"], context["seen_cells"], context["seen_walls"])
+        self.team_sight.add(context.team.step, context.view.seen_cells, context.view.seen_walls)
         pose = super().observe(context)
-        cells, walls = self.team_sight.before(context["step"])
+        cells, walls = self.team_sight.before(context.team.step)
         self.map.seen |= cells
         self.map.open.update(cell[:2] for cell in cells)
         for wall in walls:

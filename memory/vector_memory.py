@@ -69,7 +69,7 @@ def _one_thread():
 
 
 class VectorMemory:
-    """One agent's memories (spec section 7): texts and their embeddings.
+    """One agent's private memories: texts and their embeddings.
 
     A text stored again (an agent scanning the same room) is counted, not
     indexed again: it has the same embedding, and thousands of identical rows

@@ -5,24 +5,30 @@ what each saw), decides a directive for each explorer that needs one, and
 sends them as messages, which reach the explorers after its msg_delay.
 """
 
+from __future__ import annotations
+
 from pocketflow import Flow, Node
 
-from nodes.decision_context import team_context
+from nodes.context_from_state import coordinator_context
+from nodes.decision_context import CoordinatorContext
 from nodes.end import EndNode
-from nodes.interfaces import DecisionOutcome, StepReport, StopRun
+from nodes.interfaces import CoordinatorPolicy, DecisionOutcome, ReportInbox, Schedule, StepReport, StopRun
 from nodes.record import StepRecord
+from nodes.state import CoordinatorState
 from perception.base import Message
+
+DirectPrep = tuple[CoordinatorPolicy, CoordinatorContext]
 
 
 class ReviewNode(Node):
     """Take the explorers' reports that have reached the coordinator since its last tick."""
 
-    def prep(self, shared):
+    def prep(self, shared: CoordinatorState) -> tuple[ReportInbox, str, int]:
         return shared["shared_memory"], shared["agent_id"], shared["step_count"] + 1
 
     # No exec: taking the reports empties the coordinator's inbox, so it is done once, in post.
 
-    def post(self, shared, prep_res, exec_res):
+    def post(self, shared: CoordinatorState, prep_res: tuple[ReportInbox, str, int], exec_res: None) -> str:
         store, agent_id, step = prep_res
         shared["step_count"] = step
         shared["reports"] = store.read_reports(agent_id)
@@ -33,26 +39,24 @@ class ReviewNode(Node):
 class DirectNode(Node):
     """Decide the directives: the coordinator's policy, from the reports and the team's finds."""
 
-    def prep(self, shared):
-        context = {**team_context(shared), "reports": shared["reports"], "available_actions": shared["available_actions"]}
-        return shared["policy"], context
+    def prep(self, shared: CoordinatorState) -> DirectPrep:
+        return shared["policy"], coordinator_context(shared)
 
-    def exec(self, prep_res):
+    def exec(self, prep_res: DirectPrep) -> DecisionOutcome:
         policy, context = prep_res
         return policy.direct(context)
 
-    def exec_fallback(self, prep_res, exc):
+    def exec_fallback(self, prep_res: DirectPrep, exc: Exception) -> DecisionOutcome:
         if isinstance(exc, StopRun):
             raise exc
         return DecisionOutcome(None, error=repr(exc))  # no directives this tick; the explorers go on
 
-    def post(self, shared, prep_res, outcome):
+    def post(self, shared: CoordinatorState, prep_res: DirectPrep, outcome: DecisionOutcome) -> str:
         policy, _ = prep_res
         shared["directives"] = list(outcome.directives)
         record = shared["step_record"]
         record.policy = policy.name
         record.prompt = outcome.prompt or ""
-        record.attempts = list(outcome.attempts)
         record.parse_failure = outcome.parse_failure
         record.model_calls.extend(outcome.model_calls)
         record.notes.extend(outcome.notes)
@@ -66,12 +70,12 @@ class DirectNode(Node):
 class CoordinatorHandInNode(Node):
     """Hand the tick to the team: its directives go out as messages, each to its explorer."""
 
-    def prep(self, shared):
+    def prep(self, shared: CoordinatorState) -> tuple[Schedule, StepReport]:
         agent_id, step = shared["agent_id"], shared["step_count"]
         outgoing = [Message(agent_id, d["to"], d["message"], step) for d in shared["directives"]]
         return shared["schedule"], StepReport(agent_id, step, shared["step_record"], [], outgoing)
 
-    def post(self, shared, prep_res, exec_res):
+    def post(self, shared: CoordinatorState, prep_res: tuple[Schedule, StepReport], exec_res: None) -> str:
         schedule, report = prep_res
         if not schedule.hand_in(report):
             return "end"
@@ -79,7 +83,7 @@ class CoordinatorHandInNode(Node):
         return "continue"
 
 
-def build_coordinator_flow():
+def build_coordinator_flow() -> Flow:
     review, hand_in = ReviewNode(), CoordinatorHandInNode()
     review >> DirectNode() >> hand_in
     hand_in - "continue" >> review

@@ -1,32 +1,37 @@
+from __future__ import annotations
+
 from pocketflow import Node
 
-from nodes.decision_context import decision_context, render_prompt
-from nodes.interfaces import Decision, DecisionOutcome, StopRun
+from nodes.context_from_state import decision_context
+from nodes.decision_context import DecisionContext, render_prompt
+from nodes.interfaces import Decision, DecisionOutcome, DecisionPolicy, StopRun
+from nodes.state import AgentState
 from perception.actions import safe_action
 
 FALLBACK_REASON = "fallback: no usable decision"
+DecisionPrep = tuple[DecisionPolicy, DecisionContext, str]  # the policy, its context, the prompt made from it
 
 
 class DecisionNode(Node):
     """Ask the agent's decision policy what to do; never let a bad reply stop the run."""
 
-    def prep(self, shared):
+    def prep(self, shared: AgentState) -> DecisionPrep:
         context = decision_context(shared)
         return shared["policy"], context, render_prompt(context)
 
-    def exec(self, prep_res):
+    def exec(self, prep_res: DecisionPrep) -> DecisionOutcome:
         policy, context, prompt = prep_res
         return policy.decide(prompt, context)
 
-    def exec_fallback(self, prep_res, exc):
+    def exec_fallback(self, prep_res: DecisionPrep, exc: Exception) -> DecisionOutcome:
         if isinstance(exc, StopRun):
             raise exc  # every later step would fail the same way
         # The policy itself failed (a bug, say): the agent scans and the run goes on.
         return DecisionOutcome(None, error=repr(exc))
 
-    def post(self, shared, prep_res, outcome):
+    def post(self, shared: AgentState, prep_res: DecisionPrep, outcome: DecisionOutcome) -> str:
         policy, context, prompt = prep_res
-        decision = outcome.decision or Decision(safe_action(context["available_actions"]), reason=FALLBACK_REASON)
+        decision = outcome.decision or Decision(safe_action(context.available_actions), reason=FALLBACK_REASON)
         shared["action"] = decision.action
         shared["action_reason"] = decision.reason
         shared["message_to_others"] = decision.message_to_others if shared["comm_enabled"] else ""
@@ -34,7 +39,6 @@ class DecisionNode(Node):
         record = shared["step_record"]
         record.policy = outcome.decided_by or policy.name
         record.prompt = prompt if outcome.prompt is None else outcome.prompt
-        record.attempts = list(outcome.attempts)
         record.decision = outcome.decision.to_dict() if outcome.decision else None
         record.parse_failure = outcome.parse_failure
         record.model_calls.extend(outcome.model_calls)

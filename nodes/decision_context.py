@@ -1,4 +1,16 @@
-"""What a decision rests on: the context every policy reads, and the prompt a model reads."""
+"""What a decision rests on: the context every policy reads, and the prompt a model reads.
+
+The nodes build the contexts from the agent's state each step
+(nodes/context_from_state.py): a DecisionContext for an explorer, a
+CoordinatorContext for the coordinator, which reads the explorers'
+SightReports. They are frozen: a policy reads them, and never changes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TypedDict
 
 from perception.actions import ACTION_HELP
 from perception.base import Pose, objects_text
@@ -14,129 +26,240 @@ MEMORY_CHARS = 300  # per retrieved memory
 MESSAGE_CHARS = 300
 CAPTION_CHARS = 600
 
-
-def team_context(shared):
-    """What every member's decision rests on, an explorer's or a coordinator's: who, when, where."""
-    env = shared["environment"]
-    return {
-        "agent_id": shared["agent_id"],
-        "team": shared["team"],
-        "step": shared["step_count"],
-        "max_steps": shared["max_steps"],
-        "world": env.name,
-        "size": env.size,
-        "view_distance": env.view_distance,
-        "team_objects": shared["shared_memory"].discoveries(),  # name -> {finder, step, cell}, in discovery order
-    }
+Cell = tuple[int, int, int]  # (x, y, level)
+Wall = tuple[int, int]  # (x, y): a wall stands on every level
 
 
-def decision_context(shared):
-    """Everything the decision rests on; the prompt and the offline explorer both read it."""
-    store = shared["shared_memory"]
-    agent_id = shared["agent_id"]
-    observation = shared["observation"]
-    return {
-        **team_context(shared),
-        "role": shared["role"],
-        "persona": shared["persona"],
-        "dead_reckoned": shared["environment"].dead_reckoned,
-        "pose": observation.pose.to_dict(),
-        "visible_objects": list(observation.visible_objects),
-        "object_cells": dict(observation.object_cells),
-        "caption": observation.caption,
-        "seen_cells": observation.seen_cells,
-        "seen_walls": observation.seen_walls,
-        "actions_unseen": list(observation.actions_unseen),
-        "memories": shared["retrieved_memories"],
-        "messages": shared["other_agent_messages"],
-        "other_agents": {a: p for a, p in store.positions().items() if a != agent_id},
-        "recent_actions": shared["action_history"][-RECENT_ACTIONS:],
-        "available_actions": list(shared["perception"].available_actions(agent_id)),
-        "comm_enabled": shared["comm_enabled"],
-        "coordinator": shared["coordinator"],
-    }
+# ---- the dict-shaped parts, as the team's store and the trace keep them -----------------------
 
 
-def render_prompt(context, reply=None):
+class PoseDict(TypedDict):
+    """A pose as the team's store and the trace keep it (perception.base.Pose.to_dict)."""
+
+    position: list[int]  # [x, y, level]
+    facing: str
+    pitch: int
+    roll: int
+
+
+class Discovery(TypedDict):
+    """An object the team found: who found it, at which step, and its cell [x, y, level], where known."""
+
+    finder: str | None
+    step: int | None
+    cell: list[int] | None
+
+
+class HeardMessage(TypedDict):
+    """A message an agent read this step; `recipient` is its id, or "all"."""
+
+    sender: str
+    recipient: str
+    message: str
+
+
+class ActionTaken(TypedDict):
+    """One of the agent's past steps: the action, how it went, and what it said then."""
+
+    step: int
+    action: str
+    outcome: str
+    detail: str
+    message: str
+
+
+DirectiveTarget = list[int | str | None] | str  # [x, y, level, facing or None] to look from, or an action to take
+
+
+class Directive(TypedDict):
+    """What a coordinator tells one explorer: numbered in order; `message` is the sentence sent."""
+
+    id: int
+    to: str
+    kind: str  # "goal" or "action"
+    target: DirectiveTarget
+    message: str
+
+
+class DirectiveFollowed(TypedDict):
+    """The directive an explorer followed this step; `status` says how it went ("followed", "done",
+    "outdated", "unreachable", "unavailable"), `replaced` the ids of those it replaced."""
+
+    id: int
+    kind: str
+    target: DirectiveTarget
+    replaced: list[int]
+    status: str
+
+
+@dataclass(frozen=True)
+class SightReport:
+    """What an explorer sends up to its coordinator each step: where it is and what it saw from where."""
+
+    sender: str
+    step: int
+    seen_from: PoseDict  # the pose it looked from
+    pose: PoseDict  # after its action
+    seen_cells: tuple[Cell, ...] = ()
+    seen_walls: tuple[Wall, ...] = ()
+    object_cells: dict[str, Cell] = field(default_factory=dict)
+    said: str = ""  # what it told the team this step: the coordinator reads its intent there too
+    sent_at: float | None = None
+    delivered_at: float | None = None
+
+
+# ---- the contexts ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TeamContext:
+    """Who decides, when and where: what every member's decision rests on, an explorer's or a coordinator's."""
+
+    agent_id: str
+    members: tuple[str, ...]  # every agent id (for a coordinator: the explorers it directs), in agent order
+    step: int
+    max_steps: int
+    world: str
+    size: tuple[int, int, int] | None  # (W, D, H); None when unknown
+    view_distance: int | None
+    discoveries: Mapping[str, Discovery]  # the team's finds, in discovery order
+
+
+@dataclass(frozen=True)
+class AgentSetup:
+    """What the agent was given at the start: its part in the team, whether it may talk, who directs it."""
+
+    role: str
+    persona: str
+    comm_enabled: bool
+    coordinator: str | None  # the coordinator's id, where there is one
+
+
+@dataclass(frozen=True)
+class View:
+    """What the agent perceives this step (perception.base.Observation)."""
+
+    pose: Pose
+    dead_reckoned: bool  # the pose is counted from the actions taken, not measured
+    visible_objects: tuple[str, ...]
+    object_cells: Mapping[str, Cell]  # where each visible object is, where the backend knows
+    caption: str
+    seen_cells: tuple[Cell, ...]  # the free cells in sight, in mock mode
+    seen_walls: tuple[Wall, ...]  # the walls in sight, in mock mode
+    actions_unseen: tuple[str, ...]  # its own actions the view does not show yet, oldest first
+
+
+@dataclass(frozen=True)
+class Teammates:
+    """What the agent knows of its teammates this step: what they wrote to it, and where they are."""
+
+    messages: tuple[HeardMessage, ...]  # in the order read
+    positions: Mapping[str, Pose | None]  # the others', in team order; None where not known
+
+
+@dataclass(frozen=True)
+class DecisionContext:
+    """Everything an explorer's decision rests on; the prompt and the built-in policies both read it."""
+
+    team: TeamContext
+    setup: AgentSetup
+    view: View
+    teammates: Teammates
+    memories: tuple[tuple[str, float], ...]  # (text, distance) of the memories retrieved, nearest first
+    recent_actions: tuple[ActionTaken, ...]  # the last RECENT_ACTIONS, oldest first
+    available_actions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CoordinatorContext:
+    """What a coordinator's directives rest on: the team, and the explorers' reports since its last tick."""
+
+    team: TeamContext
+    reports: tuple[SightReport, ...]  # in arrival order
+    available_actions: tuple[str, ...]  # what an explorer can be told to do
+
+
+# ---- the prompt ------------------------------------------------------------------------------
+
+
+def render_prompt(context: DecisionContext, reply: str | None = None) -> str:
     """The decision prompt; `reply` is its closing section (how to answer), the action reply by default."""
     if reply is None:
         reply = render("reply_actions", comm_note=comm_note(context))
+    team, setup, view = context.team, context.setup, context.view
     return render(
         "decision",
-        agent_id=context["agent_id"],
-        role=context["role"],
-        persona=context["persona"],
-        team_size=len(context["team"]),
-        world=context["world"],
-        max_steps=context["max_steps"],
-        step=context["step"],
-        pose=_pose_text(context["pose"]),
+        agent_id=team.agent_id,
+        role=setup.role,
+        persona=setup.persona,
+        team_size=len(team.members),
+        world=team.world,
+        max_steps=team.max_steps,
+        step=team.step,
+        pose=view.pose.describe(),
         pose_note=_pose_note(context),
-        visible=_clip(context["caption"], CAPTION_CHARS),
-        memories=_lines([f"{_clip(text, MEMORY_CHARS)} (distance {d:.2f})" for text, d in context["memories"]], "Nothing yet."),
-        messages=_messages_text(context["messages"]),
-        team_objects=_latest(_found_text(context["team_objects"]), PROMPT_TEAM_OBJECTS),
-        other_agents=_teammates_text(context["pose"], context["other_agents"]),
+        visible=_clip(view.caption, CAPTION_CHARS),
+        memories=_lines([f"{_clip(text, MEMORY_CHARS)} (distance {d:.2f})" for text, d in context.memories], "Nothing yet."),
+        messages=_messages_text(context.teammates.messages),
+        team_objects=_latest(_found_text(team.discoveries), PROMPT_TEAM_OBJECTS),
+        other_agents=_teammates_text(view.pose, context.teammates.positions),
         recent_actions=_lines(
-            [f"step {a['step']}: {a['action']} -> {a['outcome']}: {a['detail']}" for a in context["recent_actions"]],
+            [f"step {a['step']}: {a['action']} -> {a['outcome']}: {a['detail']}" for a in context.recent_actions],
             "None yet: this is your first step.",
         ),
-        actions="\n".join(f"- {a}: {ACTION_HELP.get(a, '')}" for a in context["available_actions"]),
+        actions="\n".join(f"- {a}: {ACTION_HELP.get(a, '')}" for a in context.available_actions),
         reply=reply.strip(),
     )
 
 
-def comm_note(context):
-    return render("comm_on" if context["comm_enabled"] else "comm_off").strip()
+def comm_note(context: DecisionContext) -> str:
+    return render("comm_on" if context.setup.comm_enabled else "comm_off").strip()
 
 
-def _messages_text(messages):
+def _messages_text(messages: Sequence[HeardMessage]) -> str:
     shown = [f"{m['sender']}: {_clip(m['message'], MESSAGE_CHARS)}" for m in messages[-PROMPT_MESSAGES:]]
     hidden = len(messages) - len(shown)
     text = _lines(shown, "No messages from other agents")
     return f"{text}\n({hidden} older messages this step not shown)" if hidden else text
 
 
-def _teammates_text(pose, others):
+def _teammates_text(pose: Pose, others: Mapping[str, Pose | None]) -> str:
     """Where the nearest teammates are, in team order; how many others there are."""
     known = {a: p for a, p in others.items() if p}
-    here = pose["position"]
-    nearest = sorted(known, key=lambda a: sum(abs(c - h) for c, h in zip(known[a]["position"], here)))[:PROMPT_TEAMMATES]
+    here = pose.cell
+    nearest = sorted(known, key=lambda a: sum(abs(c - h) for c, h in zip(known[a].cell, here)))[:PROMPT_TEAMMATES]
     shown = [a for a in others if a in nearest]
-    text = _lines([f"{a}: {_pose_text(others[a])}" for a in shown], "You are alone.")
+    text = _lines([f"{a}: {known[a].describe()}" for a in shown], "You are alone.")
     hidden = len(others) - len(shown)
     return f"{text}\n({hidden} more teammates farther away)" if hidden else text
 
 
-def _found_text(discoveries):
+def _found_text(discoveries: Mapping[str, Discovery]) -> list[str]:
     cells = {name: found["cell"] for name, found in discoveries.items() if found.get("cell")}
     return [objects_text([name], cells) for name in discoveries]
 
 
-def _latest(names, limit):
+def _latest(names: list[str], limit: int) -> str:
     if not names:
         return "Nothing yet."
     shown = ", ".join(names[-limit:])
     return f"{shown} (and {len(names) - limit} found earlier)" if len(names) > limit else shown
 
 
-def _clip(text, limit):
+def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _pose_note(context):
-    if context["dead_reckoned"]:
+def _pose_note(context: DecisionContext) -> str:
+    if context.view.dead_reckoned:
         return render("pose_dead_reckoned").strip()
+    size, view_distance = context.team.size, context.team.view_distance
     return render(
         "pose_grid",
-        size="x".join(map(str, context["size"])) if context["size"] else "of unknown size",
-        view_distance=context["view_distance"] or "a few",
+        size="x".join(map(str, size)) if size else "of unknown size",
+        view_distance=view_distance or "a few",
     ).strip()
 
 
-def _pose_text(pose):
-    return Pose.from_dict(pose).describe()
-
-
-def _lines(items, empty):
+def _lines(items: list[str], empty: str) -> str:
     return "\n".join(f"- {item}" for item in items) if items else empty

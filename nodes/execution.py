@@ -1,15 +1,25 @@
+from __future__ import annotations
+
 from pocketflow import Node
+
+from nodes.state import AgentState
+from perception.base import PerceptionInterface
+
+# The backend, the agent, its action, the message it says with it and to whom.
+ExecutionPrep = tuple[PerceptionInterface, str, str, str, str]
 
 
 class ExecutionNode(Node):
     """Carry out the decided action; the message goes to the team when the step is handed in."""
 
-    def prep(self, shared):
-        return shared["perception"], shared["agent_id"], shared["action"], shared["message_to_others"], shared["message_to"]
+    def prep(self, shared: AgentState) -> ExecutionPrep:
+        action = shared["action"]
+        assert action is not None, "the Decision node decides before the Execution node acts"
+        return shared["perception"], shared["agent_id"], action, shared["message_to_others"], shared["message_to"]
 
     # No exec: moving is the side effect itself, so it happens once, in post.
 
-    def post(self, shared, prep_res, exec_res):
+    def post(self, shared: AgentState, prep_res: ExecutionPrep, exec_res: None) -> str:
         perception, agent_id, action, message, recipient = prep_res
         result = perception.execute_action(agent_id, action)
         shared["action_result"] = result

@@ -1,3 +1,5 @@
+from __future__ import annotations
+
 from pocketflow import Flow
 
 from nodes.communication import CommunicationNode
@@ -10,7 +12,7 @@ from nodes.retrieve_memory import RetrieveMemoryNode
 from nodes.update_memory import UpdateMemoryNode
 
 
-def build_agent_flow():
+def build_agent_flow() -> Flow:
     """One agent's loop: Perception -> ... -> UpdateMemory -> HandIn, then continue or end."""
     perception = PerceptionNode()
     hand_in = HandInNode()

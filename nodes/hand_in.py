@@ -1,18 +1,25 @@
+from __future__ import annotations
+
 from functools import partial
 
 from pocketflow import Node
 
-from nodes.interfaces import SightReport, StepReport
+from nodes.interfaces import Schedule, SightReport, StepReport
 from nodes.record import StepRecord
+from nodes.state import AgentState
 from perception.base import Message
 
 
 class HandInNode(Node):
     """Hand the finished step to the team; the schedule says when that is done, and whether to go on."""
 
-    def prep(self, shared):
+    def prep(self, shared: AgentState) -> tuple[Schedule, StepReport]:
         agent_id, step, message = shared["agent_id"], shared["step_count"], shared["message_to_others"]
-        observation, pose = shared["observation"], shared["action_result"].pose.to_dict()
+        observation, result, entry = shared["observation"], shared["action_result"], shared["memory_entry"]
+        assert observation is not None and result is not None and entry is not None, (
+            "a step is handed in once it has looked, acted and made its memory"
+        )
+        pose = result.pose.to_dict()
         upward = None
         if shared["coordinator"]:
             upward = SightReport(
@@ -27,14 +34,14 @@ class HandInNode(Node):
             object_cells=dict(observation.object_cells),
             outgoing=[Message(agent_id, shared["message_to"], message, step)] if message else [],
             pose=pose,
-            remember=partial(shared["memory_index"].add, *shared["memory_entry"]),
+            remember=partial(shared["memory_index"].add, *entry),
             upward=upward,
         )
         return shared["schedule"], report
 
     # No exec: handing in waits for the team, a side effect; it happens once, in post.
 
-    def post(self, shared, prep_res, exec_res):
+    def post(self, shared: AgentState, prep_res: tuple[Schedule, StepReport], exec_res: None) -> str:
         schedule, report = prep_res
         if not schedule.hand_in(report):
             return "end"

@@ -1,23 +1,39 @@
 """What the nodes need from the layers above them, as small interfaces.
 
 The nodes never import `explorer/`: the application gives each agent a
-decision policy, a schedule and a view of the team through its per-agent
-state, and these are the contracts those objects meet. Errors that must stop
-the run are `StopRun`; the end of a run under way is `RunStopped`.
+decision policy (the coordinator a coordinator policy), a schedule, its
+private memory and a view of the team through its per-agent state, and these
+are the contracts those objects meet; what a policy decides from is in
+nodes/decision_context.py. Errors that must stop the run are `StopRun`; the
+end of a run under way is `RunStopped`.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol
 
+from nodes.decision_context import (
+    Cell,
+    CoordinatorContext,
+    DecisionContext,
+    Directive,
+    DirectiveFollowed,
+    Discovery,
+    PoseDict,
+    SightReport,
+)
+from nodes.record import ModelCall, StepRecord
 from perception.base import BROADCAST, Message
+
+if TYPE_CHECKING:
+    from memory.embedder import PendingRows
 
 
 class StopRun(RuntimeError):
     """A failure no later step can get past (a refused API key, say); the message is one line."""
 
-    def __init__(self, message, users_mistake=False):
+    def __init__(self, message: str, users_mistake: bool = False) -> None:
         super().__init__(message)
         self.users_mistake = users_mistake
 
@@ -31,7 +47,7 @@ class RunStopped(Exception):
 
 @dataclass(frozen=True)
 class Decision:
-    """One step's choice (spec section 4); `message_to` is a teammate's id or "all"."""
+    """One step's choice: an available action, why, and what to tell the team (`message_to`: a teammate or "all")."""
 
     action: str
     thinking: str = ""
@@ -39,7 +55,7 @@ class Decision:
     message_to_others: str = ""
     message_to: str = BROADCAST
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, str]:
         return asdict(self)
 
 
@@ -52,24 +68,23 @@ class DecisionOutcome:
     """What a policy answered, and what it took to get there.
 
     `decision` is None when no usable decision came (the node then scans);
-    `model_calls` holds one accounting dict per real model request, so a
-    built-in policy, which makes none, costs nothing.
+    `model_calls` holds one record per real model request, with its reply,
+    so a built-in policy, which makes none, costs nothing.
     """
 
     decision: Decision | None
-    attempts: tuple[dict, ...] = ()  # per model reply: {"reply": text (bounded), "chars", "error": why refused, or None}
     parse_failure: bool = False  # replies came, none usable
-    error: str | None = None  # the policy itself failed (a provider down after its retries)
-    model_calls: tuple[dict, ...] = ()
+    error: str | None = None  # the policy itself failed (a provider down after its retries): for the trace's errors
+    model_calls: tuple[ModelCall, ...] = ()
     notes: tuple[str, ...] = ()  # what was changed in the decision, e.g. an unknown recipient
     # Where a policy decided otherwise than by the prompt it was given: who decided ("planner"
     # for a step walked towards a goal without asking), and the prompt sent ("" for none).
     decided_by: str | None = None
     prompt: str | None = None
-    # Under a coordinator: the directive an explorer followed this step and how ({id, kind, target, status}).
-    directive: dict | None = None
-    # A coordinator's answer: the directives it sends ({id, to, kind, target, message}).
-    directives: tuple[dict, ...] = ()
+    # Under a coordinator: the directive an explorer followed this step, and how.
+    directive: DirectiveFollowed | None = None
+    # A coordinator's answer: the directives it sends.
+    directives: tuple[Directive, ...] = ()
 
 
 class DecisionPolicy(Protocol):
@@ -81,7 +96,34 @@ class DecisionPolicy(Protocol):
 
     name: str  # "offline", "random", or the model's name; the trace records it
 
-    def decide(self, prompt: str, context: dict) -> DecisionOutcome: ...
+    def decide(self, prompt: str, context: DecisionContext) -> DecisionOutcome: ...
+
+
+class CoordinatorPolicy(Protocol):
+    """Decides a coordinator's directives each tick, from the explorers' reports and the team's finds.
+
+    Must be safe to call again with the same context; raises StopRun as a DecisionPolicy does.
+    """
+
+    name: str  # "offline", or the model's name; the trace records it
+
+    def direct(self, context: CoordinatorContext) -> DecisionOutcome: ...
+
+
+# ---- remembering -----------------------------------------------------------------------------
+
+
+class Memory(Protocol):
+    """An agent's private memory (memory/vector_memory.py): searched each step for what it knows of
+    where it is; a step's memory is embedded while the step goes on, and added once the step is committed."""
+
+    def search(self, query: str, top_k: int) -> list[tuple[str, float]]:
+        """(text, distance) of the `top_k` memories nearest `query`, nearest first."""
+
+    def embed_later(self, text: str) -> PendingRows:
+        """Start embedding `text`; `add` takes what this returns, done or not."""
+
+    def add(self, text: str, vector: PendingRows) -> None: ...
 
 
 # ---- the team ------------------------------------------------------------------------------
@@ -92,9 +134,16 @@ class TeamView(Protocol):
 
     def objects(self) -> list[str]: ...
 
-    def discoveries(self) -> dict[str, dict]: ...
+    def discoveries(self) -> dict[str, Discovery]: ...
 
-    def positions(self) -> dict[str, dict]: ...
+    def positions(self) -> dict[str, PoseDict | None]: ...
+
+
+class ReportInbox(TeamView, Protocol):
+    """What a coordinator reads of the team's store: what every member may, and the reports sent up to it."""
+
+    def read_reports(self, agent_id: str) -> list[SightReport]:
+        """The reports that reached the coordinator `agent_id`, in arrival order; reading empties its inbox."""
 
 
 @dataclass
@@ -103,30 +152,14 @@ class StepReport:
 
     agent_id: str
     step: int
-    record: object  # nodes.record.StepRecord
+    record: StepRecord | None  # its trace line; None for a bare step (the stores' and schedules' tests)
     seen_objects: list[str]
     outgoing: list[Message] = field(default_factory=list)
-    pose: dict = field(default_factory=dict)  # after the action
+    pose: PoseDict | None = None  # after the action; None for a coordinator's tick
     # Adds the step's memory to the agent's private index; the commit calls it once the step is on record.
     remember: Callable[[], None] = lambda: None
-    object_cells: dict = field(default_factory=dict)  # name -> (x, y, level) of the seen objects, where known
+    object_cells: dict[str, Cell] = field(default_factory=dict)  # of the seen objects, where known
     upward: SightReport | None = None  # for the coordinator, where there is one
-
-
-@dataclass(frozen=True)
-class SightReport:
-    """What an explorer sends up to its coordinator each step: where it is and what it saw from where."""
-
-    sender: str
-    step: int
-    seen_from: dict  # the pose it looked from
-    pose: dict  # after its action
-    seen_cells: tuple = ()
-    seen_walls: tuple = ()
-    object_cells: dict = field(default_factory=dict)
-    said: str = ""  # what it told the team this step: the coordinator reads its intent there too
-    sent_at: float | None = None
-    delivered_at: float | None = None
 
 
 class Schedule(Protocol):

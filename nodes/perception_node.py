@@ -1,17 +1,25 @@
+from __future__ import annotations
+
 from pocketflow import Node
+
+from nodes.record import ModelCall
+from nodes.state import AgentState
+from perception.base import Observation, PerceptionInterface
+
+PerceptionPrep = tuple[PerceptionInterface, str, int]  # the backend, the agent, the step it starts
 
 
 class PerceptionNode(Node):
     """Look around: the step's pose, visible objects and caption."""
 
-    def prep(self, shared):
+    def prep(self, shared: AgentState) -> PerceptionPrep:
         return shared["perception"], shared["agent_id"], shared["step_count"] + 1
 
-    def exec(self, prep_res):
+    def exec(self, prep_res: PerceptionPrep) -> Observation:
         perception, agent_id, step = prep_res
         return perception.observe(agent_id, step)
 
-    def post(self, shared, prep_res, observation):
+    def post(self, shared: AgentState, prep_res: PerceptionPrep, observation: Observation) -> str:
         shared["step_count"] = prep_res[2]
         shared["observation"] = observation
         shared["position"] = observation.pose.describe()
@@ -26,7 +34,7 @@ class PerceptionNode(Node):
         record.image_path = observation.image_path
         record.seen_cells = [list(cell) for cell in observation.seen_cells]
         record.seen_walls = [list(cell) for cell in observation.seen_walls]
-        record.model_calls.extend(observation.model_calls)
+        record.model_calls.extend(map(ModelCall.from_dict, observation.model_calls))
         record.errors.extend(observation.errors)
         record.lap("perception")
         return "default"

@@ -1,9 +1,48 @@
-"""The step record: one agent-step's line in trace.jsonl, each node filling its own part."""
+"""The step record: one agent-step's line in trace.jsonl, each node filling its own part; and the
+record of each model call it made."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
 from time import perf_counter
+from typing import Any
+
+# The shape of a trace line: 2 keeps each model call whole in `llm.calls`; 1 (no `trace_version`
+# field) kept its reply apart, in `attempts` (explorer/run/trace_versions.py reads both).
+TRACE_VERSION = 2
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    """One request to a language model, as the trace keeps it (an entry of `llm.calls`): what it
+    asked for, the reply, what it cost and how it failed; a failed call too."""
+
+    purpose: str  # "decision" or "vision"
+    model: str
+    format: str  # the reply format the request asked for: "yaml"
+    reply: str | None = None  # the reply's text, cut at 4,000 characters; None where none came
+    chars: int | None = None  # the reply's full length
+    reply_error: str | None = None  # why the reply was refused (it could not be read); None if it was used
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency: float = 0.0  # seconds, the whole call with its retries and waits
+    retries: int = 0
+    cost_usd: float | None = None  # None when unknown
+    error: str | None = None  # the kind of failure ("timeout", "not_found", ...); None when a reply came
+    error_message: str | None = None  # the failure's one line, secrets redacted
+    replayed: bool = False  # answered from an earlier run's record (--replay-replies): no request was made
+
+    def to_dict(self) -> dict[str, Any]:
+        line = asdict(self)
+        if not self.replayed:
+            del line["replayed"]  # the lines of calls made keep their shape
+        return line
+
+    @classmethod
+    def from_dict(cls, line: Mapping[str, Any]) -> ModelCall:
+        """The call `to_dict` gave `line`; TypeError for a field it does not know."""
+        return cls(**line)
 
 
 @dataclass
@@ -20,7 +59,7 @@ class StepRecord:
     image_path: str | None = None  # the screenshot, in Unity mode
     seen_cells: list[list[int]] = field(default_factory=list)  # [x, y, level] in sight, in mock mode
     seen_walls: list[list[int]] = field(default_factory=list)  # [x, y] of the walls in sight, in mock mode
-    model_calls: list[dict] = field(default_factory=list)  # written as llm.calls: vision, then decision
+    model_calls: list[ModelCall] = field(default_factory=list)  # written as llm.calls: vision, then decision
     # RetrieveMemoryNode
     memory_query: str = ""
     retrieved_memories: list[list] = field(default_factory=list)  # [text, distance], nearest first
@@ -29,7 +68,6 @@ class StepRecord:
     # DecisionNode
     policy: str = ""  # who decided: "offline", "random" or a model's name
     prompt: str = ""
-    attempts: list[dict] = field(default_factory=list)  # each model reply, once; empty for the built-in policies
     decision: dict | None = None
     parse_failure: bool = False
     directive: dict | None = None  # an explorer's: the coordinator's directive it followed, and how
@@ -48,19 +86,20 @@ class StepRecord:
     new_objects: list[str] = field(default_factory=list)
     _clock: float = field(default_factory=perf_counter, repr=False, compare=False)
 
-    def lap(self, node):
+    def lap(self, node: str) -> None:
         """Time `node` took since the previous node ended (or since the step began)."""
         now = perf_counter()
         self.timings[node] = round(now - self._clock, 4)
         self._clock = now
 
-    def to_dict(self):
-        line = {f.name: getattr(self, f.name) for f in fields(self) if f.compare}
-        line["llm"] = {"calls": line.pop("model_calls")}
+    def to_dict(self) -> dict[str, Any]:
+        line: dict[str, Any] = {"trace_version": TRACE_VERSION}
+        line.update((f.name, getattr(self, f.name)) for f in fields(self) if f.compare)
+        line["llm"] = {"calls": [call.to_dict() for call in line.pop("model_calls")]}
         return line
 
     @classmethod
-    def from_dict(cls, line):
+    def from_dict(cls, line: dict[str, Any]) -> StepRecord:
         """The record `to_dict` gave `line` (a step handed in by another process of the team)."""
         values = {f.name: line[f.name] for f in fields(cls) if f.compare and f.name != "model_calls"}
-        return cls(**values, model_calls=line["llm"]["calls"])
+        return cls(**values, model_calls=[ModelCall.from_dict(call) for call in line["llm"]["calls"]])

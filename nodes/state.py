@@ -1,4 +1,4 @@
-"""The per-agent state: PocketFlow's shared dict for one agent, with the spec's section 5 key names.
+"""The per-agent state: PocketFlow's shared dict for one agent, with the original specification's key names.
 
 Every key is listed here, with who writes it and who reads it; `docs/design.md`
 has the same table. The flow reads and writes nothing else.
@@ -6,9 +6,10 @@ has the same table. The flow reads and writes nothing else.
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
-from nodes.interfaces import DecisionPolicy, Schedule, TeamView
+from nodes.decision_context import ActionTaken, Directive, HeardMessage, SightReport
+from nodes.interfaces import CoordinatorPolicy, DecisionPolicy, Memory, ReportInbox, Schedule, TeamView
 from nodes.record import StepRecord
 from perception.base import (
     BROADCAST,
@@ -17,6 +18,9 @@ from perception.base import (
     Observation,
     PerceptionInterface,
 )
+
+if TYPE_CHECKING:
+    from memory.embedder import PendingRows
 
 
 class AgentState(TypedDict):
@@ -33,7 +37,7 @@ class AgentState(TypedDict):
     comm_enabled: bool
     coordinator: str | None  # the coordinator's id, where there is one: directives come from it, reports go to it
     max_steps: int
-    memory_index: object  # memory.vector_memory.VectorMemory: the private FAISS index and its texts
+    memory_index: Memory  # the private FAISS index and its texts (memory/vector_memory.py)
     # Written by PerceptionNode.
     step_count: int  # steps started
     observation: Observation | None
@@ -44,7 +48,7 @@ class AgentState(TypedDict):
     # Written by RetrieveMemoryNode.
     retrieved_memories: list[tuple[str, float]]
     # Written by CommunicationNode.
-    other_agent_messages: list[dict]  # {sender, message}
+    other_agent_messages: list[HeardMessage]
     # Written by DecisionNode.
     action: str | None
     action_reason: str
@@ -52,29 +56,27 @@ class AgentState(TypedDict):
     message_to: str  # a teammate's id or "all"
     # Written by ExecutionNode.
     action_result: ActionResult | None
-    action_history: list[dict]  # {step, action, outcome, detail, message}
+    action_history: list[ActionTaken]
     # Written by UpdateMemoryNode.
-    memory_entry: tuple[str, object] | None  # the step's memory text and its embedding (pending), added at the commit
+    memory_entry: tuple[str, PendingRows] | None  # the step's memory text and its embedding (pending), added at the commit
 
 
-GIVEN_KEYS = (
-    "agent_id", "team", "shared_memory", "perception", "environment", "role", "persona", "policy", "schedule",
-    "comm_enabled", "coordinator", "max_steps", "memory_index",
-)
-
-
-def new_agent_state(**given) -> AgentState:
-    """The state an agent starts with: what the application gives it (GIVEN_KEYS), and an empty step."""
-    if set(given) != set(GIVEN_KEYS):
-        raise TypeError(f"new_agent_state needs exactly {', '.join(GIVEN_KEYS)}")
+def new_agent_state(
+    *, agent_id: str, team: list[str], shared_memory: TeamView, perception: PerceptionInterface,
+    environment: EnvironmentInfo, role: str, persona: str, policy: DecisionPolicy, schedule: Schedule,
+    comm_enabled: bool, coordinator: str | None, max_steps: int, memory_index: Memory,
+) -> AgentState:
+    """The state an agent starts with: what the application gives it, and an empty step."""
     return AgentState(
-        **given,
+        agent_id=agent_id, team=team, shared_memory=shared_memory, perception=perception, environment=environment,
+        role=role, persona=persona, policy=policy, schedule=schedule, comm_enabled=comm_enabled,
+        coordinator=coordinator, max_steps=max_steps, memory_index=memory_index,
         step_count=0,
         observation=None,
         position="",
         visible_objects=[],
         visible_caption="",
-        step_record=StepRecord(given["agent_id"], 1),
+        step_record=StepRecord(agent_id, 1),
         retrieved_memories=[],
         other_agent_messages=[],
         action=None,
@@ -93,26 +95,27 @@ class CoordinatorState(TypedDict):
     # Given at the start, never changed.
     agent_id: str
     team: list[str]  # the explorers it directs, in agent order
-    shared_memory: TeamView  # the team's store: its reports in, the team's finds
+    shared_memory: ReportInbox  # the team's store: its reports in, the team's finds
     environment: EnvironmentInfo
     available_actions: list[str]  # what an explorer can be told to do
-    policy: object  # its direct(prompt, context) -> DecisionOutcome with directives
+    policy: CoordinatorPolicy
     schedule: Schedule
     max_steps: int
     # Written by ReviewNode.
     step_count: int  # ticks started
-    reports: list  # the explorers' SightReports that reached it since its last tick
+    reports: list[SightReport]  # the explorers' reports that reached it since its last tick
     step_record: StepRecord
     # Written by DirectNode.
-    directives: list[dict]  # {id, to, kind, target, message}
+    directives: list[Directive]
 
 
-COORDINATOR_KEYS = ("agent_id", "team", "shared_memory", "environment", "available_actions", "policy", "schedule",
-                    "max_steps")
-
-
-def new_coordinator_state(**given) -> CoordinatorState:
-    if set(given) != set(COORDINATOR_KEYS):
-        raise TypeError(f"new_coordinator_state needs exactly {', '.join(COORDINATOR_KEYS)}")
-    return CoordinatorState(**given, step_count=0, reports=[], step_record=StepRecord(given["agent_id"], 1),
-                            directives=[])
+def new_coordinator_state(
+    *, agent_id: str, team: list[str], shared_memory: ReportInbox, environment: EnvironmentInfo,
+    available_actions: list[str], policy: CoordinatorPolicy, schedule: Schedule, max_steps: int,
+) -> CoordinatorState:
+    """The state the coordinator starts with: what the application gives it, and an empty tick."""
+    return CoordinatorState(
+        agent_id=agent_id, team=team, shared_memory=shared_memory, environment=environment,
+        available_actions=available_actions, policy=policy, schedule=schedule, max_steps=max_steps,
+        step_count=0, reports=[], step_record=StepRecord(agent_id, 1), directives=[],
+    )

@@ -1,6 +1,17 @@
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from pocketflow import Node
 
+from nodes.decision_context import HeardMessage
+from nodes.interfaces import Memory
+from nodes.state import AgentState
 from perception.base import objects_text
+
+if TYPE_CHECKING:
+    from memory.embedder import PendingRows
 
 # What a memory keeps of the messages read that step, in characters: with 32 agents they ran
 # past the model's 256 tokens, and every token is paid for in embedding time, each step.
@@ -9,15 +20,18 @@ CONTEXT_CHARS = 240
 
 
 class UpdateMemoryNode(Node):
-    """Make the step's memory (spec 7a): its text, added to the private index when the team commits
-    the step, so that a step is in both the trace and the memory, or in neither. Its embedding is
-    only started here: it is encoded while the step is committed and the next one perceives, and
-    the next search waits for it (docs/design.md, "When a memory is searchable")."""
+    """Make the step's memory (where it was, what it saw and did, and why): its text, added to the
+    private index when the team commits the step, so that a step is in both the trace and the
+    memory, or in neither. Its embedding is only started here: it is encoded while the step is
+    committed and the next one perceives, and the next search waits for it (docs/internals.md,
+    "When a memory is searchable")."""
 
-    def prep(self, shared):
+    def prep(self, shared: AgentState) -> tuple[str, Memory]:
+        observation = shared["observation"]
+        assert observation is not None, "a step's memory is made once it has looked"
         text = (
             f"At position {shared['position']}, "
-            f"I saw {objects_text(shared['visible_objects'], shared['observation'].object_cells) or 'nothing notable'}. "
+            f"I saw {objects_text(shared['visible_objects'], observation.object_cells) or 'nothing notable'}. "
             f"I decided to {shared['action']}. "
             f"Reason: {shared['action_reason']}"
         )
@@ -25,11 +39,11 @@ class UpdateMemoryNode(Node):
             text += f" | Context from others: {context_from(shared['other_agent_messages'])}"
         return text, shared["memory_index"]
 
-    def exec(self, prep_res):
+    def exec(self, prep_res: tuple[str, Memory]) -> PendingRows:
         text, memory = prep_res
         return memory.embed_later(text)
 
-    def post(self, shared, prep_res, embedding):
+    def post(self, shared: AgentState, prep_res: tuple[str, Memory], embedding: PendingRows) -> str:
         text, _ = prep_res
         shared["memory_entry"] = (text, embedding)
         record = shared["step_record"]
@@ -38,9 +52,10 @@ class UpdateMemoryNode(Node):
         return "default"
 
 
-def context_from(messages):
+def context_from(messages: Sequence[HeardMessage]) -> str:
     """The messages in the order read, as many as fit in CONTEXT_CHARS, and how many more there were."""
-    parts, length = [], 0
+    parts: list[str] = []
+    length = 0
     for message in messages:
         part = f"{message['sender']}: {message['message']}"[:CONTEXT_CHARS]
         if parts and length + len(part) > CONTEXT_CHARS:

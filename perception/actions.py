@@ -1,4 +1,4 @@
-"""The action vocabulary shared by every perception backend (spec section 4)."""
+"""The action vocabulary shared by every perception backend: the 12 moves, turns and tilts an agent can make."""
 
 ACTIONS = (
     "forward",

@@ -1,4 +1,4 @@
-"""The perception interface (spec section 3) and the values it passes around."""
+"""The perception interface every backend meets, and the values it passes around."""
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ class Observation:
 
 @dataclass(frozen=True)
 class Message:
-    """A message between agents (spec section 2)."""
+    """A message between agents, delivered through the team's store."""
 
     sender: str
     recipient: str  # an agent id, or BROADCAST

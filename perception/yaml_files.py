@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import yaml
@@ -33,13 +35,15 @@ def load_mapping(path, error, what):
     `what` names the kind of file, as in "is a directory, not a world file".
     """
     try:
-        if Path(path).stat().st_size > MAX_FILE_BYTES:
-            raise error(path, f"the file is larger than {MAX_FILE_BYTES // 1_000_000} MB")
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_regular_file(path, MAX_FILE_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise error(path, "no such file") from None
     except IsADirectoryError:
         raise error(path, f"is a directory, not {what}") from None
+    except NotARegularFile as problem:
+        raise error(path, f"{problem}, not {what}") from None
+    except FileTooLarge:
+        raise error(path, f"the file is larger than {MAX_FILE_BYTES // 1_000_000} MB") from None
     except UnicodeDecodeError:
         raise error(path, "cannot read the file: it is not UTF-8 text") from None
     except OSError as problem:
@@ -58,8 +62,42 @@ def load_mapping(path, error, what):
     return data
 
 
+class NotARegularFile(OSError):
+    """A device, a FIFO or a socket where a file was expected: reading it could block or never end."""
+
+
+class FileTooLarge(OSError):
+    """A file over the reader's bound."""
+
+
+def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of the regular file at `path` (links followed), at most `limit` of them.
+
+    Opened without blocking, so a FIFO is refused rather than waited on, and
+    read no further than the bound, so /dev/zero or a file that grows while it
+    is read cannot take the machine's memory.
+    """
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(descriptor, "rb") as file:
+        mode = os.fstat(descriptor).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(21, "Is a directory", str(path))
+        if not stat.S_ISREG(mode):
+            raise NotARegularFile(f"is not a regular file ({_file_kind(mode)})")
+        data = file.read(limit + 1)
+    if len(data) > limit:
+        raise FileTooLarge(f"larger than {limit:,} bytes")
+    return data
+
+
+def _file_kind(mode: int) -> str:
+    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
+    return next((name for test, name in kinds if test(mode)), "not a file")
+
+
 def _load_bounded(text, path, error):
-    """yaml.safe_load, refusing a document whose aliases would expand past MAX_VALUES values."""
+    """yaml.safe_load, refusing a document whose aliases would expand past MAX_VALUES values,
+    and a mapping that gives a key twice (YAML keeps the last silently)."""
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
@@ -67,6 +105,10 @@ def _load_bounded(text, path, error):
             return None
         if _expanded_size(node) > MAX_VALUES:
             raise error(path, f"the file expands to more than {MAX_VALUES:,} values (through YAML aliases?)")
+        duplicate = _duplicate_key(node)
+        if duplicate is not None:
+            key, line = duplicate
+            raise error(path, f"the key {key!r} is given twice (again at line {line})")
         return loader.construct_document(node)
     finally:
         loader.dispose()
@@ -90,6 +132,27 @@ def _expanded_size(root):
             stack.append((node, True))
             stack.extend((child, False) for child in children if id(child) not in sizes)
     return sizes[id(root)]
+
+
+def _duplicate_key(root):
+    """(key, line) of the first mapping key given a second time, in any mapping of the document; or None."""
+    seen_nodes, stack = set(), [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen_nodes:
+            continue
+        seen_nodes.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            keys = set()
+            for key, _ in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                    if (key.tag, key.value) in keys:
+                        return key.value[:40], key.start_mark.line + 1
+                    keys.add((key.tag, key.value))
+            stack.extend(part for pair in node.value for part in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return None
 
 
 def kind(value):

@@ -100,7 +100,7 @@ def package_of(module):
 def test_the_graph_is_read_from_the_source():
     graph = import_graph()
     # A few edges every reader of the code can check by eye, so the parser cannot silently find nothing.
-    assert "nodes.flow" in graph["explorer.run.runner"]
+    assert "nodes.flow" in graph["explorer.run.crew"]
     assert "nodes.interfaces" in graph["nodes.decision"]
     assert "perception.x11" in graph["perception.windows"]  # imported inside a function
 

@@ -17,7 +17,7 @@ from nodes.interfaces import DIRECTIVE
 from perception.mock import MockPerception
 from tests.support.openai_stub_server import ChatServer, in_turn
 from tests.support.paths import WORLDS
-from tests.test_offline_explorer import context_for, world_file
+from tests.test_offline_explorer import context_for, with_messages, world_file
 
 TEAM = ["Agent1", "Agent2", "Agent3"]
 ACTIONS = ["forward", "look_left", "look_right"]
@@ -70,7 +70,7 @@ def directed(tmp_path):
 def step(perception, policy, number, text=None):
     """One step of the explorer; the directive's sentence, if given, is a message from its coordinator."""
     context = context_for(perception, "Agent1", number)
-    context["messages"] = [{"sender": "Coordinator", "recipient": "Agent1", "message": text}] if text else []
+    context = with_messages(context, [{"sender": "Coordinator", "recipient": "Agent1", "message": text}] if text else [])
     outcome = policy.decide("", context)
     perception.execute_action("Agent1", outcome.decision.action)
     return outcome
@@ -109,9 +109,10 @@ def test_a_goal_to_look_from_is_outdated_once_its_view_is_seen(tmp_path):
     perception, policy = directed(tmp_path)
     assert step(perception, policy, 1, directive).directive["status"] == "followed"
     perception, policy = directed(tmp_path)
-    context = context_for(perception, "Agent1", 1)
-    context["messages"] = [{"sender": "Agent2", "recipient": None, "message": "Covered x 0-5, y 0-5, level 0."},
-                           {"sender": "Coordinator", "recipient": "Agent1", "message": directive}]
+    context = with_messages(context_for(perception, "Agent1", 1), [
+        {"sender": "Agent2", "recipient": None, "message": "Covered x 0-5, y 0-5, level 0."},
+        {"sender": "Coordinator", "recipient": "Agent1", "message": directive},
+    ])
     outcome = policy.decide("", context)
     assert outcome.directive["status"] == "outdated" and outcome.decided_by is None  # its own choice
     perception.execute_action("Agent1", outcome.decision.action)
@@ -174,7 +175,7 @@ def test_a_model_coordinator_is_asked_through_litellm_and_a_bad_reply_sends_noth
     assert len(server.requests) == 3 == summary["per_agent"]["Coordinator"]["llm"]["calls"]
     assert "You are the Coordinator of a team of 3 explorers" in server.requests[0]["messages"][-1]["content"]
     first, second = lines
-    assert first["parse_failure"] and first["directives"] == [] and len(first["attempts"]) == 2
+    assert first["parse_failure"] and first["directives"] == [] and len(first["llm"]["calls"]) == 2
     assert [(d["to"], d["kind"], d["target"]) for d in second["directives"]] == [
         ("Agent1", "goal", [1, 1, 0, None]), ("Agent2", "action", "look_left"),
     ]

@@ -60,9 +60,10 @@ def test_garbage_half_the_time_slows_the_run_but_never_stops_it(tmp_path):
     assert summary["llm"]["calls"] + summary["llm"]["retries"] == len(server.records)
     failures = [r for r in trace if r["parse_failure"]]
     assert summary["llm"]["parse_failures"] == len(failures)
-    assert all(r["action"] == "look_right" and len(r["attempts"]) == 2 for r in failures)
+    assert all(r["action"] == "look_right" and len(r["llm"]["calls"]) == 2 for r in failures)
+    assert all(call["reply_error"] for r in failures for call in r["llm"]["calls"])
     assert all(r["action"] == "look_left" for r in trace if not r["parse_failure"])
-    assert any(len(r["attempts"]) == 2 and not r["parse_failure"] for r in trace)  # re-prompts that worked
+    assert any(len(r["llm"]["calls"]) == 2 and not r["parse_failure"] for r in trace)  # re-prompts that worked
     assert "Traceback" not in result.stderr
 
 
@@ -229,5 +230,5 @@ def test_goal_level_decisions_ask_the_model_only_when_there_is_something_to_deci
     # The prompt lists the goals; a goal that does not exist is refused and re-asked once.
     prompts = [record.body["messages"][-1]["content"] for record in server.records]
     assert all("- G1: look" in p and "goal: one of the goal ids" in p for p in prompts)
-    assert trace[0]["agent_id"] == "Agent1" and [a["error"] for a in trace[0]["attempts"]] == ["unknown goal 'G9'", None]
+    assert trace[0]["agent_id"] == "Agent1" and [c["reply_error"] for c in trace[0]["llm"]["calls"]] == ["unknown goal 'G9'", None]
     assert sum("a `goal` that is one of G1" in p for p in prompts) == 1

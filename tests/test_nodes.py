@@ -75,7 +75,7 @@ def test_a_flow_fills_every_part_of_each_step_record_and_ends_when_the_schedule_
     first = schedule.reports[0]
     line = first.record.to_dict()
     assert line["pose"] and line["memory_query"].startswith("What do I know about position")
-    assert line["policy"] == "fixed" and line["decision"] == decision.to_dict() and line["attempts"] == []
+    assert line["policy"] == "fixed" and line["decision"] == decision.to_dict() and line["llm"] == {"calls": []}
     assert line["action"] == "look_left" and line["result"]["outcome"] == "turned"
     assert line["message_out"] == {"recipient": "Agent2", "message": "lamp ahead"}
     assert line["memory_text"].endswith("Reason: scan")

@@ -1,11 +1,13 @@
 """The built-in explorer on its own: small worlds, contexts built as the Decision node builds them."""
 
 import textwrap
+from dataclasses import replace
 
 import pytest
 
 from explorer.policies.offline import OfflineExplorer
 from explorer.team.store import InProcessStore
+from nodes.decision_context import AgentSetup, DecisionContext, TeamContext, Teammates, View
 from perception.actions import ACTIONS
 from perception.mock import MockPerception
 from perception.world import load_world
@@ -20,35 +22,41 @@ def world_file(tmp_path, text):
 def context_for(perception, agent_id, step, history=(), team_objects=(), comm=True, messages=()):
     world = perception.world
     observation = perception.observe(agent_id)
-    return {
-        "agent_id": agent_id,
-        "team": list(perception._poses),
-        "step": step,
-        "size": world.size,
-        "view_distance": world.view_distance,
-        "pose": observation.pose.to_dict(),
-        "visible_objects": list(observation.visible_objects),
-        "object_cells": dict(observation.object_cells),
-        "seen_cells": observation.seen_cells,
-        "seen_walls": observation.seen_walls,
-        "actions_unseen": list(observation.actions_unseen),
-        "team_objects": {name: {"finder": "Agent1", "step": 1, "cell": None} for name in team_objects},
-        "messages": [{"sender": sender, "recipient": "all", "message": text} for sender, text in messages],
-        "other_agents": {
-            other: perception.get_agent_state(other).to_dict() for other in perception._poses if other != agent_id
-        },
-        "recent_actions": list(history)[-5:],
-        "available_actions": list(ACTIONS),
-        "comm_enabled": comm,
-        # What only the prompt reads.
-        "role": "explorer",
-        "persona": "",
-        "max_steps": 50,
-        "world": world.name,
-        "dead_reckoned": False,
-        "caption": observation.caption,
-        "memories": [],
-    }
+    return DecisionContext(
+        team=TeamContext(
+            agent_id=agent_id,
+            members=tuple(perception._poses),
+            step=step,
+            max_steps=50,
+            world=world.name,
+            size=world.size,
+            view_distance=world.view_distance,
+            discoveries={name: {"finder": "Agent1", "step": 1, "cell": None} for name in team_objects},
+        ),
+        setup=AgentSetup(role="explorer", persona="", comm_enabled=comm, coordinator=None),
+        view=View(
+            pose=observation.pose,
+            dead_reckoned=False,
+            visible_objects=tuple(observation.visible_objects),
+            object_cells=dict(observation.object_cells),
+            caption=observation.caption,
+            seen_cells=observation.seen_cells,
+            seen_walls=observation.seen_walls,
+            actions_unseen=tuple(observation.actions_unseen),
+        ),
+        teammates=Teammates(
+            messages=tuple({"sender": sender, "recipient": "all", "message": text} for sender, text in messages),
+            positions={other: perception.get_agent_state(other) for other in perception._poses if other != agent_id},
+        ),
+        memories=(),
+        recent_actions=tuple(history)[-5:],
+        available_actions=ACTIONS,
+    )
+
+
+def with_messages(context, messages):
+    """The context with these messages read ({sender, recipient, message}), in place of its own."""
+    return replace(context, teammates=replace(context.teammates, messages=tuple(messages)))
 
 
 def explore(perception, explorers, steps):
@@ -57,7 +65,7 @@ def explore(perception, explorers, steps):
     for step in range(1, steps + 1):
         contexts = {a: context_for(perception, a, step, history[a], found) for a in explorers}
         for agent_id, explorer in explorers.items():
-            for name in contexts[agent_id]["visible_objects"]:
+            for name in contexts[agent_id].view.visible_objects:
                 found.setdefault(name, step)
             decision = explorer.choose(contexts[agent_id])
             result = perception.execute_action(agent_id, decision.action)
@@ -70,7 +78,7 @@ def test_it_answers_a_decision_that_costs_no_model_call(tmp_path):
     perception = MockPerception(world, InProcessStore(), ["Agent1"], seed=1)
     outcome = OfflineExplorer().decide("prompt", context_for(perception, "Agent1", 1))
     assert outcome.decision.action in ACTIONS and outcome.decision.thinking
-    assert outcome.model_calls == () and outcome.attempts == () and not outcome.parse_failure
+    assert outcome.model_calls == () and not outcome.parse_failure
 
 
 def test_it_turns_to_scan_before_walking_off(tmp_path):
@@ -141,7 +149,7 @@ def test_it_learns_walls_it_bumps_into(tmp_path):
                         "agents: [{position: [0, 0], facing: north}]\n")
     perception = MockPerception(walled, InProcessStore(), ["Agent1"], seed=1)
     context = context_for(perception, "Agent1", 2, [{"step": 1, "action": "move_right", "outcome": "blocked", "detail": ""}])
-    assert (1, 0) not in context["seen_walls"]  # beside it, out of sight
+    assert (1, 0) not in context.view.seen_walls  # beside it, out of sight
     explorer = OfflineExplorer()
     explorer.choose(context)
     assert (1, 0) in explorer.map.walls

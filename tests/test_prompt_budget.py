@@ -1,31 +1,47 @@
 """The decision prompt stays within its budget however long the run and large the team's findings."""
 
-from nodes.decision_context import render_prompt
+from dataclasses import replace
+
+from nodes.decision_context import AgentSetup, DecisionContext, TeamContext, Teammates, View, render_prompt
 from perception.actions import ACTIONS
+from perception.base import Pose
 
 
 def context(step, objects, messages, memory_chars, caption_chars):
-    return {
-        "agent_id": "Agent1",
-        "role": "explorer",
-        "persona": "You explore.",
-        "team": ["Agent1", "Agent2"],
-        "step": step,
-        "max_steps": 300,
-        "world": "test",
-        "size": (20, 20, 1),
-        "view_distance": 4,
-        "dead_reckoned": False,
-        "pose": {"position": [1, 2, 0], "facing": "north", "pitch": 0, "roll": 0},
-        "caption": "c" * caption_chars,
-        "memories": [("m" * memory_chars, 0.5)] * 3,
-        "messages": [{"sender": "Agent2", "message": f"found thing {n} " + "x" * 280} for n in range(messages)],
-        "team_objects": {f"object number {n}": {"finder": "Agent1", "step": 1, "cell": [n, 0, 0]} for n in range(objects)},
-        "other_agents": {"Agent2": {"position": [3, 4, 0], "facing": "east", "pitch": 0, "roll": 0}},
-        "recent_actions": [{"step": n, "action": "forward", "outcome": "moved", "detail": "moved to (1, 2, 0)"} for n in range(5)],
-        "available_actions": list(ACTIONS),
-        "comm_enabled": True,
-    }
+    return DecisionContext(
+        team=TeamContext(
+            agent_id="Agent1",
+            members=("Agent1", "Agent2"),
+            step=step,
+            max_steps=300,
+            world="test",
+            size=(20, 20, 1),
+            view_distance=4,
+            discoveries={f"object number {n}": {"finder": "Agent1", "step": 1, "cell": [n, 0, 0]} for n in range(objects)},
+        ),
+        setup=AgentSetup(role="explorer", persona="You explore.", comm_enabled=True, coordinator=None),
+        view=View(
+            pose=Pose(1, 2, 0, "north"),
+            dead_reckoned=False,
+            visible_objects=(),
+            object_cells={},
+            caption="c" * caption_chars,
+            seen_cells=(),
+            seen_walls=(),
+            actions_unseen=(),
+        ),
+        teammates=Teammates(
+            messages=tuple(
+                {"sender": "Agent2", "recipient": "all", "message": f"found thing {n} " + "x" * 280} for n in range(messages)
+            ),
+            positions={"Agent2": Pose(3, 4, 0, "east")},
+        ),
+        memories=(("m" * memory_chars, 0.5),) * 3,
+        recent_actions=tuple(
+            {"step": n, "action": "forward", "outcome": "moved", "detail": "moved to (1, 2, 0)", "message": ""} for n in range(5)
+        ),
+        available_actions=ACTIONS,
+    )
 
 
 def test_the_prompt_at_step_200_is_about_the_size_of_the_one_at_step_10():
@@ -44,11 +60,11 @@ def test_short_contexts_are_not_cut():
 
 def test_a_large_team_shows_its_nearest_teammates_and_counts_the_rest():
     small = context(10, objects=5, messages=1, memory_chars=100, caption_chars=100)
-    large = dict(small)
-    large["team"] = [f"Agent{n}" for n in range(1, 1001)]
-    large["other_agents"] = {
-        f"Agent{n}": {"position": [n, 0, 0], "facing": "east", "pitch": 0, "roll": 0} for n in range(2, 1001)
-    }
+    large = replace(
+        small,
+        team=replace(small.team, members=tuple(f"Agent{n}" for n in range(1, 1001))),
+        teammates=replace(small.teammates, positions={f"Agent{n}": Pose(n, 0, 0, "east") for n in range(2, 1001)}),
+    )
     prompt = render_prompt(large)
     assert len(prompt) <= len(render_prompt(small)) + 1000
     assert "- Agent2: (2, 0, 0)" in prompt and "- Agent9: (9, 0, 0)" in prompt and "Agent10:" not in prompt

@@ -9,6 +9,8 @@ import time
 
 import pytest
 
+from tests.support.old_traces import as_version_1, rewrite_trace
+from tests.support.openai_stub_server import ChatServer, error
 from tests.support.paths import ROOT
 from tests.test_cli import assert_one_line_error, main
 
@@ -82,3 +84,47 @@ def test_a_cut_last_line_is_left_out(tmp_path):
     (run_dir / "trace.jsonl").write_text(text + text.splitlines()[0][:50])  # a kill mid-write
     assert main("--recover", str(run_dir)).returncode == 0
     assert json.loads((run_dir / "summary.json").read_text())["status"] == "completed"
+
+
+def model_run(run_dir):
+    """A model run of 2 agents and 4 steps whose calls give every kind of record: a reply refused and
+    asked again, a call that failed, and good replies; its summary as it wrote it."""
+    def answer(request):
+        prompt = request["messages"][-1]["content"]
+        if "Agent1" in prompt.split("\n", 1)[0] and "## Step 2 of" in prompt:
+            return error(404, "no such model today")
+        if "## Step 3 of" in prompt and "could not be used" not in prompt:
+            return "action: fly"
+        return "```yaml\naction: look_left\nreason: scan\n```"
+
+    with ChatServer(answer) as server:
+        result = main("--agents", "2", "--steps", "4", "--model", "openai/test-model", "--api-base", server.api_base,
+                      "--run-dir", str(run_dir), "-q")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((run_dir / "summary.json").read_text())
+    (run_dir / "summary.json").unlink()
+    return summary
+
+
+def test_a_version_1_trace_is_recovered_to_the_summary_the_run_wrote(tmp_path):
+    run_dir = tmp_path / "run"
+    written = model_run(run_dir)
+    assert written["llm"]["failed_calls"] == 1 and written["llm"]["parse_failures"] == 0 and written["llm"]["calls"] == 10
+    rewrite_trace(run_dir, as_version_1)
+    assert main("--recover", str(run_dir)).returncode == 0
+    rebuilt = json.loads((run_dir / "summary.json").read_text())
+    for summary in (written, rebuilt):
+        for key in ("wall_seconds", "startup", "store", "recovered_from_trace"):
+            summary.pop(key, None)
+    assert rebuilt == written
+
+
+def test_a_trace_of_an_unknown_version_is_not_recovered(tmp_path):
+    run_dir = tmp_path / "run"
+    main("--steps", "1", "--run-dir", str(run_dir), "-q")
+    (run_dir / "summary.json").unlink()
+    rewrite_trace(run_dir, lambda line: {**line, "trace_version": 99})
+    assert_one_line_error(
+        main("--recover", str(run_dir)),
+        f"{run_dir / 'trace.jsonl'}: trace_version 99 is not one this program reads (versions 1 to 2)",
+    )

@@ -14,9 +14,11 @@ from explorer.config.run_config import RunConfig
 from explorer.model.client import LLMSettings
 from explorer.model.replay import RecordedReplies
 from explorer.model.vision import make_vision
-from explorer.run.runner import ExplorationRun, RunFailed
+from explorer.run.runner import ExplorationRun
+from explorer.run.stop import RunFailed
 from explorer.run.trace import TIMING_FIELDS, read_trace
 from nodes.interfaces import StopRun
+from tests.support.old_traces import as_version_1
 from tests.support.openai_stub_server import ChatServer, error
 from tests.support.paths import ROOT, WORLDS
 
@@ -111,7 +113,7 @@ def line_of(trace, agent, step):
 def test_the_recording_holds_every_kind_of_call_a_replay_must_give_back(recorded):
     _, trace, summary = recorded
     reprompted = line_of(trace, "Agent1", 2)
-    assert len(reprompted["attempts"]) == 2 and not reprompted["parse_failure"] and reprompted["action"] == "look_left"
+    assert len(reprompted["llm"]["calls"]) == 2 and not reprompted["parse_failure"] and reprompted["action"] == "look_left"
     assert line_of(trace, "Agent2", 3)["parse_failure"]
     assert [c["error"] for c in line_of(trace, "Agent1", 4)["llm"]["calls"]] == ["not_found"]
     assert [c["error"] for c in line_of(trace, "Agent2", 5)["llm"]["calls"]] == ["bad_response"]
@@ -214,8 +216,29 @@ def test_a_vision_call_is_refused_naming_the_agent_and_step(tmp_path):
     assert stopped.value.users_mistake
     assert str(stopped.value) == (
         f"--replay-replies {tmp_path}: Agent1's vision call at step 1 cannot be replayed: "
-        "the trace keeps neither the screenshot the model saw nor its reply"
+        "the trace does not keep the screenshot the model saw"
     )
+
+
+# ---- traces of other versions -------------------------------------------------------------------
+
+
+def test_a_version_1_trace_is_replayed_as_it_was_recorded(recorded, tmp_path, embedder, no_api_key):
+    _, trace, summary = recorded
+    old = copy_of(recorded, tmp_path, lambda lines: [as_version_1(line) for line in lines])
+    assert "attempts" in read_trace(old / "trace.jsonl")[0]
+    replayed, replay_summary = run(tmp_path / "replay", embedder, replay_replies=old)
+    assert comparable(replayed) == comparable(trace)
+    assert metrics(replay_summary) == metrics(summary)
+
+
+def test_a_trace_of_an_unknown_version_is_refused_in_one_line_naming_it(recorded, tmp_path, embedder, no_api_key):
+    future = copy_of(recorded, tmp_path, lambda lines: [{**line, "trace_version": 99} for line in lines])
+    with pytest.raises(RunFailed) as failed:
+        run(tmp_path / "replay", embedder, replay_replies=future)
+    assert failed.value.users_mistake and "\n" not in str(failed.value)
+    assert f"--replay-replies {future}: {future / 'trace.jsonl'}: trace_version 99 is not one this program reads " \
+        "(versions 1 to 2)" in str(failed.value)
 
 
 # ---- goals and a coordinator --------------------------------------------------------------------
@@ -238,7 +261,7 @@ def test_goal_decisions_and_a_model_coordinator_replay_too(tmp_path, embedder, n
     with ChatServer(answer) as server:
         trace, summary = run(tmp_path / "recorded", embedder, api_base=server.api_base, **settings)
     coordinator = [line for line in trace if line["agent_id"] == "Coordinator" and line["llm"]["calls"]]
-    assert coordinator and len(coordinator[0]["attempts"]) == 2  # re-prompted
+    assert coordinator and len(coordinator[0]["llm"]["calls"]) == 2  # re-prompted
     assert summary["planner_steps"] > 0  # steps that asked no model
 
     replayed, _ = run(tmp_path / "replay", embedder, replay_replies=tmp_path / "recorded", **settings)

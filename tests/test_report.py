@@ -1,6 +1,7 @@
 """report.html as a person sees it: opened in headless Chromium, offline, with a replay that moves."""
 
 import json
+import shutil
 import subprocess
 import sys
 
@@ -9,6 +10,7 @@ import pytest
 from explorer.config.run_config import RunConfig
 from explorer.report.run_report import write_report
 from explorer.run.runner import ExplorationRun
+from tests.support.old_traces import as_version_1, rewrite_trace
 from tests.support.paths import ROOT, WORLDS
 
 pytest_plugins = ("tests.support.browser",)
@@ -87,6 +89,22 @@ def test_report_rebuilds_an_earlier_runs_page_and_refuses_a_directory_with_no_ru
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         f"main.py: error: --report: {tmp_path} has no config.json or trace.jsonl or summary.json"
+    ]
+
+
+def test_report_reads_a_version_1_trace_and_refuses_one_of_an_unknown_version(finished_run, tmp_path):
+    old, future = tmp_path / "old", tmp_path / "future"
+    for run_dir, change in ((old, as_version_1), (future, lambda line: {**line, "trace_version": 99})):
+        shutil.copytree(finished_run, run_dir)
+        (run_dir / "report.html").unlink(missing_ok=True)
+        rewrite_trace(run_dir, change)
+    result = subprocess.run([sys.executable, MAIN, "--report", str(old)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert (old / "report.html").stat().st_size > 1_000_000
+    result = subprocess.run([sys.executable, MAIN, "--report", str(future)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and not (future / "report.html").exists()
+    assert result.stderr.strip().splitlines() == [
+        f"main.py: error: {future / 'trace.jsonl'}: trace_version 99 is not one this program reads (versions 1 to 2)"
     ]
 
 

@@ -7,7 +7,8 @@ import pytest
 from explorer.config.run_config import RunConfig
 from explorer.model.client import Reply
 from explorer.policies.model import ModelPolicy
-from explorer.run.runner import ExplorationRun, RunFailed
+from explorer.run.runner import ExplorationRun
+from explorer.run.stop import RunFailed
 from explorer.run.trace import TIMING_FIELDS, read_trace
 from memory.embedder import EmbedderError
 from memory.vector_memory import MemoryFileError
@@ -16,7 +17,7 @@ from tests.support.paths import WORLDS
 
 TRACE_FIELDS = {
     "agent_id", "step", "pose", "visible_objects", "retrieved_memories", "messages_in", "prompt",
-    "attempts", "decision", "action", "result", "message_out", "new_objects", "timings", "errors",
+    "trace_version", "llm", "decision", "action", "result", "message_out", "new_objects", "timings", "errors",
 }
 SUMMARY_FIELDS = {
     "mode", "world", "seed", "model", "agents", "steps", "objects_discovered", "total_objects", "coverage",
@@ -72,7 +73,7 @@ def test_two_agents_explore_the_default_world_and_record_everything(tmp_path, em
     assert {a: (s["policy"], s["decisions"]) for a, s in summary["per_agent"].items()} == {
         "Agent1": ("offline", 40), "Agent2": ("offline", 40)
     }
-    assert all(r["policy"] == "offline" and r["llm"]["calls"] == [] and r["attempts"] == [] for r in trace)
+    assert all(r["policy"] == "offline" and r["llm"]["calls"] == [] and "attempts" not in r for r in trace)
     assert json.loads((tmp_path / "run" / "summary.json").read_text()) == summary
     team = summary["team"]
     assert team["total_cells"] == 12 * 9 - len(load_world(DEFAULT_WORLD).walls)
@@ -139,8 +140,9 @@ def test_unreadable_replies_fall_back_to_a_scanning_action_and_are_counted(tmp_p
         assert record["parse_failure"] is True
         assert record["action"] == "look_right"
         assert record["decision"] is None
-        assert [a["error"] for a in record["attempts"]] == ["the reply has no `action` field", "unknown action 'fly'"]
-        assert [a["reply"] for a in record["attempts"]] == ["I refuse.", "action: fly"]
+        calls = record["llm"]["calls"]
+        assert [c["reply_error"] for c in calls] == ["the reply has no `action` field", "unknown action 'fly'"]
+        assert [c["reply"] for c in calls] == ["I refuse.", "action: fly"]
     assert "could not be used" not in trace[0]["prompt"]
 
 
@@ -171,7 +173,7 @@ def test_an_oversized_reply_is_read_and_kept_once_bounded(tmp_path, embedder):
     assert first["action"] == "forward" and first["decision"]["reason"] == "go" and not first["parse_failure"]
     assert len(first["decision"]["thinking"]) <= 1000
     # Each reply is kept once, cut, with its length; the re-prompt quotes only an excerpt.
-    assert [a["chars"] for a in second["attempts"]] == [900_000, 17]
+    assert [c["chars"] for c in second["llm"]["calls"]] == [900_000, 17]
     assert len(json.dumps(second)) < 30_000
     assert len(model.prompts[2]) < len(model.prompts[1]) + 2_000
     assert (tmp_path / "run" / "trace.jsonl").stat().st_size < 100_000
@@ -237,11 +239,13 @@ def test_a_provider_failure_after_a_bad_reply_keeps_the_bad_reply_in_the_trace(t
     summary, trace = run(tmp_path, embedder, agents=1, steps=1, policy_factory=scripted(["action: fly", failure]))
     record = trace[0]
     assert record["action"] == "look_right"
-    assert record["attempts"] == [{"reply": "action: fly", "chars": 11, "error": "unknown action 'fly'"}]
+    bad_reply, failed = record["llm"]["calls"]
+    assert (bad_reply["reply"], bad_reply["chars"], bad_reply["reply_error"]) == ("action: fly", 11, "unknown action 'fly'")
     assert "server down" in record["errors"][0]
-    # The failed call is counted too, with what it cost.
+    # The failed call is counted too, with what it cost and how it failed.
     assert summary["llm"]["calls"] == 2 and summary["llm"]["failed_calls"] == 1 and summary["llm"]["errors"] == 1
-    assert [call["error"] for call in record["llm"]["calls"]] == [None, "server"]
+    assert (bad_reply["error"], failed["error"], failed["error_message"], failed["reply"]) == (None, "server", "server down", None)
+    assert (failed["retries"], failed["latency"]) == (4, 9.5)
 
 
 def test_the_start_up_times_are_in_the_summary(tmp_path, embedder):

@@ -10,7 +10,7 @@ from explorer.policies.replies import ReplyError, parse_goal_decision
 from explorer.team.store import InProcessStore
 from nodes.interfaces import PLANNER
 from perception.mock import MockPerception
-from tests.test_offline_explorer import context_for, world_file
+from tests.test_offline_explorer import context_for, with_messages, world_file
 
 ACTIONS = ["forward", "look_left"]
 
@@ -171,7 +171,8 @@ def walk(perception, policy, steps, agent_id="Agent1", messages=None):
     outcomes, history = [], []
     for step in range(1, steps + 1):
         context = context_for(perception, agent_id, step, history, messages=(messages or {}).get(step, ()))
-        context["messages"] = [dict(m, recipient=agent_id) if m["message"].startswith("@") else m for m in context["messages"]]
+        heard = context.teammates.messages
+        context = with_messages(context, [dict(m, recipient=agent_id) if m["message"].startswith("@") else m for m in heard])
         outcome = policy.decide("unused", context)
         action = outcome.decision.action if outcome.decision else "look_right"
         result = perception.execute_action(agent_id, action)

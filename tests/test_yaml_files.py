@@ -1,8 +1,11 @@
 """The YAML files people write are read within bounds: no alias bomb, no huge file, no huge error."""
 
+import os
+
 import pytest
 
 from explorer.config.profiles import ProfileError, load_profiles
+from explorer.sweep.sweep_file import SweepError, load_sweep
 from perception.keymap import KeyMapError, load_keymap
 from perception.world import WorldError, load_world
 from perception.yaml_files import MAX_PROBLEM_CHARS
@@ -49,3 +52,31 @@ def test_an_error_quotes_a_long_value_only_in_part(tmp_path):
     with pytest.raises(WorldError) as raised:
         load_world(path)
     assert len(str(raised.value)) <= len(str(path)) + 2 + MAX_PROBLEM_CHARS
+
+
+@pytest.mark.parametrize("load, error, use", LOADERS, ids=["world", "profiles", "key map"])
+def test_a_key_given_twice_is_refused_naming_it_and_its_line(tmp_path, load, error, use):
+    path = tmp_path / "twice.yaml"
+    key = use.split(":")[0]
+    path.write_text(f"{key}: {{}}\n{key}: {{}}\n")
+    with pytest.raises(error, match=f"the key '{key}' is given twice \\(again at line 2\\)"):
+        load(path)
+
+
+def test_a_key_given_twice_in_a_sweep_grid_is_refused(tmp_path):
+    path = tmp_path / "sweep.yaml"
+    path.write_text("steps: 5\nout: o\ngrid:\n  seed: [1, 2]\n  model: [offline]\n  seed: [3]\n")
+    with pytest.raises(SweepError, match="the key 'seed' is given twice \\(again at line 6\\)"):
+        load_sweep(path)
+
+
+@pytest.mark.parametrize("special", ["/dev/zero", "fifo"])
+@pytest.mark.parametrize("load, error, use", LOADERS, ids=["world", "profiles", "key map"])
+def test_a_device_or_a_fifo_is_refused_unread(tmp_path, load, error, use, special):
+    path = tmp_path / "special.yaml"
+    if special == "fifo":
+        os.mkfifo(path)  # nobody writes to it: a reader that waited would hang
+    else:
+        path.symlink_to(special)
+    with pytest.raises(error, match="is not a regular file"):
+        load(path)

@@ -25,6 +25,7 @@ that long after it is sent). The defaults are 1, 0, 0, 0.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from explorer.schedule.timed_perception import Timing
 from perception.yaml_files import FileProblem, load_mapping
@@ -52,22 +53,22 @@ class Profile:
     act_delay: float = 0.0
     msg_delay: float = 0.0
 
-    def persona_text(self):
+    def persona_text(self) -> str:
         return self.persona or render("explorer_persona")
 
-    def timing(self):
+    def timing(self) -> Timing:
         return Timing(self.tick_interval, self.obs_delay, self.act_delay, self.msg_delay)
 
-    def timed(self):
+    def timed(self) -> bool:
         """True when a timing differs from the default: only `--schedule event` keeps time."""
         return self.timing() != Timing()
 
 
-def default_profiles(count, model):
+def default_profiles(count: int, model: str) -> list[Profile]:
     return [Profile(model=model)] * count
 
 
-def load_profiles(path, count, model) -> list[Profile]:
+def load_profiles(path: Path, count: int, model: str) -> list[Profile]:
     """One profile per agent from the file at `path`, falling back to `model` for the model."""
     data, base = _load(path, model)
     entries = data.get("agents") or []
@@ -79,7 +80,7 @@ def load_profiles(path, count, model) -> list[Profile]:
     return profiles + [base] * (count - len(profiles))
 
 
-def coordinator_profile(path, model) -> Profile:
+def coordinator_profile(path: Path | None, model: str) -> Profile:
     """The coordinator's profile: the file's `coordinator` section over its `default`, `model` its model."""
     data, base = _load(path, model) if path else ({}, Profile())
     base = replace(base, model=model, tick_interval=COORDINATOR_TICK_INTERVAL)

@@ -1,21 +1,41 @@
-"""A run's settings, checked before anything is loaded."""
+"""A run's settings, each option declared once on its field (explorer/config/options.py), checked before
+anything is loaded."""
 
 from __future__ import annotations
 
-import math
+import argparse
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
-from explorer.model.client import redact_url
+from explorer.config.options import (
+    PATH,
+    PATHS,
+    RECTANGLES,
+    SECRET_URL,
+    TEXTS,
+    Count,
+    Dollars,
+    NotBlank,
+    OneOf,
+    Seconds,
+    first_problem,
+    option,
+    read_back,
+    recorded,
+)
+from explorer.config.secrets import redact_url
 from memory.embedder import BACKENDS
-from perception.keymap import SHIPPED_KEYMAPS
+from memory.onnx_export import CACHE_ENV
+from perception.keymap import DEFAULT_KEYMAP, SHIPPED_KEYMAPS
 from perception.world import DEFAULT_WORLD, SHIPPED_WORLDS
-from perception.yaml_files import shipped_names
+from perception.yaml_files import shipped_names, shipped_or_given
 
 MODES = ("mock", "unity")
 MAX_AGENTS = 1000  # a thread each
-VISION_CALLS = ("combined", "split")  # one call for caption and objects, or the spec's two
+VISION_CALLS = ("combined", "split")  # one call for caption and objects, or two (caption, then objects)
 
 
 DECIDE_LEVELS = ("actions", "goals")
@@ -23,100 +43,198 @@ COORDINATOR = "Coordinator"  # the coordinator's id: the team's last member, aft
 SCHEDULES = ("lockstep", "event")
 STORE_SCHEMES = ("redis://", "rediss://")
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+T = TypeVar("T")
 
 
 class ConfigError(ValueError):
     """A user's mistake in the arguments; the message is one line."""
 
 
+def _shipped_world(text: str) -> Path:
+    return shipped_or_given(text, SHIPPED_WORLDS)
+
+
+def _shipped_keymap(text: str) -> Path:
+    return shipped_or_given(text, SHIPPED_KEYMAPS)
+
+
+def _region(text: str) -> tuple[int, int, int, int]:
+    try:
+        x, y, width, height = (int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not X,Y,W,H (four whole numbers of pixels)") from None
+    if x < 0 or y < 0 or width < 2 or height < 2:
+        raise argparse.ArgumentTypeError(f"{text!r}: X and Y must not be negative, W and H must be at least 2")
+    return (x, y, width, height)
+
+
+def _agent_list(text: str) -> tuple[str, ...]:
+    names = tuple(name.strip() for name in text.split(","))
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of agents such as Agent1,Agent2")
+    return names
+
+
 @dataclass(frozen=True)
 class RunConfig:
-    mode: str = "mock"
-    agents: int = 2
-    steps: int | None = None  # None: the world's max_steps
-    world: Path = DEFAULT_WORLD
-    seed: int = 42
-    model: str = "offline"
-    api_base: str | None = None
-    comm: bool = True
-    decide: str = "actions"  # what a model chooses: each step's action, or goals the planner walks to
-    schedule: str = "lockstep"  # or "event": a simulated clock with each agent's timing
-    coordinator: str | None = None  # the Coordinator's model, when there is one
-    run_dir: Path | None = None  # None: runs/<timestamp>/
-    profiles: Path | None = None
-    resume_memory: Path | None = None  # a run directory whose agents' memories this run starts from
-    replay_replies: Path | None = None  # a run directory whose recorded model replies answer this run's calls
-    timeout: float = 60.0  # seconds per model call
-    max_concurrency: int = 32  # model calls in flight at once, over all agents
-    price_in: float | None = None  # dollars per million prompt tokens, for models litellm cannot price
-    price_out: float | None = None
-    verbosity: int = 0  # -1 quiet, 0 normal, 1 verbose
-    # Unity mode: each given once for all agents, or once per agent in order.
-    window_titles: tuple[str, ...] = ()  # regular expressions
-    keymaps: tuple[Path, ...] = ()  # none: perception.keymap.DEFAULT_KEYMAP
-    regions: tuple[tuple[int, int, int, int], ...] = ()  # x, y, width, height inside the window
-    vision: str = "combined"
-    pause_key: str | None = None  # Unity mode: pressed before the model is asked and again before the action
-    # A team split across processes: the Redis store they share, the team's run id, this process's agents.
-    store: str | None = None  # None: the in-process store
-    run_id: str | None = None
-    local_agents: tuple[str, ...] = ()  # none: every member of the team
-    join_timeout: float = 120.0  # seconds to wait for the other processes' agents
-    embedder: str = "onnx"  # or "torch": the backend the embedding model runs on
-    embedder_cache: Path | None = None  # where the ONNX export is kept; None: the user's cache directory
+    """A run's settings. A field that is a run option declares it in its metadata: flag, help, default, check
+    and place in config.json. `check` adds what involves several options."""
 
-    def check(self):
-        if self.mode not in MODES:
-            raise ConfigError(f"unknown mode {self.mode!r}: choose one of {', '.join(MODES)}")
-        if not 1 <= self.agents <= MAX_AGENTS:
-            raise ConfigError(f"--agents must be from 1 to {MAX_AGENTS}, not {self.agents}")
+    mode: str = field(default="mock", metadata=option(
+        "--mode", f"perception backend: {' or '.join(MODES)} (default %(default)s)", check=OneOf(MODES, label="mode"),
+    ))
+    agents: int = field(default=2, metadata=option(
+        "--agents", "number of agents (default %(default)s)", type=int, check=Count(1, MAX_AGENTS),
+    ))
+    steps: int | None = field(default=None, metadata=option(
+        "--steps", "steps per agent (default: the world's max_steps)", type=int, check=Count(1),
+    ))
+    world: Path = field(default=DEFAULT_WORLD, metadata=option(
+        "--world",
+        "world file for mock mode, or a shipped world's name: apartment (default), office, warehouse, garden",
+        type=_shipped_world, record=PATH,
+    ))
+    seed: int = field(default=42, metadata=option(
+        "--seed", "seed for placement and the built-in backends", type=int,
+    ))
+    model: str = field(default="offline", metadata=option(
+        "--model", "offline (built-in explorer, the default), random, or a litellm model such as gpt-4o-mini",
+        check=NotBlank(),
+    ))
+    api_base: str | None = field(default=None, metadata=option(
+        "--api-base", "base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1", record=SECRET_URL,
+    ))
+    comm: bool = field(default=True, metadata=option(
+        "--no-comm", "turn off all messages between agents", switch_off=True,
+    ))
+    decide: str = field(default="actions", metadata=option(
+        "--decide", "what a model chooses: each step's action (default), or a goal the planner walks to (mock mode)",
+        check=OneOf(DECIDE_LEVELS, in_parser=True),
+    ))
+    schedule: str = field(default="lockstep", metadata=option(
+        "--schedule", "lockstep (default): every agent takes step k before any takes k + 1; event: a simulated clock "
+        "with each agent's tick_interval, obs_delay, act_delay and msg_delay from --profiles (mock mode)",
+        check=OneOf(SCHEDULES, in_parser=True),
+    ))
+    coordinator: str | None = field(default=None, metadata=option(
+        "--coordinator", "add a Coordinator that directs the explorers: offline, or a model (mock mode)",
+        metavar="MODEL",
+    ))
+    run_dir: Path | None = field(default=None, metadata=option(
+        "--run-dir", "where to write the run (default runs/<timestamp>/ here)", type=Path, record=None,
+    ))
+    profiles: Path | None = field(default=None, metadata=option(
+        "--profiles", "YAML file of agent profiles: role, persona, model, temperature", type=Path, record=PATH,
+    ))
+    resume_memory: Path | None = field(default=None, metadata=option(
+        "--resume-memory", "start each agent with the memory it saved in an earlier run", type=Path,
+        metavar="RUN_DIR", record=PATH,
+    ))
+    replay_replies: Path | None = field(default=None, metadata=option(
+        "--replay-replies",
+        "answer each model call with the reply recorded in an earlier run's trace, instead of calling the model",
+        type=Path, metavar="RUN_DIR", record=PATH,
+    ))
+    timeout: float = field(default=60.0, metadata=option(
+        "--timeout", "seconds before a model call is cut off (default %(default)g)", type=float, check=Seconds(),
+    ))
+    max_concurrency: int = field(default=32, metadata=option(
+        "--max-concurrency", "model calls in flight at once, over all agents (default %(default)s)", type=int,
+        check=Count(1),
+    ))
+    price_in: float | None = field(default=None, metadata=option(
+        "--price-in", "dollars per million prompt tokens, for models litellm cannot price", type=float,
+        check=Dollars(),
+    ))
+    price_out: float | None = field(default=None, metadata=option(
+        "--price-out", "dollars per million completion tokens, likewise", type=float, check=Dollars(),
+    ))
+    verbosity: int = 0  # -1 quiet, 0 normal, 1 verbose: the command line's -q and -v
+    # Unity mode: each given once for all agents, or once per agent in order.
+    window_titles: tuple[str, ...] = field(default=(), metadata=option(
+        "--window-title", "the game window, by its title", metavar="REGEX", repeat=True, group="unity", record=TEXTS,
+    ))
+    keymaps: tuple[Path, ...] = field(default=(), metadata=option(  # none: perception.keymap.DEFAULT_KEYMAP
+        "--keymap", f"key map file, or a shipped key map's name (default {DEFAULT_KEYMAP.stem})",
+        type=_shipped_keymap, metavar="PATH", repeat=True, group="unity", record=PATHS,
+    ))
+    regions: tuple[tuple[int, int, int, int], ...] = field(default=(), metadata=option(
+        "--region", "the part of the window an agent sees, in window pixels (split screen)",
+        type=_region, metavar="X,Y,W,H", repeat=True, group="unity", record=RECTANGLES,
+    ))
+    vision: str = field(default="combined", metadata=option(
+        "--vision",
+        f"vision calls per step: {' or '.join(VISION_CALLS)} (combined: one call gives caption and objects)",
+        group="unity", check=OneOf(VISION_CALLS),
+    ))
+    pause_key: str | None = field(default=None, metadata=option(
+        "--pause-key", "a key that pauses the game: pressed before the model is asked and again before the action",
+        metavar="KEY", group="unity",
+    ))
+    # A team split across processes: the Redis store they share, the team's run id, this process's agents.
+    store: str | None = field(default=None, metadata=option(
+        "--store", "the team store: redis://HOST:PORT/DB (default: in this process)", metavar="URL", group="team",
+        record=SECRET_URL,
+    ))
+    run_id: str | None = field(default=None, metadata=option(
+        "--run-id", "the run the processes share (with --store)", metavar="NAME", group="team",
+    ))
+    local_agents: tuple[str, ...] = field(default=(), metadata=option(
+        "--local-agents", "the agents this process runs (default all; the Coordinator runs with Agent1)",
+        type=_agent_list, metavar="Agent1,Agent2", group="team", record=TEXTS,
+    ))
+    join_timeout: float = field(default=120.0, metadata=option(
+        "--join-timeout", "how long to wait for the other processes' agents to join (default %(default)g)",
+        type=float, metavar="SECONDS", group="team", check=Seconds(),
+    ))
+    embedder: str = field(default="onnx", metadata=option(
+        "--embedder", "onnx (default): ONNX Runtime on a one-time export, quick to start; torch: sentence-transformers",
+        group="embedding", check=OneOf(BACKENDS, in_parser=True),
+    ))
+    embedder_cache: Path | None = field(default=None, metadata=option(
+        "--embedder-cache", f"where the ONNX export is kept (default ${CACHE_ENV}, else ~/.cache/multi-agent-explorer)",
+        type=Path, metavar="DIR", group="embedding", record=PATH,
+    ))
+
+    def check(self) -> RunConfig:
+        """This config, if its options make a run; else ConfigError, one line saying what is wrong."""
+        problem = first_problem(self)
+        if problem:
+            raise ConfigError(problem)
         if self.mode == "unity":
             self._check_unity()
         elif self.window_titles or self.keymaps or self.regions or self.vision != "combined" or self.pause_key:
             raise ConfigError("--window-title, --keymap, --region, --vision and --pause-key are for --mode unity")
-        if self.decide not in DECIDE_LEVELS:
-            raise ConfigError(f"unknown --decide {self.decide!r}: choose one of {', '.join(DECIDE_LEVELS)}")
         if self.decide == "goals" and self.mode != "mock":
             raise ConfigError("--decide goals needs --mode mock: goals come from the grid map a mock world gives")
-        if self.schedule not in SCHEDULES:
-            raise ConfigError(f"unknown --schedule {self.schedule!r}: choose one of {', '.join(SCHEDULES)}")
         if self.schedule == "event" and self.mode != "mock":
             raise ConfigError("--schedule event needs --mode mock: a game keeps its own time")
         if self.coordinator is not None:
-            self._check_coordinator()
-        if self.steps is not None and self.steps < 1:
-            raise ConfigError(f"--steps must be at least 1, not {self.steps}")
+            self._check_coordinator(self.coordinator)
+        self._check_files()
+        if self.run_dir is not None:
+            self._check_run_dir(self.run_dir)
+        self._check_split()
+        return self
+
+    def _check_files(self) -> None:
+        """The files and directories the options name: there, and of the right kind."""
         if self.world.is_dir():
             raise ConfigError(f"--world {self.world} is a directory, not a world file")
         if not self.world.is_file():
             raise ConfigError(
                 f"world file not found: {self.world} (shipped worlds: {', '.join(shipped_names(SHIPPED_WORLDS))})"
             )
-        if not self.model.strip():
-            raise ConfigError("--model must not be empty")
         if self.resume_memory is not None and not self.resume_memory.is_dir():
             raise ConfigError(f"--resume-memory: no such directory: {self.resume_memory}")
         if self.replay_replies is not None and not (self.replay_replies / "trace.jsonl").is_file():
             raise ConfigError(f"--replay-replies: {self.replay_replies} holds no run (no trace.jsonl there)")
         if self.profiles is not None and not self.profiles.is_file():
             raise ConfigError(f"profiles file not found: {self.profiles}")
-        if self.embedder not in BACKENDS:
-            raise ConfigError(f"unknown --embedder {self.embedder!r}: choose one of {', '.join(BACKENDS)}")
         if self.embedder_cache is not None:
-            self._check_embedder_cache()
-        if self.max_concurrency < 1:
-            raise ConfigError(f"--max-concurrency must be at least 1, not {self.max_concurrency}")
-        if not (math.isfinite(self.timeout) and self.timeout > 0):
-            raise ConfigError(f"--timeout must be a number of seconds more than 0, not {self.timeout}")
-        for flag, price in (("--price-in", self.price_in), ("--price-out", self.price_out)):
-            if price is not None and not (math.isfinite(price) and price >= 0):
-                raise ConfigError(f"{flag} must be a number of dollars, 0 or more, not {price}")
-        if self.run_dir is not None:
-            self._check_run_dir()
-        self._check_split()
-        return self
+            self._check_embedder_cache(self.embedder_cache)
 
-    def _check_split(self):
+    def _check_split(self) -> None:
         if self.store is None:
             if self.run_id is not None or self.local_agents:
                 raise ConfigError("--run-id and --local-agents split a team over processes: they need --store redis://HOST:PORT/DB")
@@ -135,45 +253,45 @@ class RunConfig:
             raise ConfigError("--local-agents names an agent twice")
         if len(self.local_agents) not in (0, len(explorers)) and self.run_id is None:
             raise ConfigError("--local-agents runs part of the team here: give every process the same --run-id NAME")
-        if not (math.isfinite(self.join_timeout) and self.join_timeout > 0):
-            raise ConfigError(f"--join-timeout must be a number of seconds more than 0, not {self.join_timeout}")
 
-    def members(self):
+    def members(self) -> list[str]:
         """Every member of the team: the explorers, then the coordinator where there is one."""
         return self.agent_ids() + ([COORDINATOR] if self.coordinator else [])
 
-    def local_members(self):
+    def local_members(self) -> list[str]:
         """The members this process runs: --local-agents (all when not given), and the coordinator with Agent1."""
         local = set(self.local_agents or self.agent_ids())
         if "Agent1" in local:
             local.add(COORDINATOR)
         return [member for member in self.members() if member in local]
 
-    def _check_coordinator(self):
-        if not self.coordinator.strip() or self.coordinator == "random":
+    def _check_coordinator(self, coordinator: str) -> None:
+        if not coordinator.strip() or coordinator == "random":
             raise ConfigError("--coordinator must be offline or a model's name")
         if self.mode != "mock":
             raise ConfigError("--coordinator needs --mode mock: it plans over the ground the explorers report")
         if not self.comm:
             raise ConfigError("--coordinator sends its directives as messages: drop --no-comm")
 
-    def _check_embedder_cache(self):
+    @staticmethod
+    def _check_embedder_cache(cache: Path) -> None:
         """A cache path that cannot be a folder is the user's to fix: said now, not when the model loads."""
-        existing = next(p for p in (self.embedder_cache, *self.embedder_cache.parents) if p.exists())
+        existing = next(p for p in (cache, *cache.parents) if p.exists())
         if not existing.is_dir():
-            raise ConfigError(f"--embedder-cache {self.embedder_cache}: {existing} is a file, not a folder")
+            raise ConfigError(f"--embedder-cache {cache}: {existing} is a file, not a folder")
 
-    def _check_run_dir(self):
+    @staticmethod
+    def _check_run_dir(run_dir: Path) -> None:
         """An early check that a given directory holds no run; explorer/run/run_dir.py claims it, atomically,
         once the run's checks have passed, and says what is wrong with a path that cannot be one."""
         try:
-            taken = self.run_dir.is_dir() and any(self.run_dir.iterdir())
+            taken = run_dir.is_dir() and any(run_dir.iterdir())
         except OSError:
             taken = False  # unreadable: the claim says why
         if taken:
-            raise ConfigError(f"run directory {self.run_dir} is not empty; choose another --run-dir")
+            raise ConfigError(f"run directory {run_dir} is not empty; choose another --run-dir")
 
-    def _check_unity(self):
+    def _check_unity(self) -> None:
         if not self.window_titles:
             raise ConfigError("--mode unity needs --window-title REGEX, matching the game window's title")
         for title in self.window_titles:
@@ -191,46 +309,21 @@ class RunConfig:
                 raise ConfigError(
                     f"key map file not found: {keymap} (shipped key maps: {', '.join(shipped_names(SHIPPED_KEYMAPS))})"
                 )
-        if self.vision not in VISION_CALLS:
-            raise ConfigError(f"unknown --vision {self.vision!r}: choose one of {', '.join(VISION_CALLS)}")
 
-    def per_agent(self, values, default=None):
+    def per_agent(self, values: Sequence[T], default: T | None = None) -> list[T | None]:
         """A once-or-per-agent option as one value per agent."""
-        values = values or (default,)
-        return list(values) * self.agents if len(values) == 1 else list(values)
+        given: Sequence[T | None] = values or (default,)
+        return list(given) * self.agents if len(given) == 1 else list(given)
 
-    def agent_ids(self):
+    def agent_ids(self) -> list[str]:
         return [f"Agent{i}" for i in range(1, self.agents + 1)]
 
-    def to_dict(self):
-        return {
-            "mode": self.mode,
-            "agents": self.agents,
-            "steps": self.steps,
-            "world": str(self.world),
-            "seed": self.seed,
-            "model": self.model,
-            "api_base": redact_url(self.api_base) if self.api_base else None,
-            "comm": self.comm,
-            "decide": self.decide,
-            "schedule": self.schedule,
-            "coordinator": self.coordinator,
-            "profiles": str(self.profiles) if self.profiles else None,
-            "resume_memory": str(self.resume_memory) if self.resume_memory else None,
-            "replay_replies": str(self.replay_replies) if self.replay_replies else None,
-            "timeout": self.timeout,
-            "max_concurrency": self.max_concurrency,
-            "price_in": self.price_in,
-            "price_out": self.price_out,
-            "window_titles": list(self.window_titles),
-            "keymaps": [str(path) for path in self.keymaps],
-            "regions": [list(region) for region in self.regions],
-            "vision": self.vision,
-            "pause_key": self.pause_key,
-            "store": redact_url(self.store) if self.store else None,
-            "run_id": self.run_id,
-            "local_agents": list(self.local_agents),
-            "join_timeout": self.join_timeout,
-            "embedder": self.embedder,
-            "embedder_cache": str(self.embedder_cache) if self.embedder_cache else None,
-        }
+    def to_dict(self) -> dict[str, Any]:
+        """The options as config.json records them (paths as text, URLs redacted), in field order."""
+        return recorded(self)
+
+    @classmethod
+    def from_dict(cls, settings: Mapping[str, Any], **missing: Any) -> RunConfig:
+        """The config a config.json records, unchecked: `missing` gives what it does not hold (a run from before
+        an option existed), else RunConfig's defaults."""
+        return cls(**{**missing, **read_back(cls, settings)})

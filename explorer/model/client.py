@@ -18,12 +18,16 @@ import re
 import threading
 import time
 import warnings
+from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass, field
-from typing import NamedTuple
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from dataclasses import dataclass, field, replace
+from types import ModuleType, TracebackType
+from typing import Any, NamedTuple, Protocol
 
+from explorer.config.secrets import redact
+from explorer.model.reading import excerpt
 from nodes.interfaces import StopRun
+from nodes.record import ModelCall
 
 log = logging.getLogger("explorer")
 
@@ -32,10 +36,10 @@ BACKOFF_CAP = 8.0
 RETRY_AFTER_CAP = 30.0  # a server's Retry-After is honoured up to this
 RETRYABLE = frozenset({"rate_limit", "server", "timeout", "connection"})
 BAD_REPLY_RETRIES = 1  # a reply with no text is asked again once; the same prompt tends to fail the same way
-SECRET_SUFFIXES = ("_KEY", "_TOKEN")  # covers *_API_KEY
-MIN_SECRET_LENGTH = 4  # shorter values are no secret, and replacing them would garble every message
 MESSAGE_LIMIT = 400
 RAW_REPLY_LIMIT = 200
+REPLY_KEPT_CHARS = 4_000  # of each reply, in the trace (with its full length)
+REPLY_FORMAT = "yaml"  # what every request asks the reply to be written in
 _LITELLM_PREFIX = re.compile(r"^litellm\.\w+:\s*(?:\w+Error:\s*)?")
 
 
@@ -50,10 +54,21 @@ class LLMSettings:
     price_in: float | None = None  # dollars per million prompt tokens, for models litellm has no price for
     price_out: float | None = None  # dollars per million completion tokens
     # The run's CallGate, shared by its calls (--max-concurrency, and stopping); None: no bound.
-    gate: object = field(default=None, compare=False, repr=False)
+    gate: CallGate | None = field(default=None, compare=False, repr=False)
     # What answers the calls instead of the model: an earlier run's recorded replies
     # (explorer/model/replay.py, --replay-replies); None: the model.
-    replay: object = field(default=None, compare=False, repr=False)
+    replay: RecordedAnswers | None = field(default=None, compare=False, repr=False)
+
+
+ChatMessage = dict[str, Any]  # one message of an OpenAI chat: {"role", "content"}
+
+
+class RecordedAnswers(Protocol):
+    """What answers a run's model calls instead of the model (explorer/model/replay.py's RecordedReplies)."""
+
+    def answer(self, settings: LLMSettings, messages: list[ChatMessage]) -> Reply:
+        """The recorded reply to this call; raises the recorded failure as LLMError, or StopRun."""
+        ...
 
 
 class CallGate:
@@ -64,18 +79,20 @@ class CallGate:
     instead of holding the run for up to --timeout.
     """
 
-    def __init__(self, max_in_flight):
+    def __init__(self, max_in_flight: int) -> None:
         self._slots = threading.BoundedSemaphore(max_in_flight)
         self.cancelled = threading.Event()
 
-    def cancel(self):
+    def cancel(self) -> None:
         self.cancelled.set()
 
-    def __enter__(self):
+    def __enter__(self) -> CallGate:
         self._slots.acquire()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None,
+    ) -> None:
         self._slots.release()
 
 
@@ -90,25 +107,38 @@ class Reply:
     cost_usd: float | None = None  # None when unknown
     replayed: bool = False  # recorded in an earlier run (--replay-replies): no request was made
 
-    def accounting(self, purpose):
-        """What the trace keeps of a call: no text, only what it cost."""
-        return {
-            "purpose": purpose,
-            "model": self.model,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "latency": self.latency,
-            "retries": self.retries,
-            "cost_usd": self.cost_usd,
-            "error": None,
-            **({"replayed": True} if self.replayed else {}),  # the traces of calls made keep their shape
-        }
+    def record(self, purpose: str, reply_error: str | None = None) -> ModelCall:
+        """What the trace keeps of the call: the reply (bounded, with its length; none if it has no
+        text), `reply_error` when it could not be read, and what it cost."""
+        return ModelCall(
+            purpose,
+            self.model,
+            REPLY_FORMAT,
+            reply=excerpt(self.text, REPLY_KEPT_CHARS) if self.text else None,
+            chars=len(self.text) if self.text else None,
+            reply_error=reply_error,
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            latency=self.latency,
+            retries=self.retries,
+            cost_usd=self.cost_usd,
+            replayed=self.replayed,
+        )
 
 
 class LLMError(RuntimeError):
     """A model call failed. `kind` says how; the message is one line with secrets redacted."""
 
-    def __init__(self, message, kind, status=None, retries=0, model=None, latency=0.0, reply=None):
+    def __init__(
+        self,
+        message: str,
+        kind: str,
+        status: int | None = None,
+        retries: int = 0,
+        model: str | None = None,
+        latency: float = 0.0,
+        reply: Reply | None = None,
+    ) -> None:
         super().__init__(_clean(message))
         self.kind = kind
         self.status = status
@@ -117,21 +147,22 @@ class LLMError(RuntimeError):
         self.latency = latency
         self.reply = reply  # a reply that came but could not be used (replayed: the recorded call)
 
-    def accounting(self, purpose):
-        """What the trace keeps of the failed call, as of a Reply's, with its `error` kind; None if none was made."""
+    def record(self, purpose: str) -> ModelCall | None:
+        """What the trace keeps of the failed call, as of a Reply's, with its `error` kind and message;
+        None if no request was made."""
         if self.reply is None and self.model is None:
             return None
-        reply = self.reply or Reply("", self.model, latency=self.latency, retries=self.retries)
-        return {**reply.accounting(purpose), "error": self.kind}
+        reply = self.reply or Reply("", self.model or "", latency=self.latency, retries=self.retries)
+        return replace(reply.record(purpose), error=self.kind, error_message=str(self))
 
 
 class AuthenticationFailed(LLMError):
     """The provider refused the credentials (or there are none): retrying cannot help, so the run stops."""
 
-    def __init__(self, message, status=None, retries=0):
+    def __init__(self, message: str, status: int | None = None, retries: int = 0) -> None:
         super().__init__(message, "auth", status, retries)
 
-    def stop_run(self):
+    def stop_run(self) -> StopRun:
         """The error that stops the run, as the nodes know it."""
         return StopRun(f"the model provider refused the credentials: {self}", users_mistake=True)
 
@@ -145,12 +176,12 @@ class _Failure(NamedTuple):
     retry_after: float | None = None
 
 
-def load():
+def load() -> None:
     """Import litellm now, in this thread, before the agents' threads would import it side by side."""
     _litellm()
 
 
-def _litellm():
+def _litellm() -> ModuleType:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
     # requests silences this urllib3 warning when it is imported, but the embedding model's thread
@@ -173,29 +204,7 @@ def _litellm():
 _FIRST_REQUEST_IMPORTS = ("openai.resources", "litellm.proxy.openai_files_endpoints.common_utils")
 
 
-def redact(text):
-    """`text` with the value of every *_KEY or *_TOKEN environment variable replaced by ***."""
-    secrets = {
-        value
-        for name, value in os.environ.items()
-        if name.upper().endswith(SECRET_SUFFIXES) and len(value) >= MIN_SECRET_LENGTH
-    }
-    for secret in sorted(secrets, key=len, reverse=True):  # longest first, so a key inside another goes too
-        text = text.replace(secret, "***")
-    return text
-
-
-def redact_url(url):
-    """`url` with any password, user name and query values replaced by ***: a base URL may carry a key."""
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        netloc = "***@" + netloc.rsplit("@", 1)[1]
-    query = urlencode([(name, "***") for name, _ in parse_qsl(parts.query, keep_blank_values=True)], safe="*")
-    return redact(urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment)))
-
-
-def _clean(text):
+def _clean(text: object) -> str:
     """One redacted line, cut short. Redacted before cutting, so no key survives in part."""
     line = " ".join(redact(str(text)).split())
     return line if len(line) <= MESSAGE_LIMIT else line[: MESSAGE_LIMIT - 3] + "..."
@@ -204,7 +213,9 @@ def _clean(text):
 # ---- chat ------------------------------------------------------------------------------------
 
 
-def complete(settings, messages, sleep=None) -> Reply:
+def complete(
+    settings: LLMSettings, messages: list[ChatMessage], sleep: Callable[[float], object] | None = None,
+) -> Reply:
     """One chat completion (OpenAI message list), retried on rate limits, server errors, timeouts
     and lost connections; raises LLMError (AuthenticationFailed for refused credentials)."""
     if settings.replay is not None:  # the recorded reply, or failure, stands for the model's: no request
@@ -216,9 +227,10 @@ def complete(settings, messages, sleep=None) -> Reply:
     cancelled = settings.gate.cancelled if settings.gate else threading.Event()
     while True:
         with settings.gate or nullcontext():  # held for the request only, not for the backoff
-            response, text, failure = _attempt(litellm, settings, messages, cancelled)
-        if failure is None:
+            attempt = _attempt(litellm, settings, messages, cancelled)
+        if not isinstance(attempt, _Failure):
             break
+        failure = attempt
         bad_replies += failure.kind == "bad_response"
         if retries >= settings.max_retries or not _retryable(failure.kind, bad_replies):
             raise _error(failure, settings.model, retries, round(time.perf_counter() - start, 4))
@@ -228,6 +240,7 @@ def complete(settings, messages, sleep=None) -> Reply:
         retries += 1
         if cancelled.is_set():
             raise _error(_CANCELLED, settings.model, retries, round(time.perf_counter() - start, 4))
+    response, text = attempt
     usage = getattr(response, "usage", None)
     prompt_tokens = getattr(usage, "prompt_tokens", 0) or 0
     completion_tokens = getattr(usage, "completion_tokens", 0) or 0
@@ -242,26 +255,29 @@ def complete(settings, messages, sleep=None) -> Reply:
     )
 
 
-def complete_prompt(settings, prompt, sleep=None) -> Reply:
+def complete_prompt(settings: LLMSettings, prompt: str, sleep: Callable[[float], object] | None = None) -> Reply:
     """One user message, one reply."""
     return complete(settings, [{"role": "user", "content": prompt}], sleep=sleep)
 
 
-def _attempt(litellm, settings, messages, cancelled):
-    """(response, text, None) or (None, None, failure). The failure is built outside the except
-    block, so nothing raised later carries litellm's exception, whose text may hold the key."""
+def _attempt(
+    litellm: ModuleType, settings: LLMSettings, messages: list[ChatMessage], cancelled: threading.Event,
+) -> tuple[Any, str] | _Failure:
+    """(response, text), or the failure. The failure is built outside the except block, so
+    nothing raised later carries litellm's exception, whose text may hold the key."""
+    failures: tuple[type[BaseException], ...] = (*_api_errors(litellm), TimeoutError)
     try:
         response = _within_deadline(lambda: litellm.completion(**_request(settings, messages)), settings.timeout, cancelled)
-    except (*_api_errors(litellm), TimeoutError) as error:
+    except failures as error:
         failure = _classify(error)
     except _Abandoned:
         failure = _CANCELLED
     else:
         text = _reply_text(response)
         if text is not None:
-            return response, text, None
+            return response, text
         failure = _Failure("bad_response", None, "the reply has no text")
-    return None, None, failure
+    return failure
 
 
 class _Abandoned(Exception):
@@ -272,7 +288,7 @@ _CANCELLED = _Failure("cancelled", None, "the run is stopping: the call was aban
 _POLL_SECONDS = 0.1  # how soon a stopping run, or a deadline, is noticed
 
 
-def _within_deadline(call, timeout, cancelled):
+def _within_deadline(call: Callable[[], Any], timeout: float, cancelled: threading.Event) -> Any:
     """call()'s result, or TimeoutError once `timeout` seconds have passed in all.
 
     The HTTP client's own timeout bounds each read, not the call: a server that
@@ -283,7 +299,7 @@ def _within_deadline(call, timeout, cancelled):
     outcome = {}
     done = threading.Event()
 
-    def run():
+    def run() -> None:
         try:
             outcome["response"] = call()
         except BaseException as error:  # handed to the caller's thread
@@ -303,7 +319,7 @@ def _within_deadline(call, timeout, cancelled):
     return outcome["response"]
 
 
-def _request(settings, messages):
+def _request(settings: LLMSettings, messages: list[ChatMessage]) -> dict[str, Any]:
     request = {
         "model": settings.model,
         "messages": messages,
@@ -321,13 +337,13 @@ def _request(settings, messages):
     return request
 
 
-def _api_errors(litellm):
+def _api_errors(litellm: ModuleType) -> tuple[type[BaseException], ...]:
     import openai
 
     return (openai.OpenAIError, *litellm.LITELLM_EXCEPTION_TYPES)
 
 
-def _reply_text(response):
+def _reply_text(response: Any) -> str | None:
     """The first choice's text, or None when there is none (no choices, no content, only blanks)."""
     choices = getattr(response, "choices", None) or []
     message = getattr(choices[0], "message", None) if choices else None
@@ -335,18 +351,18 @@ def _reply_text(response):
     return content if isinstance(content, str) and content.strip() else None
 
 
-def _retryable(kind, bad_replies):
+def _retryable(kind: str, bad_replies: int) -> bool:
     return kind in RETRYABLE or (kind == "bad_response" and bad_replies <= BAD_REPLY_RETRIES)
 
 
-def _backoff(retries, rng, retry_after):
+def _backoff(retries: int, rng: random.Random, retry_after: float | None) -> float:
     """Seconds to wait before retry number `retries` + 1: the server's word if it gave one, else full jitter."""
     if retry_after is not None:
         return min(retry_after, RETRY_AFTER_CAP)
     return rng.uniform(0, min(BACKOFF_CAP, BACKOFF_BASE * 2**retries))
 
 
-def _error(failure, model, retries, latency):
+def _error(failure: _Failure, model: str, retries: int, latency: float) -> LLMError:
     status = f" (HTTP {failure.status})" if failure.status else ""
     tried = f" after {retries} {'retry' if retries == 1 else 'retries'}" if retries else ""
     message = f"{model}: {failure.kind} error{status}{tried}: {failure.detail}"
@@ -358,7 +374,7 @@ def _error(failure, model, retries, latency):
 # ---- classifying failures ----------------------------------------------------------------------
 
 
-def _classify(error) -> _Failure:
+def _classify(error: BaseException) -> _Failure:
     """What went wrong. litellm reports a refused connection or an unreadable body as a 500,
     so the causes it wraps are looked at before the status code."""
     detail = _clean(_LITELLM_PREFIX.sub("", getattr(error, "message", None) or str(error)))
@@ -370,7 +386,7 @@ def _classify(error) -> _Failure:
     return _Failure(kind, status if isinstance(status, int) else None, detail, _retry_after(error))
 
 
-def _causes(error):
+def _causes(error: BaseException | None) -> list[BaseException]:
     chain, seen = [], set()
     while error is not None and id(error) not in seen:
         seen.add(id(error))
@@ -379,7 +395,7 @@ def _causes(error):
     return chain
 
 
-def _kind_from_causes(chain):
+def _kind_from_causes(chain: list[BaseException]) -> str | None:
     import openai
 
     if any(isinstance(e, (openai.APITimeoutError, TimeoutError)) for e in chain):
@@ -394,7 +410,7 @@ def _kind_from_causes(chain):
     return None
 
 
-def _kind_from_status(status):
+def _kind_from_status(status: int) -> str:
     if status in (401, 403):
         return "auth"
     if status == 404:
@@ -408,7 +424,7 @@ def _kind_from_status(status):
     return "server"
 
 
-def _kind_from_type(error):
+def _kind_from_type(error: BaseException) -> str:
     import openai
 
     if isinstance(error, (openai.AuthenticationError, openai.PermissionDeniedError)):
@@ -422,12 +438,13 @@ def _kind_from_type(error):
     return "server"
 
 
-def _retry_after(error):
+def _retry_after(error: BaseException) -> float | None:
     """Seconds the server asked us to wait (Retry-After or OpenAI's retry-after-ms), if it said."""
     headers = getattr(error, "litellm_response_headers", None) or {}
     for name, seconds_per_unit in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        given: Any = headers.get(name)
         try:
-            value = float(headers.get(name)) * seconds_per_unit
+            value = float(given) * seconds_per_unit
         except (TypeError, ValueError):  # absent, or an HTTP date
             continue
         if value >= 0:
@@ -438,7 +455,9 @@ def _retry_after(error):
 # ---- cost ---------------------------------------------------------------------------------------
 
 
-def _cost(litellm, response, settings, prompt_tokens, completion_tokens):
+def _cost(
+    litellm: ModuleType, response: Any, settings: LLMSettings, prompt_tokens: int, completion_tokens: int,
+) -> float | None:
     """litellm's price for the model if it has one, else the settings' prices, else None."""
     try:
         return litellm.completion_cost(completion_response=response)
@@ -452,7 +471,7 @@ def _cost(litellm, response, settings, prompt_tokens, completion_tokens):
 # ---- models -------------------------------------------------------------------------------------
 
 
-def missing_api_keys(model):
+def missing_api_keys(model: str) -> list[str]:
     """The API key variables `model`'s provider needs and the environment lacks, as litellm's provider
     table says (no network); [] when one is set, or when the provider may find credentials elsewhere."""
     try:
@@ -465,7 +484,7 @@ def missing_api_keys(model):
     return missing
 
 
-def sees_images(model):
+def sees_images(model: str) -> bool | None:
     """True or False as litellm's model table says; None for a model it does not know.
 
     Only the local table is read: get_model_info would ask an Ollama server, for one.

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
+from typing import Any
 
 import yaml
 
@@ -25,7 +27,9 @@ class ReplyError(ValueError):
     """The reply holds nothing usable; the message says why."""
 
 
-def read_structured(text, usable, unfenced_block=None):
+def read_structured(
+    text: str | None, usable: Callable[[Any], bool], unfenced_block: Callable[[str], str] | None = None,
+) -> Any:
     """The first YAML value in the reply that `usable(value)` accepts, or None.
 
     A fenced block is read if there is one; otherwise the whole text, then
@@ -49,7 +53,7 @@ def read_structured(text, usable, unfenced_block=None):
     return None
 
 
-def _cut_line(line):
+def _cut_line(line: str) -> str:
     """A line of at most LINE_CHARS; a `key: value` line stays valid YAML, with its value cut."""
     if len(line) <= LINE_CHARS:
         return line
@@ -61,21 +65,21 @@ def _cut_line(line):
     return key_value.group(1) + json.dumps(value[:LINE_CHARS])  # JSON's quoted string is YAML's too
 
 
-def excerpt(text, limit):
+def excerpt(text: str, limit: int) -> str:
     """At most `limit` characters of `text`, saying how long it was when cut."""
     return text if len(text) <= limit else text[:limit] + _cut_note(len(text))
 
 
-def is_excerpt(kept, length):
+def is_excerpt(kept: str, length: int) -> bool:
     """True when `kept` is excerpt()'s cut of a text `length` characters long, not the whole of it."""
     return kept.endswith(_cut_note(length))
 
 
-def _cut_note(length):
+def _cut_note(length: int) -> str:
     return f"... [{length:,} characters in all]"
 
 
-def _tidy(text):
+def _tidy(text: str) -> str:
     """What models write that YAML refuses: tab indentation, `backticked` values."""
     text = _LEADING_TABS.sub(lambda tabs: "  " * len(tabs.group()), text)
     return _BACKTICKED_VALUE.sub(r"\1\2", text)

@@ -1,35 +1,34 @@
 """An earlier run's model replies, answering a new run's calls instead of the model (--replay-replies).
 
 Each agent's calls are answered in the order it made them in the recorded
-run, from that run's trace: each decision reply (`attempts`), what each call
-cost (`llm.calls`), and how a failed call failed (the step's `errors`). Each
-call is checked first: the same model, and the recorded step's prompt (a
-re-prompt after a bad reply must begin with it; the rest quotes that reply,
-which is replayed too, so it is the same). Where the record cannot answer a
-call exactly, the run stops instead, naming the agent and the recorded step:
-a prompt that differs, a call the recorded run did not make, a reply the trace
-kept only the start of, and every vision call (the trace keeps neither the
-screenshot the model saw nor its reply).
+run, from the record of each call in that run's trace (`llm.calls`): its
+reply, what it cost, and how a failed call failed. An older trace is read as
+explorer/run/trace_versions.py converts it. Each call is checked first: the
+same model, and the recorded step's prompt (a re-prompt after a bad reply must
+begin with it; the rest quotes that reply, which is replayed too, so it is the
+same). Where the record cannot answer a call exactly, the run stops instead,
+naming the agent and the recorded step: a prompt that differs, a call the
+recorded run did not make, a reply the trace kept only the start of, and
+every vision call (the trace does not keep the screenshot the model saw).
 """
 
 from __future__ import annotations
 
-import ast
 import json
 import os
-import re
 import threading
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from explorer.model.client import LLMError, Reply
+from explorer.model.client import ChatMessage, LLMError, LLMSettings, Reply
 from explorer.model.reading import is_excerpt
+from explorer.run.trace_versions import TraceVersionError, current_line
 from nodes.interfaces import StopRun
+from nodes.record import ModelCall
 
 SHOWN_CHARS = 60  # of each prompt, from the first difference, in the error
-# How the policies record a failed call in the step's errors: "decision failed: LLMError('message')".
-_FAILURE = re.compile(r"\bLLMError\((.*)\)$")
 
 
 @dataclass(frozen=True)
@@ -39,24 +38,22 @@ class _Recorded:
     step: int
     prompt: str  # the step's prompt: its first call sends it as it is, a re-prompt begins with it
     first: bool
-    call: dict  # what the call cost
-    attempt: dict | None  # its reply: {"reply", "chars", "error"}; None for a failed call
-    failure: str | None  # a failed call's message, where the trace says it
+    call: ModelCall
 
 
 class RecordedReplies:
     """One agent's model calls in an earlier run, read from its trace at the first call; `answer` stands
     in for the model."""
 
-    def __init__(self, run_dir, agent_id):
+    def __init__(self, run_dir: str | Path, agent_id: str) -> None:
         self.run_dir = Path(run_dir)
         self.agent_id = agent_id
         self._lock = threading.Lock()  # each call takes the next recorded one, even were two to overlap
         self._decisions: deque[_Recorded] | None = None  # None: the trace is not read yet
-        self._vision_steps: deque[int] | None = None
-        self._last_step = None  # the agent's last step in the recorded run
+        self._vision_steps: deque[int] = deque()  # the steps of its vision calls
+        self._last_step: int | None = None  # the agent's last step in the recorded run
 
-    def answer(self, settings, messages) -> Reply:
+    def answer(self, settings: LLMSettings, messages: list[ChatMessage]) -> Reply:
         """The recorded reply to this call (or its recorded failure, raised as LLMError); StopRun, as the
         user's mistake, when the record cannot answer it."""
         vision = _shows_an_image(messages)
@@ -67,39 +64,40 @@ class RecordedReplies:
             if not queue:
                 raise self._stop(self._ran_out("a vision call" if vision else "a model call"))
             recorded = queue.popleft()
-        if vision:
+        if isinstance(recorded, int):  # a vision call: the step it was made at
             raise self._stop(
                 f"{self.agent_id}'s vision call at step {recorded} cannot be replayed: "
-                "the trace keeps neither the screenshot the model saw nor its reply"
+                "the trace does not keep the screenshot the model saw"
             )
         self._check(settings, messages[-1]["content"], recorded)  # a decision is asked in one message
-        return _replayed(recorded)
+        return _replayed(recorded.call)
 
-    def _read(self):
+    def _read(self) -> None:
         path = self.run_dir / "trace.jsonl"
         try:
             with open(path, encoding="utf-8") as trace:  # line by line: every agent reads it, keeping its own
                 records = map(json.loads, filter(str.strip, trace))
-                lines = [line for line in records if line["agent_id"] == self.agent_id]
+                lines = [current_line(line) for line in records if line["agent_id"] == self.agent_id]
             self._decisions, self._vision_steps = _recorded_calls(lines)
         except OSError as error:
             raise self._stop(f"cannot read {path}: {error.strerror or error}") from None
+        except TraceVersionError as error:
+            raise self._stop(f"{path}: {error}") from None
         except (ValueError, KeyError, TypeError) as error:
             raise self._stop(f"{path} is not a run's trace: {type(error).__name__}: {error}") from None
         self._last_step = lines[-1]["step"] if lines else None
 
-    def _ran_out(self, call):
+    def _ran_out(self, call: str) -> str:
         if self._last_step is None:
             return f"{self.agent_id} makes {call}, but the recorded run has no step of {self.agent_id}"
         return f"{self.agent_id} makes {call} the recorded run did not make (its record ends at step {self._last_step})"
 
-    def _check(self, settings, sent, recorded):
+    def _check(self, settings: LLMSettings, sent: str, recorded: _Recorded) -> None:
         """Raises StopRun unless the recorded reply is the one the model gave this very call."""
-        step = recorded.step
-        model = recorded.call["model"]
-        if settings.model != model:
+        step, call = recorded.step, recorded.call
+        if settings.model != call.model:
             raise self._stop(
-                f"{self.agent_id}'s model at step {step} is {settings.model!r}; the recorded run's was {model!r}"
+                f"{self.agent_id}'s model at step {step} is {settings.model!r}; the recorded run's was {call.model!r}"
             )
         # A re-prompt is the prompt, then what was wrong with the reply (read from the replayed reply).
         expected = recorded.prompt if recorded.first else recorded.prompt + "\n\n"
@@ -111,64 +109,46 @@ class RecordedReplies:
                 f"{self.agent_id}'s {which} at step {step} differs from the recorded one (first difference at "
                 f"character {at}): recorded {expected[at:at + SHOWN_CHARS]!r}, now {sent[at:at + SHOWN_CHARS]!r}"
             )
-        attempt = recorded.attempt
-        if attempt is not None and is_excerpt(attempt["reply"], attempt["chars"]):
+        if call.reply is not None and call.chars is not None and is_excerpt(call.reply, call.chars):
             raise self._stop(
                 f"{self.agent_id}'s reply at step {step} cannot be replayed: "
-                f"the trace kept only the start of its {attempt['chars']:,} characters"
+                f"the trace kept only the start of its {call.chars:,} characters"
             )
-        if attempt is None and recorded.failure is None:
+        if call.error is not None and call.error_message is None:
             raise self._stop(
                 f"{self.agent_id}'s failed call at step {step} cannot be replayed: the trace does not say how it failed"
             )
 
-    def _stop(self, problem):
+    def _stop(self, problem: str) -> StopRun:
         return StopRun(f"--replay-replies {self.run_dir}: {problem}", users_mistake=True)
 
 
-def _recorded_calls(lines):
+def _recorded_calls(lines: list[dict[str, Any]]) -> tuple[deque[_Recorded], deque[int]]:
     """(the decision calls, the steps of the vision calls) of one agent's trace lines, in the order they were made."""
-    decisions, vision_steps = deque(), deque()
+    decisions: deque[_Recorded] = deque()
+    vision_steps: deque[int] = deque()
     for line in lines:
-        replies = iter(line["attempts"])  # one per call that got a reply, in order
-        failure = _failure_message(line["errors"])
         first = True
-        for call in line["llm"]["calls"]:
-            if call["purpose"] == "vision":
+        for call in map(ModelCall.from_dict, line["llm"]["calls"]):
+            if call.purpose == "vision":
                 vision_steps.append(line["step"])
                 continue
-            failed = call["error"] is not None
-            reply = None if failed else next(replies, None)
-            decisions.append(_Recorded(line["step"], line["prompt"], first, call, reply, failure if failed else None))
+            decisions.append(_Recorded(line["step"], line["prompt"], first, call))
             first = False
     return decisions, vision_steps
 
 
-def _failure_message(errors):
-    """The message of the step's failed model call, as the policy recorded it; None when there is none."""
-    for error in errors:
-        found = _FAILURE.search(error)
-        if found:
-            try:
-                return ast.literal_eval(found.group(1))  # the message's repr
-            except (ValueError, SyntaxError):
-                return None
-    return None
-
-
-def _replayed(recorded):
+def _replayed(call: ModelCall) -> Reply:
     """The recorded reply, costing nothing and taking no time; or the recorded failure, raised."""
-    call = recorded.call
     reply = Reply(
-        recorded.attempt["reply"] if recorded.attempt else "", call["model"], call["prompt_tokens"],
-        call["completion_tokens"], cost_usd=0.0, replayed=True,
+        call.reply or "", call.model, call.prompt_tokens, call.completion_tokens, cost_usd=0.0, replayed=True,
     )
-    if recorded.attempt is None:
-        raise LLMError(recorded.failure, call["error"], model=call["model"], reply=reply)
+    if call.error is not None:
+        raise LLMError(call.error_message or "", call.error, model=call.model, reply=reply)
     return reply
 
 
-def _shows_an_image(messages):
+def _shows_an_image(messages: list[ChatMessage]) -> bool:
     return any(
         isinstance(message["content"], list) and any(part.get("type") == "image_url" for part in message["content"])
         for message in messages

@@ -1,4 +1,4 @@
-"""What a vision model sees in a screenshot: the spec's caption and object calls, or one call for both.
+"""What a vision model sees in a screenshot: a caption call and an objects call, or one call for both.
 
 Unity mode's perception backend is given one `look(png_path) -> Sight` per
 agent, made here; the replies are read like every model answer, by
@@ -8,16 +8,21 @@ explorer/model/reading.py.
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from explorer.model.client import (
     RAW_REPLY_LIMIT,
     AuthenticationFailed,
+    ChatMessage,
     LLMError,
+    LLMSettings,
     Reply,
     complete,
 )
 from explorer.model.reading import ReplyError, read_structured
+from nodes.record import ModelCall
 from perception.unity import Sight
 from prompts import render
 
@@ -25,13 +30,13 @@ MAX_OBJECTS = 30
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
 
 
-def make_vision(settings, split=False):
+def make_vision(settings: LLMSettings, split: bool = False) -> Callable[[str | Path], Sight]:
     """`look(png_path) -> Sight` with the model in `settings`; a failed call is an empty Sight with its error.
 
-    `split` makes the spec's two calls (caption, then objects) instead of one.
+    `split` makes two calls (caption, then objects) instead of one.
     """
 
-    def look(image_path):
+    def look(image_path: str | Path) -> Sight:
         replies, caption = [], ""
         try:
             if split:
@@ -44,25 +49,30 @@ def make_vision(settings, split=False):
         except AuthenticationFailed as refused:
             raise refused.stop_run() from None  # every later call would fail the same way
         except LLMError as failure:
-            failed = failure.accounting("vision")
-            calls = _accounting(replies) + ((failed,) if failed else ())
-            return Sight(caption, (), calls, errors=(f"vision failed: {failure}",))
-        return Sight(caption, tuple(objects), _accounting(replies))
+            failed = failure.record("vision")
+            calls = _records(replies) + ((failed,) if failed else ())
+            return Sight(caption, (), _as_dicts(calls), errors=(f"vision failed: {failure}",))
+        return Sight(caption, tuple(objects), _as_dicts(_records(replies)))
 
     return look
 
 
-def _accounting(replies):
-    return tuple(reply.accounting("vision") for reply in replies)
+def _records(replies: list[Reply]) -> tuple[ModelCall, ...]:
+    return tuple(reply.record("vision") for reply in replies)
 
 
-def caption_image(settings, image_path) -> tuple[str, Reply]:
+def _as_dicts(calls: tuple[ModelCall, ...]) -> tuple[dict[str, Any], ...]:
+    """The calls as perception carries them, a layer below the record: as the trace keeps them."""
+    return tuple(call.to_dict() for call in calls)
+
+
+def caption_image(settings: LLMSettings, image_path: str | Path) -> tuple[str, Reply]:
     """A short description of the image."""
     reply = complete(settings, [_image_message(image_path, render("vision_caption"))])
     return reply.text.strip(), reply
 
 
-def extract_objects_from_image(settings, image_path) -> tuple[list[str], Reply]:
+def extract_objects_from_image(settings: LLMSettings, image_path: str | Path) -> tuple[list[str], Reply]:
     """The names of the objects in the image, lower-case, without repeats."""
     reply = complete(settings, [_image_message(image_path, render("vision_objects", max_objects=MAX_OBJECTS))])
     loaded = _read(reply, lambda value: isinstance(value, (list, dict)))
@@ -73,7 +83,7 @@ def extract_objects_from_image(settings, image_path) -> tuple[list[str], Reply]:
     return _object_names(loaded), reply
 
 
-def describe_image(settings, image_path) -> tuple[str, list[str], Reply]:
+def describe_image(settings: LLMSettings, image_path: str | Path) -> tuple[str, list[str], Reply]:
     """Caption and objects from one call."""
     reply = complete(settings, [_image_message(image_path, render("vision_describe", max_objects=MAX_OBJECTS))])
     loaded = _read(reply, lambda value: isinstance(value, dict))
@@ -84,7 +94,7 @@ def describe_image(settings, image_path) -> tuple[str, list[str], Reply]:
     return caption.strip(), _object_names(objects or []), reply
 
 
-def _image_message(image_path, prompt):
+def _image_message(image_path: str | Path, prompt: str) -> ChatMessage:
     """One user message: the image as a base64 data URL, then the prompt."""
     path = Path(image_path)
     try:
@@ -100,7 +110,7 @@ def _image_message(image_path, prompt):
     return {"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}, {"type": "text", "text": prompt}]}
 
 
-def _read(reply, usable):
+def _read(reply: Reply, usable: Callable[[object], bool]) -> Any:
     """The YAML the reply holds, if `usable` accepts it; else None."""
     try:
         return read_structured(reply.text, usable)
@@ -108,7 +118,7 @@ def _read(reply, usable):
         return None
 
 
-def _object_names(items):
+def _object_names(items: list[object]) -> list[str]:
     names = []
     for item in items:
         name = item.strip().lower() if isinstance(item, str) else ""
@@ -117,7 +127,7 @@ def _object_names(items):
     return names[:MAX_OBJECTS]
 
 
-def _unparseable(reply, expected):
+def _unparseable(reply: Reply, expected: str) -> LLMError:
     return LLMError(
         f"{reply.model}: bad_response error: the reply is not {expected}: {reply.text[:RAW_REPLY_LIMIT]!r}",
         "bad_response",

@@ -1,7 +1,7 @@
 """Coordinators: the policies of the team's Coordinator, which directs the explorers (`--coordinator`).
 
 A coordinator neither sees nor moves. Its map is the union of what the
-explorers reported seeing (nodes/interfaces.SightReport), and it knows where
+explorers reported seeing (nodes/decision_context.SightReport), and it knows where
 each explorer was when it reported. Each tick it answers with directives
 (`direct(context) -> DecisionOutcome` with `directives`), each sent to one
 explorer as a sentence (explorer/policies/sentences.py) that DirectedPolicy
@@ -25,12 +25,14 @@ reads.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 import explorer.policies.sentences as sentences
-from explorer.policies.grid_map import GridMap, cell_distance, pose_key, utility
-from explorer.policies.model import ModelPolicy
+from explorer.policies.grid_map import Goal, GridMap, PoseKey, cell_distance, pose_key, utility
+from explorer.policies.model import Ask, ModelPolicy
 from explorer.policies.replies import parse_directives
+from nodes.decision_context import Cell, CoordinatorContext, Directive
 from nodes.interfaces import Decision, DecisionOutcome
 from perception.base import Pose, objects_text
 from prompts import render
@@ -45,55 +47,58 @@ TARGET_TICKS = 2  # ticks after which a goal not reached is taken to be given up
 class OfflineCoordinator:
     name = "offline"
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.map = GridMap()  # what the team has seen
         self.maps: dict[str, GridMap] = {}  # explorer -> what it has seen itself: where it would go alone
-        self.poses: dict[str, tuple] = {}  # explorer -> where it last reported being
-        self.headings: dict[str, tuple] = {}  # explorer -> the pose it last said it is heading for
-        self.seen_by: dict[str, set] = {}  # explorer -> the cells it reported seeing
-        self.targets: dict[str, tuple] = {}  # explorer -> (the goal last sent to it, the tick it was sent)
+        self.poses: dict[str, PoseKey] = {}  # explorer -> where it last reported being
+        self.headings: dict[str, PoseKey] = {}  # explorer -> the pose it last said it is heading for
+        self.seen_by: dict[str, set[Cell]] = {}  # explorer -> the cells it reported seeing
+        self.targets: dict[str, tuple[PoseKey, int]] = {}  # explorer -> (the goal last sent to it, the tick it was sent)
         self.sent = 0  # directives numbered in order
         self._decided: tuple[int, DecisionOutcome] | None = None
 
-    def direct(self, context):
-        if self._decided and self._decided[0] == context["step"]:
+    def direct(self, context: CoordinatorContext) -> DecisionOutcome:
+        if self._decided and self._decided[0] == context.team.step:
             return self._decided[1]  # a retried call
         self.learn(context)
-        directives = self.directives(self.assign(context), context["step"])
+        directives = self.directives(self.assign(context), context.team.step)
         outcome = DecisionOutcome(None, directives=tuple(directives), prompt="")
-        self._decided = (context["step"], outcome)
+        self._decided = (context.team.step, outcome)
         return outcome
 
-    def learn(self, context):
+    def learn(self, context: CoordinatorContext) -> None:
         """Take in the reports (safe to repeat: the map grows by unions, a pose is replaced)."""
-        for report in context["reports"]:
+        size, view_distance = context.team.size, context.team.view_distance
+        assert size is not None and view_distance is not None, "a coordinator directs in a grid world"
+        for report in context.reports:
             for grid in (self.map, self.maps.setdefault(report.sender, GridMap())):
-                grid.learn_view(context["size"], context["view_distance"], report.seen_from, report.seen_cells,
+                grid.learn_view(size, view_distance, Pose.from_dict(report.seen_from), report.seen_cells,
                                 report.seen_walls)
-            self.seen_by.setdefault(report.sender, set()).update(map(tuple, report.seen_cells))
+            self.seen_by.setdefault(report.sender, set()).update(report.seen_cells)
             self.poses[report.sender] = pose_key(Pose.from_dict(report.pose))
             heading = sentences.read_heading(report.said)
             if heading:
                 x, y, z, facing = heading
                 self.headings[report.sender] = (x, y, z, facing or "north", 0)
 
-    def assign(self, context):
+    def assign(self, context: CoordinatorContext) -> dict[str, Goal]:
         """{explorer: Goal} for the explorers to redirect: the best explorer-goal pair first, then the
         best of the rest, and so on; the goals of those left alone are taken."""
         if self.map.size is None:
             return {}
-        actions = context["available_actions"]
-        claimed, candidates = set(), {}
-        for explorer in context["team"]:
+        actions = context.available_actions
+        claimed: set[Cell] = set()
+        candidates: dict[str, list[Goal]] = {}
+        for explorer in context.team.members:
             if explorer not in self.poses:
                 continue
             theirs = self._teammates_region(explorer)
-            own = self._own_goal(explorer, actions, context["step"], theirs)
+            own = self._own_goal(explorer, actions, context.team.step, theirs)
             if own is not None:
                 claimed |= self.map.sight(own)
             else:
                 candidates[explorer] = self.map.goals(self.poses[explorer], actions, theirs=theirs, limit=CANDIDATES)[0]
-        assignment = {}
+        assignment: dict[str, Goal] = {}
         while candidates:
             best = None
             for explorer, goals in candidates.items():
@@ -111,17 +116,17 @@ class OfflineCoordinator:
             del candidates[explorer]
         return assignment
 
-    def _teammates_region(self, explorer):
+    def _teammates_region(self, explorer: str) -> frozenset[Cell]:
         """Cells nearer (by path, on the team's map) another explorer than this one: the explorers'
         own split of the ground, which the coordinator keeps."""
         others = [pose[:3] for other, pose in self.poses.items() if other != explorer]
         return self.map.nearer_others(self.poses[explorer][:3], others) if others else frozenset()
 
-    def _own_goal(self, explorer, actions, tick, theirs):
+    def _own_goal(self, explorer: str, actions: Sequence[str], tick: int, theirs: frozenset[Cell]) -> PoseKey | None:
         """The pose the explorer is heading for (the coordinator's goal, or the one it would choose
         itself), if the team has not seen most of what it shows; None when it should be redirected."""
         pose = self.poses[explorer]
-        target, sent = self.targets.get(explorer, (None, None))
+        target, sent = self.targets.get(explorer, (None, 0))
         if target and (pose[:3] == target[:3] or tick - sent > TARGET_TICKS):
             del self.targets[explorer]  # reached, or given up
             target = None
@@ -139,7 +144,7 @@ class OfflineCoordinator:
         still_new = len(self.map.unseen(self.map.sight(goal)))
         return goal if expected and still_new >= STILL_NEW * expected else None
 
-    def directives(self, assignment, tick):
+    def directives(self, assignment: Mapping[str, Goal], tick: int) -> list[Directive]:
         """The directives worth sending for an assignment, numbered; each explorer's target remembered."""
         sent = []
         for explorer, goal in assignment.items():
@@ -150,57 +155,58 @@ class OfflineCoordinator:
             sent.append(self.directive(explorer, goal.pose[:4]))
         return sent
 
-    def directive(self, explorer, target=None, action=None):
+    def directive(
+        self, explorer: str, target: Sequence[int | str | None] | None = None, action: str | None = None,
+    ) -> Directive:
         self.sent += 1
-        return {"id": self.sent, "to": explorer, "kind": "action" if action else "goal",
-                "target": action or list(target), "message": sentences.directive(self.sent, target, action)}
+        return Directive(id=self.sent, to=explorer, kind="action" if action else "goal",
+                         target=action or list(target or ()), message=sentences.directive(self.sent, target, action))
 
 
 class ModelCoordinator:
     """`ask(prompt) -> Reply` is the model, as for ModelPolicy."""
 
-    def __init__(self, name, ask):
+    def __init__(self, name: str, ask: Ask) -> None:
         self.name = name
         self.model = ModelPolicy(name, ask)
         self.planner = OfflineCoordinator()  # the map, the explorers' poses and the suggested assignment
         self._decided: tuple[int, DecisionOutcome] | None = None
 
-    def direct(self, context):
-        if self._decided and self._decided[0] == context["step"]:
+    def direct(self, context: CoordinatorContext) -> DecisionOutcome:
+        if self._decided and self._decided[0] == context.team.step:
             return self._decided[1]  # a retried call: the model is not asked twice
         self.planner.learn(context)
-        team, actions = context["team"], context["available_actions"]
+        about, actions = context.team, context.available_actions
+        team, size, found = about.members, about.size, about.discoveries
+        assert size is not None, "a coordinator directs in a grid world"
         prompt = render(
             "coordinator",
             team_size=len(team),
-            world=context["world"],
-            step=context["step"],
-            max_steps=context["max_steps"],
-            size="x".join(map(str, context["size"])),
+            world=about.world,
+            step=about.step,
+            max_steps=about.max_steps,
+            size="x".join(map(str, size)),
             explorers=self._explorer_lines(context, self.planner.assign(context)),
-            team_objects=objects_text(
-                list(context["team_objects"]),
-                {n: f["cell"] for n, f in context["team_objects"].items() if f.get("cell")},
-            ) or "Nothing yet.",
+            team_objects=objects_text(list(found), {n: f["cell"] for n, f in found.items() if f.get("cell")})
+            or "Nothing yet.",
             actions=", ".join(actions),
         )
         choices = f"`directives`: a mapping from {', '.join(team)} to a `goal` [x, y, level] or an `action` ({', '.join(actions)})"
         outcome, given = self.model.ask_for(
-            prompt, {**context, "comm_enabled": False},
-            lambda text: (Decision(""), parse_directives(text, team, actions, context["size"])), choices,
+            prompt, lambda text: (Decision(""), parse_directives(text, team, actions, size)), choices,
         )
         directives = []
         for explorer, target, action in given or ():
             if target:
-                self.planner.targets[explorer] = (target[:3] + (target[3] or "north", 0), context["step"])
+                self.planner.targets[explorer] = (target[:3] + (target[3] or "north", 0), about.step)
             directives.append(self.planner.directive(explorer, target, action))
         outcome = replace(outcome, decision=None, directives=tuple(directives))
-        self._decided = (context["step"], outcome)
+        self._decided = (about.step, outcome)
         return outcome
 
-    def _explorer_lines(self, context, suggested):
+    def _explorer_lines(self, context: CoordinatorContext, suggested: Mapping[str, Goal]) -> str:
         lines = []
-        for explorer in context["team"]:
+        for explorer in context.team.members:
             pose = self.planner.poses.get(explorer)
             if pose is None:
                 lines.append(f"- {explorer}: has not reported yet")

@@ -17,12 +17,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 import explorer.policies.sentences as sentences
+from explorer.policies.grid_map import PoseKey
 from explorer.policies.offline import OfflineExplorer
-from nodes.interfaces import DIRECTIVE, Decision, DecisionOutcome
+from nodes.decision_context import Cell, DecisionContext, DirectiveFollowed
+from nodes.interfaces import DIRECTIVE, Decision, DecisionOutcome, DecisionPolicy
 
 
 class DirectedPolicy:
-    def __init__(self, policy, coordinator):
+    def __init__(self, policy: DecisionPolicy, coordinator: str) -> None:
         self.policy = policy
         self.name = policy.name
         self.coordinator = coordinator  # whose messages are directives
@@ -30,19 +32,19 @@ class DirectedPolicy:
         shared = policy if isinstance(policy, OfflineExplorer) else getattr(policy, "explorer", None)
         self.planner = shared or OfflineExplorer()
         self.map_kept_by_policy = shared is not None  # else this policy's map must see every step
-        self.directive = None  # (number, (x, y, level, facing or None) or None, action or None)
+        self.directive: sentences.DirectiveRead | None = None  # the one it follows
         self._decided: tuple[int, DecisionOutcome] | None = None
 
-    def decide(self, prompt, context):
-        if self._decided and self._decided[0] == context["step"]:
+    def decide(self, prompt: str, context: DecisionContext) -> DecisionOutcome:
+        if self._decided and self._decided[0] == context.team.step:
             return self._decided[1]  # a retried call
         outcome = self._decide(prompt, context)
-        self._decided = (context["step"], outcome)
+        self._decided = (context.team.step, outcome)
         return outcome
 
-    def _decide(self, prompt, context):
+    def _decide(self, prompt: str, context: DecisionContext) -> DecisionOutcome:
         replaced = []
-        for message in context["messages"]:
+        for message in context.teammates.messages:
             read = sentences.read_directive(message["message"]) if message["sender"] == self.coordinator else None
             if read:
                 if self.directive:
@@ -54,36 +56,38 @@ class DirectedPolicy:
         if self.directive is None:
             return self.policy.decide(prompt, context)
         number, target, action = self.directive
-        about = {"id": number, "kind": "action" if action else "goal", "target": action or list(target),
-                 "replaced": replaced}
+        about = DirectiveFollowed(id=number, kind="action" if action else "goal",
+                                  target=action or list(target or ()), replaced=replaced, status="followed")
         if action:
             self.directive = None  # carried out once, as it stands
-            if action not in context["available_actions"]:
+            if action not in context.available_actions:
                 return self._own(prompt, context, about, "unavailable")
             decision = Decision(action, reason=f"directive {number} from {self.coordinator}")
-            return DecisionOutcome(decision, decided_by=DIRECTIVE, prompt="", directive={**about, "status": "followed"})
+            return DecisionOutcome(decision, decided_by=DIRECTIVE, prompt="", directive=about)
+        assert target is not None, "a directive gives a goal where it gives no action"
         x, y, z, facing = target
-        goal = (x, y, z, facing, 0) if facing else (x, y, z)
+        view: PoseKey | None = (x, y, z, facing, 0) if facing else None  # the pose to look from, where given
+        goal: Cell | PoseKey = view or (x, y, z)
         if pose[: len(goal)] == goal:
             self.directive = None
             return self._own(prompt, context, about, "done")
-        if facing and not self._still_unseen(goal):
+        if view and not self._still_unseen(view):
             self.directive = None
             return self._own(prompt, context, about, "outdated")
-        first = self.planner.map.path_to(pose, goal, context["available_actions"])
+        first = self.planner.map.path_to(pose, goal, context.available_actions)
         if first is None:
             self.directive = None
             return self._own(prompt, context, about, "unreachable")
         where = f"({x}, {y}, {z})" + (f" facing {facing}" if facing else "")
         decision = Decision(first, reason=f"directive {number} from {self.coordinator}: walking to {where}",
-                            message_to_others=self.planner.news(context, goal if facing else None))
-        return DecisionOutcome(decision, decided_by=DIRECTIVE, prompt="", directive={**about, "status": "followed"})
+                            message_to_others=self.planner.news(context, view))
+        return DecisionOutcome(decision, decided_by=DIRECTIVE, prompt="", directive=about)
 
-    def _still_unseen(self, goal):
+    def _still_unseen(self, goal: PoseKey) -> bool:
         """Whether the goal's view still shows a cell neither this explorer nor a teammate (by its reports) has seen."""
         grid = self.planner.map
         return any(cell not in grid.teammates_ground for cell in grid.unseen(grid.sight(goal), goal))
 
-    def _own(self, prompt, context, about, status):
+    def _own(self, prompt: str, context: DecisionContext, about: DirectiveFollowed, status: str) -> DecisionOutcome:
         """The explorer's own choice, on a step that ended a directive."""
         return replace(self.policy.decide(prompt, context), directive={**about, "status": status})

@@ -10,20 +10,22 @@ import hashlib
 import random
 from functools import partial
 
-from explorer.config.run_config import COORDINATOR
-from explorer.model.client import LLMSettings, complete_prompt
+from explorer.config.profiles import Profile
+from explorer.config.run_config import COORDINATOR, RunConfig
+from explorer.model.client import CallGate, LLMSettings, complete_prompt
 from explorer.model.replay import RecordedReplies
 from explorer.policies.coordinator import ModelCoordinator, OfflineCoordinator
 from explorer.policies.goals import GoalPolicy
 from explorer.policies.model import ModelPolicy
 from explorer.policies.offline import OfflineExplorer
-from nodes.interfaces import Decision, DecisionOutcome
+from nodes.decision_context import DecisionContext
+from nodes.interfaces import CoordinatorPolicy, Decision, DecisionOutcome, DecisionPolicy
 
 OFFLINE, RANDOM = "offline", "random"
 BUILT_IN = (OFFLINE, RANDOM)
 
 
-def stable_seed(*parts) -> int:
+def stable_seed(*parts: object) -> int:
     """A seed that is the same on every run and platform (unlike hash())."""
     digest = hashlib.sha256(":".join(map(str, parts)).encode("utf-8")).digest()
     return int.from_bytes(digest[:8], "big")
@@ -34,16 +36,16 @@ class RandomPolicy:
 
     name = RANDOM
 
-    def __init__(self, seed):
+    def __init__(self, seed: int) -> None:
         self.seed = seed
 
-    def decide(self, prompt, context):
+    def decide(self, prompt: str, context: DecisionContext) -> DecisionOutcome:
         # Seeded by step, so a retried call gives the same answer.
-        rng = random.Random(stable_seed(self.seed, context["step"]))
-        return DecisionOutcome(Decision(action=rng.choice(context["available_actions"]), reason="random baseline"))
+        rng = random.Random(stable_seed(self.seed, context.team.step))
+        return DecisionOutcome(Decision(action=rng.choice(context.available_actions), reason="random baseline"))
 
 
-def make_policy(profile, agent_id, config, gate=None):
+def make_policy(profile: Profile, agent_id: str, config: RunConfig, gate: CallGate | None = None) -> DecisionPolicy:
     """The policy an agent's profile asks for; `config` gives the run's seed and model settings,
     `gate` the semaphore that bounds the run's model calls in flight."""
     agent_seed = stable_seed(config.seed, agent_id)
@@ -57,14 +59,14 @@ def make_policy(profile, agent_id, config, gate=None):
     return ModelPolicy(profile.model, ask)
 
 
-def make_coordinator(profile, config, gate=None):
+def make_coordinator(profile: Profile, config: RunConfig, gate: CallGate | None = None) -> CoordinatorPolicy:
     """The coordinator's policy: the built-in one, or a model (its profile's model is --coordinator)."""
     if profile.model == OFFLINE:
         return OfflineCoordinator()
     return ModelCoordinator(profile.model, partial(complete_prompt, model_settings(profile, config, COORDINATOR, gate)))
 
 
-def model_settings(profile, config, agent_id, gate=None):
+def model_settings(profile: Profile, config: RunConfig, agent_id: str, gate: CallGate | None = None) -> LLMSettings:
     """The model client's settings for an agent's profile: every model call is made with them, so under
     --replay-replies the agent's recorded replies answer them all."""
     return LLMSettings(

@@ -11,14 +11,15 @@ no model call, traced with the policy "planner".
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
 import explorer.policies.sentences as sentences
-from explorer.policies.grid_map import cell_distance
-from explorer.policies.model import ModelPolicy, action_choices
+from explorer.policies.grid_map import Goal, Place, PoseKey, cell_distance
+from explorer.policies.model import Ask, ModelPolicy, action_choices
 from explorer.policies.offline import OfflineExplorer
 from explorer.policies.replies import parse_goal_decision
-from nodes.decision_context import comm_note, render_prompt
+from nodes.decision_context import DecisionContext, comm_note, render_prompt
 from nodes.interfaces import PLANNER, Decision, DecisionOutcome
 from perception.actions import safe_action
 from prompts import render
@@ -32,51 +33,53 @@ COMPASS = {(0, 1): "north", (1, 1): "north-east", (1, 0): "east", (1, -1): "sout
 
 
 class GoalPolicy:
-    def __init__(self, name, ask):
+    def __init__(self, name: str, ask: Ask) -> None:
         self.name = name
         self.model = ModelPolicy(name, ask)
         self.explorer = OfflineExplorer()  # the map, the goal ranking, the planner and the team's sentences
-        self.goal = None  # the pose the model chose
-        self.asked_at = None  # the step the model was last asked
+        self.goal: PoseKey | None = None  # the pose the model chose
+        self.asked_at = 0  # the step the model was last asked (it is, before a goal is first chosen)
         self.objects_seen: set[str] = set()
         self._decided: tuple[int, DecisionOutcome] | None = None
 
-    def decide(self, prompt, context):
-        if self._decided and self._decided[0] == context["step"]:
+    def decide(self, prompt: str, context: DecisionContext) -> DecisionOutcome:
+        if self._decided and self._decided[0] == context.team.step:
             return self._decided[1]  # a retried call: the model is not asked twice
         outcome = self._decide(context)
-        self._decided = (context["step"], outcome)
+        self._decided = (context.team.step, outcome)
         return outcome
 
-    def _decide(self, context):
+    def _decide(self, context: DecisionContext) -> DecisionOutcome:
         pose = self.explorer.observe(context)
-        seen_new = set(context["visible_objects"]) - self.objects_seen
+        seen_new = set(context.view.visible_objects) - self.objects_seen
         self.objects_seen |= seen_new
         goals, current = self.explorer.ranked_goals(context, pose, MAX_GOALS, keep=self.goal)
         reached = pose == self.goal
         if reached:
-            self.goal = self._look_around(goals)
+            self.goal = self._look_around(goals, pose)
             current = next((g for g in goals if g.pose == self.goal), None)
         why = self._reason_to_ask(context, pose, current, seen_new, reached)
-        if not why:
-            action = self.explorer.map.path_to(pose, self.goal, context["available_actions"])
+        if not why:  # the goal stands, and is among the goals, so on a known way: the planner walks on
+            assert self.goal is not None
+            action = self.explorer.map.path_to(pose, self.goal, context.available_actions)
+            assert action is not None
             x, y, z, facing, _ = self.goal
             decision = Decision(action, reason=f"walking to my goal: ({x}, {y}, {z}) facing {facing}",
                                 message_to_others=self.explorer.news(context, None))
             return DecisionOutcome(decision, decided_by=PLANNER, prompt="")
         if not goals:
             self.goal = None
-            decision = Decision(safe_action(context["available_actions"]), reason="no unseen ground left in reach",
+            decision = Decision(safe_action(context.available_actions), reason="no unseen ground left in reach",
                                 message_to_others=self.explorer.news(context, None))
             return DecisionOutcome(decision, decided_by=PLANNER, prompt="")
-        self.asked_at = context["step"]
+        self.asked_at = context.team.step
         reply = render("reply_goals", goals=self._goal_lines(context, pose, goals), reask_steps=REASK_STEPS,
                        comm_note=comm_note(context))
         choices = f"a `goal` that is one of {', '.join(f'G{n}' for n in range(1, len(goals) + 1))}, or " + \
-            action_choices(context["available_actions"])
+            action_choices(context.available_actions)
         outcome, number = self.model.ask_for(
-            render_prompt(context, reply), context,
-            lambda text: parse_goal_decision(text, context["available_actions"], len(goals)), choices,
+            render_prompt(context, reply), lambda text: parse_goal_decision(text, context.available_actions, len(goals)),
+            choices, context,
         )
         if outcome.decision is None or number is None:  # no usable reply, or an action: asked again next step
             self.goal = None
@@ -88,33 +91,35 @@ class GoalPolicy:
                            reason=outcome.decision.reason or f"goal G{number}")
         return replace(outcome, decision=decision, notes=outcome.notes + (f"{why}; chose G{number}",))
 
-    def _look_around(self, goals):
-        """At its goal, the agent looks around there on its own: the best goal within AROUND cells of
-        it and a few steps away becomes the goal, without asking; None when there is none."""
-        here = self.goal
+    def _look_around(self, goals: list[Goal], here: PoseKey) -> PoseKey | None:
+        """At its goal `here`, the agent looks around there on its own: the best goal within AROUND cells
+        of it and a few steps away becomes the goal, without asking; None when there is none."""
         nearby = [g for g in goals if cell_distance(g.pose, here) <= AROUND and g.steps <= AROUND]
         return nearby[0].pose if nearby else None
 
-    def _reason_to_ask(self, context, pose, current, seen_new, reached):
+    def _reason_to_ask(
+        self, context: DecisionContext, pose: PoseKey, current: Goal | None, seen_new: AbstractSet[str], reached: bool,
+    ) -> str:
         """Why the model must be asked this step ("" when the planner walks on)."""
         seen = [f"new object in sight: {', '.join(sorted(seen_new))}"] if seen_new else []
         if self.goal is None:
             return "; ".join(["goal reached, and looked around there" if reached else "no goal"] + seen)
         reasons = []
         if current is None:  # the goal is no longer among the goals: why not?
-            unreachable = self.explorer.map.path_to(pose, self.goal, context["available_actions"]) is None
+            unreachable = self.explorer.map.path_to(pose, self.goal, context.available_actions) is None
             reasons.append("goal unreachable" if unreachable else "goal no longer worth the way: little left to see there")
         reasons += seen
-        reasons += [f"{m['sender']} wrote to me" for m in context["messages"] if m.get("recipient") == context["agent_id"]]
+        messages = context.teammates.messages
+        reasons += [f"{m['sender']} wrote to me" for m in messages if m.get("recipient") == context.team.agent_id]
         # A heading said this step, not one already known: that would wake the model every step.
-        headings = [(m["sender"], sentences.read_heading(m["message"])) for m in context["messages"]]
+        headings = [(m["sender"], sentences.read_heading(m["message"])) for m in messages]
         reasons += [f"{sender} is heading for my goal" for sender, heading in headings if heading and _near(heading, self.goal)]
-        if context["step"] - self.asked_at >= REASK_STEPS:
+        if context.team.step - self.asked_at >= REASK_STEPS:
             reasons.append(f"{REASK_STEPS} steps since I was last asked")
         return "; ".join(reasons)
 
-    def _goal_lines(self, context, pose, goals):
-        teammates = {a: tuple(p["position"]) for a, p in context["other_agents"].items() if p}
+    def _goal_lines(self, context: DecisionContext, pose: PoseKey, goals: list[Goal]) -> str:
+        teammates = {a: p.cell for a, p in context.teammates.positions.items() if p}
         lines = []
         for number, goal in enumerate(goals, 1):
             x, y, z, facing, pitch = goal.pose
@@ -129,17 +134,17 @@ class GoalPolicy:
         return "\n".join(lines)
 
 
-def _direction(start, end):
-    dx, dy, dz = (end[i] - start[i] for i in range(3))
+def _direction(start: PoseKey, end: PoseKey) -> str:
+    dx, dy, dz = (e - s for s, e in zip(start[:3], end[:3]))
     where = COMPASS.get((_sign(dx), _sign(dy)), "here")
     if dz:
         where += f", {abs(dz)} level{'s' if abs(dz) > 1 else ''} {'up' if dz > 0 else 'down'}"
     return where
 
 
-def _sign(value):
+def _sign(value: int) -> int:
     return (value > 0) - (value < 0)
 
 
-def _near(a, b):
+def _near(a: Place, b: Place) -> bool:
     return cell_distance(a, b) < NEAR

@@ -4,15 +4,16 @@ The map grows only by set unions keyed on what the context says, so reading
 the same context twice changes nothing. Poses are tuples (x, y, z, facing,
 pitch): everything that decides a view (roll changes nothing seen).
 
-The planner searches poses breadth-first, one step per action, over the walls
-known so far (unknown ground is taken to be free), and values a pose by the
-unseen cells it would show, less a cost per step of travel: the rule of
-utility-versus-travel-cost frontier exploration (Burgard et al. 2005): a
-goal's worth is its unseen cells per step of the way, so a peek into the
-opening it is passing beats the corridor's far end, which stays there. The
-search ends once no pose farther away could be among the best goals, given
-what the best unseen cells of one level are worth: the bound decides how soon
-it stops, never what it finds.
+The planner searches poses cheapest way first (Dijkstra), one edge per action
+costing ACTION_COST, over the walls known so far (unknown ground is taken to
+be free), and values a pose by the unseen cells it would show against the
+cost of the way there: the rule of utility-versus-travel-cost frontier
+exploration (Burgard et al. 2005), as a rate: a goal's worth is its unseen
+cells per step of the way (`utility`), so a peek into the opening it is
+passing beats the corridor's far end, which stays there. The search ends once
+no pose farther away could be among the best goals, given what the best
+unseen cells of one level are worth: the bound decides how soon it stops,
+never what it finds.
 """
 
 from __future__ import annotations
@@ -20,10 +21,19 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
+from explorer.policies.sentences import Heading
+from nodes.decision_context import Cell, DecisionContext, Wall
 from perception.base import FACING_VECTORS, Pose, turn
 from perception.geometry import CLIMBS, STEP_TURNS, TURNS, ViewCone, apply_action
+
+PoseKey = tuple[int, int, int, str, int]  # (x, y, level, facing, pitch): all that decides a view
+Claim = tuple[int, int, int, str | None, int]  # a pose a teammate said it is heading for; facing None where unsaid
+Place = Cell | PoseKey | Claim | Heading  # anything that starts with a cell
+Step = tuple[float, PoseKey, str | None, int]  # (cost, pose, first action, steps) of a way found
 
 # A goal is worth the unseen cells it shows per step of the way there (a rate,
 # so the same rule serves a hall and a maze); the offset keeps a goal one step
@@ -46,87 +56,99 @@ ROUNDING_MARGIN = 1e-9
 class Goal:
     """A pose worth reaching: what it would show, how far it is, and the first action there."""
 
-    pose: tuple
+    pose: PoseKey
     gain: float  # unseen cells it would show, teammates' ground weighted down
     new_cells: int  # unseen cells it would show
     cost: float  # of the way there, as the planner counts it (ACTION_COST)
     steps: int  # actions to get there
-    first_action: str | None
+    first_action: str
 
     @property
-    def utility(self):
+    def utility(self) -> float:
         return utility(self.gain, self.cost)
 
     @property
-    def cell(self):
+    def cell(self) -> Cell:
         return self.pose[:3]
 
 
 class GridMap:
-    def __init__(self):
-        self.size = None
+    def __init__(self) -> None:
+        self.size: tuple[int, int, int] | None = None  # (W, D, H), known from the first view learnt
         self.view_distance = 0
         self.cone = ViewCone(0)
-        self.seen: set[tuple[int, int, int]] = set()
-        self.walls: set[tuple[int, int]] = set()
-        self.open: set[tuple[int, int]] = set()  # (x, y) of the cells seen free
-        self.wall_log: list[tuple[int, int]] = []  # walls in the order met, for the sight cache
+        self.seen: set[Cell] = set()
+        self.walls: set[Wall] = set()
+        self.open: set[Wall] = set()  # (x, y) of the cells seen free
+        self.wall_log: list[Wall] = []  # walls in the order met, for the sight cache
         # Cells a pose was expected to show but did not (hidden by walls not
         # yet met): never expected from that pose again.
-        self.hidden: dict[tuple, set] = {}
-        self.teammates_ground: set[tuple[int, int, int]] = set()  # cells teammates said they covered
-        self._sights: dict[tuple, tuple[int, frozenset]] = {}  # pose -> (len(wall_log) then, cells)
+        self.hidden: dict[PoseKey, set[Cell]] = {}
+        self.teammates_ground: set[Cell] = set()  # cells teammates said they covered
+        self._sights: dict[PoseKey, tuple[int, frozenset[Cell]]] = {}  # pose -> (len(wall_log) then, cells)
         # Poses that show nothing unseen, and never will: cells are only ever seen (or hidden), and a
         # view only narrows as walls are found.
-        self._seen_out: set[tuple] = set()
+        self._seen_out: set[PoseKey] = set()
         # Worked out as searches need them, forgotten when a wall is met beside them (_forget_beside):
-        self._moves: dict[tuple, tuple] = {}  # pose -> its moves (_work_out_moves)
-        self._moves_for: tuple | None = None  # the actions those moves are for
-        self._beside: dict[tuple, tuple] = {}  # cell -> the cells one move away (_cells_beside)
+        self._moves: dict[PoseKey, tuple[tuple[float, str, PoseKey], ...]] = {}  # pose -> its moves (_work_out_moves)
+        self._moves_for: tuple[str, ...] | None = None  # the actions those moves are for
+        self._beside: dict[Cell, tuple[Cell, ...]] = {}  # cell -> the cells one move away (_cells_beside)
 
     # What the agent learns
 
-    def learn(self, context):
-        return self.learn_view(context["size"], context["view_distance"], context["pose"], context["seen_cells"],
-                               context["seen_walls"])
+    def learn(self, context: DecisionContext) -> PoseKey:
+        """Learn what the agent's view this step showed; returns its pose as a map key."""
+        team, view = context.team, context.view
+        assert team.size is not None and team.view_distance is not None, "a grid world's size is known"
+        return self.learn_view(team.size, team.view_distance, view.pose, view.seen_cells, view.seen_walls)
 
-    def learn_view(self, size, view_distance, pose, seen_cells, seen_walls):
-        """Learn what one view showed: the cells seen from `pose` (a pose dict); returns the pose as a map key."""
-        self.size = tuple(size)
+    def learn_view(
+        self, size: Sequence[int], view_distance: int, pose: Pose, seen_cells: Iterable[Cell], seen_walls: Iterable[Wall],
+    ) -> PoseKey:
+        """Learn what one view showed: the cells seen from `pose`; returns the pose as a map key."""
+        width, depth, height = size
+        self.size = (width, depth, height)
         if view_distance != self.view_distance:
             self.view_distance = view_distance
             self.cone = ViewCone(view_distance)
-        pose = pose_key(Pose.from_dict(pose))
-        seen_now = set(map(tuple, seen_cells))
+        key = pose_key(pose)
+        seen_now = set(seen_cells)
         self.seen.update(seen_now)
         self.open.update(cell[:2] for cell in seen_now)
-        for wall in map(tuple, seen_walls):
+        for wall in seen_walls:
             self.add_wall(wall)
-        self.hidden.setdefault(pose, set()).update(self.sight(pose) - seen_now)
-        return pose
+        self.hidden.setdefault(key, set()).update(self.sight(key) - seen_now)
+        return key
 
-    def add_wall(self, cell):
+    def add_wall(self, cell: Wall) -> None:
         if cell not in self.walls:
             self.walls.add(cell)
             self.wall_log.append(cell)
             self._forget_beside(cell)
 
-    def _forget_beside(self, wall):
+    def _forget_beside(self, wall: Wall) -> None:
         """Forget the moves into the wall's (x, y): they are blocked now."""
         x, y = wall
         for column in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
-            for z in range(self.size[2]):
+            for z in range(self.extent[2]):
                 self._beside.pop((*column, z), None)
                 for facing in FACING_VECTORS:
                     for pitch in (-1, 0, 1):
                         self._moves.pop((*column, z, facing, pitch), None)
 
-    def in_grid(self, x, y):
-        return 0 <= x < self.size[0] and 0 <= y < self.size[1]
+    @property
+    def extent(self) -> tuple[int, int, int]:
+        """The world's size (W, D, H), known once the map has learnt a view."""
+        assert self.size is not None, "the map has learnt no view yet"
+        return self.size
+
+    def in_grid(self, x: int, y: int) -> bool:
+        width, depth, _ = self.extent
+        return 0 <= x < width and 0 <= y < depth
 
     # What a pose shows
 
-    def sight(self, pose) -> frozenset:
+    def sight(self, pose: PoseKey) -> frozenset[Cell]:
         """The cells `pose` would show, with the walls known so far; cached until a wall that matters to it is met."""
         cached = self._sights.get(pose)
         if cached is not None:
@@ -141,35 +163,37 @@ class GridMap:
         self._sights[pose] = (len(self.wall_log), cells)
         return cells
 
-    def unseen(self, cells, pose=None):
+    def unseen(self, cells: Iterable[Cell], pose: PoseKey | None = None) -> list[Cell]:
         """Of `cells`, those not seen yet (nor known to be hidden from `pose`)."""
         hidden = self.hidden.get(pose, ()) if pose else ()
         return [cell for cell in cells if cell not in self.seen and cell not in hidden]
 
-    def gain(self, pose, claimed=frozenset(), theirs=frozenset()):
+    def gain(
+        self, pose: PoseKey, claimed: AbstractSet[Cell] = frozenset(), theirs: AbstractSet[Cell] = frozenset(),
+    ) -> tuple[float, int]:
         """(worth, unseen cells) of what `pose` would show; `claimed` cells are worth TEAM_WEIGHT,
         `theirs` (nearer a teammate) REGION_WEIGHT."""
         new = self.unseen(self.sight(pose), pose)
         return sum(self._cell_worth(cell, claimed, theirs) for cell in new), len(new)
 
-    def _cell_worth(self, cell, claimed, theirs):
+    def _cell_worth(self, cell: Cell, claimed: AbstractSet[Cell], theirs: AbstractSet[Cell]) -> float:
         """What seeing an unseen cell is worth (see gain)."""
         if cell in self.teammates_ground or cell in claimed:
             return TEAM_WEIGHT
         return REGION_WEIGHT if cell in theirs else 1.0
 
-    def _unseen_worths(self, claimed, theirs):
+    def _unseen_worths(self, claimed: AbstractSet[Cell], theirs: AbstractSet[Cell]) -> dict[Cell, float]:
         """Each unseen cell's worth (_cell_worth), worked out once for a search rather than for each pose."""
-        width, depth, height = self.size
+        width, depth, height = self.extent
         cells = ((x, y, z) for x in range(width) for y in range(depth) if (x, y) not in self.walls for z in range(height))
         return {cell: self._cell_worth(cell, claimed, theirs) for cell in cells if cell not in self.seen}
 
     @property
-    def view_cells(self):
+    def view_cells(self) -> int:
         """The most cells one view shows."""
         return 1 + sum(2 * ahead + 1 for ahead in range(1, self.view_distance + 1))
 
-    def _gain_with(self, pose, worths):
+    def _gain_with(self, pose: PoseKey, worths: Mapping[Cell, float]) -> tuple[float, int]:
         """gain, from the unseen cells' worths (_unseen_worths): the same sum, in the same order."""
         if pose in self._seen_out:
             return 0, 0
@@ -179,7 +203,7 @@ class GridMap:
             self._seen_out.add(pose)
         return sum(new), len(new)
 
-    def _most_worth(self, worths):
+    def _most_worth(self, worths: Mapping[Cell, float]) -> float:
         """No pose is worth more than this: the worth of the best unseen cells of one level, as many as
         a view shows (a little over, for rounding). Far below a full view once most ground is seen or
         a teammate's, it ends a search early."""
@@ -189,7 +213,7 @@ class GridMap:
         most = max((sum(sorted(level, reverse=True)[: self.view_cells]) for level in levels.values()), default=0.0)
         return most * (1 + ROUNDING_MARGIN)
 
-    def nearer_others(self, mine, others):
+    def nearer_others(self, mine: Cell, others: Iterable[Cell]) -> frozenset[Cell]:
         """The cells nearer (by path over the walls known so far, moves only) one of the cells `others` than
         the cell `mine`: a Voronoi split of the ground. One breadth-first pass from all of them, marking
         the cells `mine` reaches first or as soon, so a team of any size costs the same."""
@@ -212,9 +236,9 @@ class GridMap:
                     reached_from_mine.add(after)
         return frozenset(distance.keys() - reached_from_mine)
 
-    def _cells_beside(self, cell):
+    def _cells_beside(self, cell: Cell) -> Iterator[Cell]:
         """The cells one move from `cell`, over the walls known so far."""
-        width, depth, height = self.size
+        width, depth, height = self.extent
         x, y, z = cell
         for after in ((x + 1, y, z), (x - 1, y, z), (x, y + 1, z), (x, y - 1, z), (x, y, z + 1), (x, y, z - 1)):
             if 0 <= after[0] < width and 0 <= after[1] < depth and 0 <= after[2] < height and after[:2] not in self.walls:
@@ -222,10 +246,10 @@ class GridMap:
 
     # Where to go
 
-    def neighbours(self, pose, actions):
+    def neighbours(self, pose: PoseKey, actions: Iterable[str]) -> Iterator[tuple[str, PoseKey]]:
         """(action, pose) for each action that would change the view, over the walls known so far."""
         x, y, z, facing, pitch = pose
-        width, depth, height = self.size
+        height = self.extent[2]
         for action in actions:
             if action in STEP_TURNS:
                 dx, dy = FACING_VECTORS[turn(facing, STEP_TURNS[action])]
@@ -241,7 +265,10 @@ class GridMap:
                 if -1 <= tilted <= 1 and 0 <= z + tilted < height:
                     yield action, (x, y, z, facing, tilted)
 
-    def goals(self, start, actions, claimed=frozenset(), theirs=frozenset(), limit=1, keep=None):
+    def goals(
+        self, start: PoseKey, actions: Sequence[str], claimed: AbstractSet[Cell] = frozenset(),
+        theirs: AbstractSet[Cell] = frozenset(), limit: int = 1, keep: PoseKey | None = None,
+    ) -> tuple[list[Goal], Goal | None]:
         """The `limit` best goals, best first, no two within a few cells of each other.
 
         `claimed` and `theirs` are cells worth less (see gain). `keep` is a pose whose
@@ -266,6 +293,7 @@ class GridMap:
             worth, new = self._gain_with(pose, worths)
             # A goal no better than the floor would change nothing (see _insert).
             if new and worth > 0 and (pose == keep or utility(worth, cost) > floor):
+                assert first_action is not None, "only the start has no first action"
                 goal = Goal(pose, worth, new, cost, steps, first_action)
                 if pose == keep:
                     kept = goal
@@ -273,12 +301,12 @@ class GridMap:
                 floor = found[-1].utility if len(found) >= limit else float("-inf")
         else:
             return found, kept
-        if kept is None and keep_new and keep_worth > 0:
+        if kept is None and keep is not None and keep_new and keep_worth > 0:
             rest = itertools.chain([(cost, pose, first_action, steps)], walk)  # from the pose the search ended at
             kept = self._kept_goal(rest, keep, keep_worth, keep_new, floor)
         return found, kept
 
-    def _kept_goal(self, walk, keep, worth, new, floor):
+    def _kept_goal(self, walk: Iterable[Step], keep: PoseKey, worth: float, new: int, floor: float) -> Goal | None:
         """The goal `keep` (worth `worth`, `new` cells) as the walk on reaches it, or None.
 
         It counts while nearly the best: it is looked for as long as a pose showing a
@@ -289,15 +317,17 @@ class GridMap:
             if utility(self.view_cells, cost) <= floor * KEEP_SHARE:
                 return None
             if pose == keep:
+                assert first_action is not None, "only the start has no first action, and `keep` is not the start"
                 return Goal(keep, worth, new, cost, steps, first_action)
         return None
 
-    def _walk(self, start, actions):
+    def _walk(self, start: PoseKey, actions: Sequence[str]) -> Iterator[Step]:
         """Every pose reachable from `start`, cheapest way first (ties: the way found first), as
         (cost, pose, first action, steps)."""
         moves = self._moves_table(actions)
         cheapest = {start: 0.0}  # the cost of the cheapest way queued to each pose
-        queue = [(0.0, 0, start, None, 0)]  # (cost, order queued, pose, first action, steps)
+        # (cost, order queued, pose, first action, steps)
+        queue: list[tuple[float, int, PoseKey, str | None, int]] = [(0.0, 0, start, None, 0)]
         queued = 0
         never = float("inf")
         while queue:
@@ -315,24 +345,24 @@ class GridMap:
                     queued += 1
                     heapq.heappush(queue, (after_cost, queued, after, first_action or action, steps + 1))
 
-    def _work_out_moves(self, pose, actions):
+    def _work_out_moves(self, pose: PoseKey, actions: Sequence[str]) -> tuple[tuple[float, str, PoseKey], ...]:
         """(ACTION_COST, action, pose after) for each of the pose's neighbours."""
         return tuple((ACTION_COST[action], action, after) for action, after in self.neighbours(pose, actions))
 
-    def _moves_table(self, actions):
+    def _moves_table(self, actions: Sequence[str]) -> dict[PoseKey, tuple[tuple[float, str, PoseKey], ...]]:
         """pose -> its moves with `actions` (_work_out_moves)."""
         if self._moves_for != tuple(actions):
             self._moves_for, self._moves = tuple(actions), {}
         return self._moves
 
-    def predict(self, pose, actions):
+    def predict(self, pose: PoseKey, actions: Iterable[str]) -> PoseKey:
         """Where `actions` take the pose, over the walls known so far."""
         moved = Pose(*pose)
         for action in actions:
             moved = apply_action(moved, action, self.size, self.walls)[0]
         return pose_key(moved)
 
-    def path_to(self, start, goal, actions):
+    def path_to(self, start: PoseKey, goal: Cell | PoseKey, actions: Sequence[str]) -> str | None:
         """The first action of a cheapest path (ACTION_COST: walking forward, so the way is seen) from
         `start` to the pose `goal`, or to any pose at the cell `goal` (a 3-tuple); None if unreachable."""
         walk = self._walk(start, actions)
@@ -342,20 +372,20 @@ class GridMap:
 KEEP_SHARE = 0.75  # the current goal is kept while worth this share of the best
 
 
-def utility(gain, distance):
+def utility(gain: float, distance: float) -> float:
     return gain / (distance + DISTANCE_OFFSET)
 
 
-def cell_distance(a, b):
+def cell_distance(a: Place, b: Place) -> int:
     """Cells apart (by the grid, not the path) of two cells or poses."""
     return sum(abs(p - q) for p, q in zip(a[:3], b[:3]))
 
 
-def pose_key(pose: Pose):
+def pose_key(pose: Pose) -> PoseKey:
     return pose.x, pose.y, pose.z, pose.facing, pose.pitch
 
 
-def _insert(found, goal, limit):
+def _insert(found: list[Goal], goal: Goal, limit: int) -> list[Goal]:
     """`found` with `goal` added, sorted best first, without a worse goal near a better one."""
     near = [g for g in found if _close(g.cell, goal.cell)]
     if any(g.utility >= goal.utility for g in near):
@@ -365,5 +395,5 @@ def _insert(found, goal, limit):
     return kept[:limit]
 
 
-def _close(a, b):
+def _close(a: Cell, b: Cell) -> bool:
     return cell_distance(a, b) <= 2

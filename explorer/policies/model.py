@@ -2,35 +2,47 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import TypeVar
 
-from explorer.model.client import AuthenticationFailed, LLMError
+from explorer.model.client import AuthenticationFailed, LLMError, Reply
 from explorer.model.reading import excerpt
 from explorer.policies.replies import ReplyError, parse_decision, resolve_recipient
-from nodes.interfaces import DecisionOutcome
+from nodes.decision_context import DecisionContext
+from nodes.interfaces import Decision, DecisionOutcome
+from nodes.record import ModelCall
 from prompts import render
 
 REPLY_ATTEMPTS = 2  # the reply, then one re-prompt that says what was wrong
-REPLY_KEPT_CHARS = 4_000  # of each reply, in the trace (with its full length)
 REPLY_QUOTED_CHARS = 600  # of a bad reply, quoted back in the re-prompt
+
+Ask = Callable[[str], Reply]  # the model: a prompt in, its reply out
+Extra = TypeVar("Extra")  # what a reply gives besides the decision (a goal's number, a coordinator's directives)
 
 
 class ModelPolicy:
     """`ask(prompt) -> Reply` is the model: the model client with the agent's settings, or a test's stand-in."""
 
-    def __init__(self, name, ask):
+    def __init__(self, name: str, ask: Ask) -> None:
         self.name = name
         self.ask = ask
 
-    def decide(self, prompt, context):
+    def decide(self, prompt: str, context: DecisionContext) -> DecisionOutcome:
         """Never raises for a bad reply or a provider that stays down: the outcome says what happened."""
-        outcome, _ = self.ask_for(prompt, context, lambda text: (parse_decision(text, context["available_actions"]), None))
+        actions = context.available_actions
+        outcome, _ = self.ask_for(prompt, lambda text: (parse_decision(text, actions), None), action_choices(actions),
+                                  context)
         return outcome
 
-    def ask_for(self, prompt, context, read, choices=None):
+    def ask_for(
+        self, prompt: str, read: Callable[[str], tuple[Decision, Extra]], choices: str,
+        context: DecisionContext | None = None,
+    ) -> tuple[DecisionOutcome, Extra | None]:
         """(outcome, extra): the model's decision read by `read(text) -> (Decision, extra)`, which raises
-        ReplyError for an unusable reply; `choices` is what the re-prompt lists (the actions by default)."""
-        attempts, calls = [], []
+        ReplyError for an unusable reply; `choices` is what the re-prompt lists. `context` is the explorer's
+        whose message goes to the team (none for a coordinator, whose directives are sent otherwise)."""
+        calls: list[ModelCall] = []  # each call once, with its reply, failed ones too
         request = prompt
         for _ in range(REPLY_ATTEMPTS):
             try:
@@ -38,33 +50,27 @@ class ModelPolicy:
             except AuthenticationFailed as refused:
                 raise refused.stop_run() from None  # every later call would fail the same way
             except LLMError as failure:
-                # Keep what earlier attempts got, and what the failed call cost: they belong in the trace.
-                failed = failure.accounting("decision")
+                # Keep what earlier calls got, and what the failed call cost: they belong in the trace.
+                failed = failure.record("decision")
                 calls += [failed] if failed else []
-                return DecisionOutcome(None, tuple(attempts), error=repr(failure), model_calls=tuple(calls), prompt=prompt), None
-            calls.append(reply.accounting("decision"))
+                return DecisionOutcome(None, error=repr(failure), model_calls=tuple(calls), prompt=prompt), None
             try:
                 decision, extra = read(reply.text)
             except ReplyError as problem:
-                attempts.append(_attempt(reply.text, str(problem)))
+                calls.append(reply.record("decision", reply_error=str(problem)))
                 quoted = excerpt(reply.text, REPLY_QUOTED_CHARS)
-                listed = choices or action_choices(context["available_actions"])
-                request = prompt + "\n\n" + render("reprompt", problem=problem, reply=quoted, choices=listed)
+                request = prompt + "\n\n" + render("reprompt", problem=problem, reply=quoted, choices=choices)
                 continue
-            attempts.append(_attempt(reply.text, None))
-            notes = ()
-            if decision.message_to_others and context["comm_enabled"]:
-                recipient, note = resolve_recipient(decision.message_to, context["agent_id"], context["team"])
+            calls.append(reply.record("decision"))
+            notes: tuple[str, ...] = ()
+            if decision.message_to_others and context is not None and context.setup.comm_enabled:
+                team = context.team
+                recipient, note = resolve_recipient(decision.message_to, team.agent_id, team.members)
                 decision = replace(decision, message_to=recipient)
                 notes = (note,) if note else ()
-            return DecisionOutcome(decision, tuple(attempts), model_calls=tuple(calls), notes=notes, prompt=prompt), extra
-        return DecisionOutcome(None, tuple(attempts), parse_failure=True, model_calls=tuple(calls), prompt=prompt), None
+            return DecisionOutcome(decision, model_calls=tuple(calls), notes=notes, prompt=prompt), extra
+        return DecisionOutcome(None, parse_failure=True, model_calls=tuple(calls), prompt=prompt), None
 
 
-def action_choices(actions):
+def action_choices(actions: Sequence[str]) -> str:
     return f"an `action` that is exactly one of: {', '.join(actions)}"
-
-
-def _attempt(text, error):
-    """What the trace keeps of one reply: once, bounded, with its full length."""
-    return {"reply": excerpt(text, REPLY_KEPT_CHARS), "chars": len(text), "error": error}

@@ -20,10 +20,18 @@ set unions on what the context says, and each step's decision is kept.
 from __future__ import annotations
 
 import explorer.policies.sentences as sentences
-from explorer.policies.grid_map import KEEP_SHARE, GridMap, cell_distance
+from explorer.policies.grid_map import (
+    KEEP_SHARE,
+    Claim,
+    Goal,
+    GridMap,
+    PoseKey,
+    cell_distance,
+)
+from nodes.decision_context import Cell, DecisionContext, Wall
 from nodes.interfaces import Decision, DecisionOutcome
 from perception.actions import safe_action
-from perception.base import FACINGS, Pose
+from perception.base import FACINGS
 from perception.geometry import step_offset
 
 MOVE_ACTIONS = ("forward", "backward", "move_left", "move_right", "move_up", "move_down")
@@ -37,29 +45,29 @@ WALL_NEWS = 1
 class OfflineExplorer:
     name = "offline"
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.map = GridMap()
-        self.goal = None  # the pose it is walking to
-        self.claims: dict[str, tuple] = {}  # teammate -> the pose it said it is heading for
-        self.announced = None  # the goal last announced
-        self.unreported: set = set()  # cells seen since the last coverage report
-        self.unreported_walls: set = set()  # walls (x, y) seen and not said yet
-        self.heard_walls: set = set()  # walls (x, y) teammates said: not worth saying again
+        self.goal: PoseKey | None = None  # the pose it is walking to
+        self.claims: dict[str, Claim] = {}  # teammate -> the pose it said it is heading for
+        self.announced: PoseKey | None = None  # the goal last announced
+        self.unreported: set[Cell] = set()  # cells seen since the last coverage report
+        self.unreported_walls: set[Wall] = set()  # walls (x, y) seen and not said yet
+        self.heard_walls: set[Wall] = set()  # walls (x, y) teammates said: not worth saying again
         self._decided: tuple[int, Decision] | None = None
 
-    def decide(self, prompt, context):
+    def decide(self, prompt: str, context: DecisionContext) -> DecisionOutcome:
         return DecisionOutcome(self.choose(context))
 
-    def choose(self, context) -> Decision:
-        if self._decided and self._decided[0] == context["step"]:
+    def choose(self, context: DecisionContext) -> Decision:
+        if self._decided and self._decided[0] == context.team.step:
             return self._decided[1]  # a retried call
         decision = self._choose(context)
-        self._decided = (context["step"], decision)
+        self._decided = (context.team.step, decision)
         return decision
 
-    def _choose(self, context):
-        available = context["available_actions"]
-        if not context["size"]:
+    def _choose(self, context: DecisionContext) -> Decision:
+        available = context.available_actions
+        if not context.team.size:
             return Decision(safe_action(available), "I do not know the world's extent.", "scan around")
         pose = self.observe(context)
         goal = self._next_goal(context, pose)
@@ -77,54 +85,57 @@ class OfflineExplorer:
             self.news(context, goal.pose),
         )
 
-    def observe(self, context):
+    def observe(self, context: DecisionContext) -> PoseKey:
         """Learn what the step's context shows (safe to repeat); returns the agent's pose as a map key.
 
         On a clock with delays the view may be older than the agent's last actions:
         the pose returned is then where those actions take it, by the map.
         """
         pose = self.map.learn(context)
-        self.unreported.update(map(tuple, context["seen_cells"]))
-        self.unreported_walls.update(map(tuple, context["seen_walls"]))
-        if not context["actions_unseen"]:  # a late action's outcome says nothing of where the view is from
+        view = context.view
+        self.unreported.update(view.seen_cells)
+        self.unreported_walls.update(view.seen_walls)
+        if not view.actions_unseen:  # a late action's outcome says nothing of where the view is from
             self._learn_blocked(context)
         self._read_messages(context)
-        if context["actions_unseen"]:
-            return self.map.predict(pose, context["actions_unseen"])
+        if view.actions_unseen:
+            return self.map.predict(pose, view.actions_unseen)
         return pose
 
-    def ranked_goals(self, context, pose, limit=1, keep=None):
+    def ranked_goals(
+        self, context: DecisionContext, pose: PoseKey, limit: int = 1, keep: PoseKey | None = None,
+    ) -> tuple[list[Goal], Goal | None]:
         """(the best goals, best first; the goal `keep` as it stands now, or None)."""
         claimed = self._claimed_cells(context)
         theirs = self._teammates_region(context, pose)
-        return self.map.goals(pose, context["available_actions"], claimed, theirs, limit, keep)
+        return self.map.goals(pose, context.available_actions, claimed, theirs, limit, keep)
 
-    def _teammates_region(self, context, pose):
+    def _teammates_region(self, context: DecisionContext, pose: PoseKey) -> frozenset[Cell]:
         """Cells nearer (by path) a teammate, or where it said it is going, than to me."""
-        sources = [tuple(p["position"]) for p in context["other_agents"].values() if p]
+        sources = [p.cell for p in context.teammates.positions.values() if p]
         sources += [goal[:3] for goal in self.claims.values()]
         return self.map.nearer_others(pose[:3], sources) if sources else frozenset()
 
-    def _next_goal(self, context, pose):
+    def _next_goal(self, context: DecisionContext, pose: PoseKey) -> Goal | None:
         goals, kept = self.ranked_goals(context, pose, keep=self.goal)
         best = goals[0] if goals else None
         if kept and best and kept.utility >= KEEP_SHARE * best.utility:
             return kept
         return best
 
-    def _learn_blocked(self, context):
+    def _learn_blocked(self, context: DecisionContext) -> None:
         """A move that was blocked found a wall (or an edge) where the map showed none."""
-        last = context["recent_actions"][-1] if context["recent_actions"] else None
+        last = context.recent_actions[-1] if context.recent_actions else None
         if last and last["outcome"] == "blocked" and last["action"] in MOVE_ACTIONS:
-            pose = Pose.from_dict(context["pose"])
+            pose = context.view.pose
             dx, dy, dz = step_offset(pose, last["action"])
             x, y = pose.x + dx, pose.y + dy
             if dz == 0 and self.map.in_grid(x, y) and (x, y, pose.z) not in self.map.seen:  # seen cells are free
                 self.map.add_wall((x, y))
 
-    def _read_messages(self, context):
-        width, depth, height = self.map.size
-        for message in context["messages"]:
+    def _read_messages(self, context: DecisionContext) -> None:
+        width, depth, height = self.map.extent
+        for message in context.teammates.messages:
             # Walls first: what a claim shows is reckoned with them.
             for x0, x1, y0, y1 in sentences.read_walls(message["message"]):
                 for wall in ((x, y) for x in range(max(x0, 0), min(x1, width - 1) + 1)
@@ -133,7 +144,7 @@ class OfflineExplorer:
                         self.map.add_wall(wall)
                         self.heard_walls.add(wall)
             target = sentences.read_heading(message["message"])
-            if target and message["sender"] in context["team"]:
+            if target and message["sender"] in context.team.members:
                 x, y, z, facing = target
                 if self.map.in_grid(x, y) and 0 <= z < height:
                     claim = (x, y, z, facing, 0)
@@ -150,31 +161,34 @@ class OfflineExplorer:
                     for y in range(max(y0, 0), min(y1, depth - 1) + 1)
                 )
 
-    def _claimed_cells(self, context):
+    def _claimed_cells(self, context: DecisionContext) -> frozenset[Cell]:
         """What teammates are heading to look at. A teammate after me in the team's order
         gives way to me where its goal and mine overlap (it reads my claim too)."""
-        team = context["team"]
-        me = team.index(context["agent_id"])
+        team = context.team.members
+        me = team.index(context.team.agent_id)
         mine = self.map.sight(self.goal) if self.goal else frozenset()
-        claimed = set()
+        claimed: set[Cell] = set()
         for teammate, claim in sorted(self.claims.items()):
             cells = self._claim_sight(claim)
             if team.index(teammate) < me or not cells & mine:
                 claimed |= cells
         return frozenset(claimed)
 
-    def _claim_sight(self, claim):
+    def _claim_sight(self, claim: Claim) -> set[Cell]:
         """What a teammate will see where it said it is going (every way, if it did not say which)."""
         x, y, z, facing, pitch = claim
         return set().union(*(self.map.sight((x, y, z, f, pitch)) for f in ([facing] if facing else FACINGS)))
 
-    def news(self, context, goal):
+    def news(self, context: DecisionContext, goal: PoseKey | None) -> str:
         """The step's news, or "": objects the team did not know of, a new goal with the ground covered, walls met."""
-        if not context["comm_enabled"]:
+        if not context.setup.comm_enabled:
             return ""
-        new = [name for name in context["visible_objects"] if name not in context["team_objects"]]
-        parts = [sentences.found(new, context["object_cells"])] if new else []
-        announcing = goal and (self.announced is None or cell_distance(goal, self.announced) >= ANNOUNCE_DISTANCE)
+        view = context.view
+        new = [name for name in view.visible_objects if name not in context.team.discoveries]
+        parts = [sentences.found(new, view.object_cells)] if new else []
+        announcing = goal is not None and (
+            self.announced is None or cell_distance(goal, self.announced) >= ANNOUNCE_DISTANCE
+        )
         if announcing:
             said, cells = sentences.covered(self.unreported)
             if said:
@@ -182,10 +196,10 @@ class OfflineExplorer:
                 self.unreported -= cells
         walls = self.unreported_walls - self.heard_walls
         if walls and (announcing or len(walls) >= WALL_NEWS):
-            said, cells = sentences.walls(walls)
+            said, said_walls = sentences.walls(walls)
             parts.append(said)
-            self.unreported_walls -= cells
-        if announcing:
+            self.unreported_walls -= said_walls
+        if announcing and goal is not None:
             parts.append(sentences.heading(goal))
             self.announced = goal
         return " ".join(parts)

@@ -1,4 +1,4 @@
-"""Reading a decision out of a model's reply (the YAML of spec section 4).
+"""Reading a decision out of a model's reply: YAML with the thinking, the action, the reason and a message.
 
 The reply is read by explorer/model/reading.py, like every model answer; here
 its fields are checked and bounded, and phrasings like "Move Forward" are read
@@ -9,8 +9,10 @@ ReplyError, never a guess.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 
 from explorer.model.reading import ReplyError, read_structured
+from explorer.policies.sentences import Heading
 from nodes.interfaces import Decision
 from perception.base import BROADCAST
 
@@ -35,7 +37,7 @@ ACTION_SYNONYMS = {
 BROADCAST_NAMES = {"all", "everyone", "everybody", "team", "all_agents", "*", "others", "broadcast"}
 
 
-def parse_decision(text, available_actions) -> Decision:
+def parse_decision(text: str, available_actions: Sequence[str]) -> Decision:
     """The decision in `text`, which may be fenced, bare, JSON, or wrapped in prose."""
     fields = read_structured(text, lambda loaded: isinstance(loaded, dict) and "action" in loaded, _field_block)
     if fields is None or not isinstance(fields.get("action"), str) or not fields["action"].strip():
@@ -43,7 +45,7 @@ def parse_decision(text, available_actions) -> Decision:
     return _decision(fields, normalise_action(fields["action"], available_actions))
 
 
-def parse_goal_decision(text, available_actions, goal_count):
+def parse_goal_decision(text: str, available_actions: Sequence[str], goal_count: int) -> tuple[Decision, int | None]:
     """(decision, goal number or None) from a reply that names a goal (`goal: G3`) or an action.
 
     An action overrides a goal; the decision's action for a goal is left empty, for the planner."""
@@ -62,17 +64,17 @@ def parse_goal_decision(text, available_actions, goal_count):
     return _decision(fields, ""), number
 
 
-def _given(value):
+def _given(value: object) -> bool:
     return isinstance(value, (str, int)) and str(value).strip() != ""
 
 
-def _decision(fields, action):
+def _decision(fields: Mapping[str, object], action: str) -> Decision:
     values = {name: _text(fields.get(name), FIELD_LIMITS[name]) for name in FIELDS if name != "action"}
     values["message_to"] = values["message_to"] or BROADCAST
     return Decision(action=action, **values)
 
 
-def normalise_action(raw, available_actions):
+def normalise_action(raw: str, available_actions: Sequence[str]) -> str:
     """The available action `raw` names ("Move Forward" is `forward`), or ReplyError."""
     words = re.sub(r"[^a-z0-9]+", "_", raw.strip().lower()).strip("_")
     action = ACTION_SYNONYMS.get(words, words)
@@ -81,7 +83,7 @@ def normalise_action(raw, available_actions):
     return action
 
 
-def resolve_recipient(message_to, sender, team):
+def resolve_recipient(message_to: str, sender: str, team: Sequence[str]) -> tuple[str, str | None]:
     """(recipient, note): a teammate's id, or "all"; the note says what was changed, if anything."""
     wanted = (message_to or BROADCAST).strip()
     if re.sub(r"[^a-z*]+", "_", wanted.lower()).strip("_") in BROADCAST_NAMES:
@@ -92,13 +94,13 @@ def resolve_recipient(message_to, sender, team):
     return BROADCAST, f"message_to {wanted[:40]!r} is not a teammate; the message went to all"
 
 
-def _field_block(text):
+def _field_block(text: str) -> str:
     """The lines from the first field to the last field's value, dropping prose around them."""
     matches = list(_FIELD_LINE.finditer(text))
     if not matches:
         return ""
     lines = text[matches[0].start():].splitlines()
-    block = []
+    block: list[str] = []
     for line in lines:
         if block and line.strip() and not line[0].isspace() and not _FIELD_LINE.match(line):
             break  # prose after the block
@@ -106,7 +108,7 @@ def _field_block(text):
     return "\n".join(block)
 
 
-def _text(value, limit):
+def _text(value: object, limit: int) -> str:
     """A field as bounded text: scalars, or a flat list of them.
 
     Nested values are dropped: through YAML aliases a few hundred bytes can
@@ -123,7 +125,9 @@ def _text(value, limit):
 FACING_NAMES = ("north", "east", "south", "west")
 
 
-def parse_directives(text, team, available_actions, size):
+def parse_directives(
+    text: str, team: Sequence[str], available_actions: Sequence[str], size: tuple[int, int, int],
+) -> list[tuple[str, Heading | None, str | None]]:
     """[(explorer, (x, y, level, facing or None) or None, action or None)], in team order, from a
     coordinator's reply: `directives: {Agent1: {goal: [x, y, level], facing: east}, Agent2: {action: ...}}`."""
     loaded = read_structured(text, lambda value: isinstance(value, dict) and "directives" in value)
@@ -133,7 +137,7 @@ def parse_directives(text, team, available_actions, size):
     if not isinstance(given, dict):
         raise ReplyError("`directives` must map explorers to a goal or an action")
     names = {agent_id.lower(): agent_id for agent_id in team}
-    directives = {}
+    directives: dict[str, tuple[Heading | None, str | None]] = {}
     for raw, entry in given.items():
         explorer = names.get(str(raw).strip().lower().replace(" ", ""))
         if explorer is None:
@@ -149,7 +153,7 @@ def parse_directives(text, team, available_actions, size):
     return [(explorer, *directives[explorer]) for explorer in team if explorer in directives]
 
 
-def _goal_cell(explorer, goal, facing, size):
+def _goal_cell(explorer: str, goal: object, facing: object, size: tuple[int, int, int]) -> Heading:
     if not (isinstance(goal, list) and len(goal) in (2, 3) and all(type(v) is int for v in goal)):
         raise ReplyError(f"{explorer}'s goal must be a cell [x, y, level] of whole numbers")
     x, y, z = (goal + [0])[:3]

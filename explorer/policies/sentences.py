@@ -8,7 +8,9 @@ learns from a model teammate as well as from another explorer.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Mapping, Sequence
 
+from nodes.decision_context import Cell, Wall
 from perception.base import objects_text
 
 _NUMBER = r"(-?\d+)"
@@ -28,29 +30,35 @@ MAX_BOXES = 3  # per message
 MIN_BOX = 3  # cells: smaller patches are not worth the words
 MIN_WALL_BOX = 1  # cells: a single wall can close a corridor
 
+Heading = tuple[int, int, int, str | None]  # (x, y, level, facing or None) a message names
+# A directive as read: (number, the pose to look from or None, the action to take or None).
+DirectiveRead = tuple[int, Heading | None, str | None]
+Box = tuple[int, int, int, int]  # (x0, x1, y0, y1)
 
-def found(names, cells) -> str:
+
+def found(names: Sequence[str], cells: Mapping[str, Sequence[int]]) -> str:
     """'Found sofa at (3, 4, 0), lamp.': each object, with its cell where it is known."""
     return f"Found {objects_text(names, cells)}."
 
 
-def heading(pose) -> str:
+def heading(pose: tuple[int, int, int, str, int]) -> str:
     x, y, z, facing, _ = pose
     return f"Heading to ({x}, {y}, {z}) facing {facing}."
 
 
-def directive(number, target=None, action=None) -> str:
+def directive(number: int, target: Sequence[int | str | None] | None = None, action: str | None = None) -> str:
     """A coordinator's directive: 'Directive 3: explore from (5, 2, 0) facing east.', 'Directive 4: go to
     (5, 2, 0).' or 'Directive 5: do look_left.'; `target` is (x, y, level) or (x, y, level, facing)."""
     if action:
         return f"Directive {number}: do {action}."
+    assert target is not None, "a directive gives a target where it gives no action"
     x, y, z, *facing = target
     if facing and facing[0]:
         return f"Directive {number}: explore from ({x}, {y}, {z}) facing {facing[0]}."
     return f"Directive {number}: go to ({x}, {y}, {z})."
 
 
-def read_directive(text):
+def read_directive(text: str) -> DirectiveRead | None:
     """The last directive a message gives: (number, target or None, action or None), or None.
 
     The target is (x, y, level, facing or None)."""
@@ -63,12 +71,12 @@ def read_directive(text):
     return int(number), (int(x), int(y), int(z or 0), facing.lower() or None), None
 
 
-def covered(cells):
+def covered(cells: Collection[Cell]) -> tuple[str, set[Cell]]:
     """(sentence, cells it says): the largest rectangles wholly inside `cells` (at most MAX_BOXES,
     each of MIN_BOX cells or more), as 'Covered x 0-5, y 0-4, level 0.' Whole rectangles
     only, so a reader never takes unseen ground for covered."""
     remaining = set(cells)
-    boxes = []
+    boxes: list[str] = []
     while len(boxes) < MAX_BOXES:
         box = _largest_rectangle(remaining)
         if box is None:
@@ -79,11 +87,11 @@ def covered(cells):
     return " ".join(boxes), set(cells) - remaining
 
 
-def walls(cells):
+def walls(cells: Collection[Wall]) -> tuple[str, set[Wall]]:
     """(sentence, cells it says): the wall cells (x, y) as the largest rectangles of them (at most
     MAX_BOXES), as 'Walls x 3-3, y 0-4.' Single walls too: in a maze each one closes a way."""
     remaining = {(x, y, 0) for x, y in cells}
-    boxes = []
+    boxes: list[str] = []
     while len(boxes) < MAX_BOXES:
         box = _largest_rectangle(remaining, MIN_WALL_BOX)
         if box is None:
@@ -94,15 +102,17 @@ def walls(cells):
     return " ".join(boxes), set(cells) - {(x, y) for x, y, _ in remaining}
 
 
-def read_walls(text):
+def read_walls(text: str) -> list[Box]:
     """The boxes of walls a message says: [(x0, x1, y0, y1)]."""
-    return [
-        tuple(sorted((int(x0), int(x1))) + sorted((int(y0), int(y1))))
-        for x0, x1, y0, y1 in _WALLS.findall(text)
-    ]
+    boxes: list[Box] = []
+    for x0, x1, y0, y1 in _WALLS.findall(text):
+        left, right = sorted((int(x0), int(x1)))
+        low, high = sorted((int(y0), int(y1)))
+        boxes.append((left, right, low, high))
+    return boxes
 
 
-def _largest_rectangle(cells, smallest=MIN_BOX):
+def _largest_rectangle(cells: set[Cell], smallest: int = MIN_BOX) -> tuple[int, int, int, int, int] | None:
     """(x0, x1, y0, y1, level) of the largest rectangle of `cells` on one level, if of `smallest` cells or more."""
     best, best_area = None, smallest - 1
     for z in sorted({c[2] for c in cells}):
@@ -113,7 +123,7 @@ def _largest_rectangle(cells, smallest=MIN_BOX):
             for x in heights:
                 heights[x] = heights[x] + 1 if (x, y) in level else 0
             # The largest rectangle under this row's histogram, by a stack of rising heights.
-            stack = []
+            stack: list[tuple[int, int]] = []  # (start, height)
             for x in list(heights) + [max(xs) + 1]:
                 height = heights.get(x, 0)
                 start = x
@@ -125,7 +135,7 @@ def _largest_rectangle(cells, smallest=MIN_BOX):
     return best
 
 
-def read_heading(text):
+def read_heading(text: str) -> Heading | None:
     """The last pose a message says its sender is heading for: (x, y, z, facing or None), or None."""
     matches = _HEADING.findall(text)
     if not matches:
@@ -134,7 +144,7 @@ def read_heading(text):
     return int(x), int(y), int(z or 0), facing.lower() or None
 
 
-def read_covered(text):
+def read_covered(text: str) -> list[tuple[int, int, int, int, int | None]]:
     """The boxes a message says were covered: [(x0, x1, y0, y1, level or None)]."""
     boxes = []
     for x0, x1, y0, y1, z in _COVERED.findall(text):

@@ -9,26 +9,37 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from types import SimpleNamespace
+from pathlib import Path
+from typing import Any
 
-from explorer.config.run_config import COORDINATOR, ConfigError
+from explorer.config.run_config import COORDINATOR, ConfigError, RunConfig
 from explorer.schedule.event import clock, step_at, ticks_before
 from explorer.run.summary import RunStats, build_summary
 from explorer.run.trace import write_json
+from explorer.run.trace_versions import TraceVersionError, current_line
 from memory.vector_memory import VectorMemory
 from perception.base import EnvironmentInfo, Message
 from perception.world import WorldError, load_world
 
+# What a run from before an option existed ran with, where that is not RunConfig's default: torch was the only
+# embedder before --embedder.
+BEFORE_THEIR_OPTIONS = {"embedder": "torch"}
 
-def whole_lines(path):
-    """The trace's records; a last line the kill cut short is left out."""
+
+def whole_lines(path: Path) -> list[dict[str, Any]]:
+    """The trace's records, each as this version writes it (an older trace's are converted); a last line
+    the kill cut short is left out. ConfigError for a trace of a version this program cannot read."""
     records = []
     with open(path, encoding="utf-8") as file:
         for line in file:
             try:
-                records.append(json.loads(line))
+                record = json.loads(line)
             except json.JSONDecodeError:
                 break  # only the last line can be cut: lines are written whole, one at a time
+            try:
+                records.append(current_line(record))
+            except TraceVersionError as error:
+                raise ConfigError(f"{path}: {error}") from None
     return records
 
 
@@ -39,6 +50,8 @@ def recover_summary(run_dir) -> dict:
     try:
         config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
         records = whole_lines(run_dir / "trace.jsonl")
+    except ConfigError:
+        raise
     except (OSError, ValueError) as error:
         raise ConfigError(f"{run_dir} holds no run to recover: {getattr(error, 'strerror', None) or error}") from None
     if not isinstance(config, dict) or "agent_ids" not in config:
@@ -72,7 +85,7 @@ def recover_summary(run_dir) -> dict:
         for a in agent_ids
     )
     summary = build_summary(
-        SimpleNamespace(**{"decide": "actions", "schedule": "lockstep", "store": None, "run_id": None, "embedder": "torch", **config}), _environment(config), stats, wall_seconds=0.0,
+        RunConfig.from_dict(config, **BEFORE_THEIR_OPTIONS), _environment(config), stats, wall_seconds=0.0,
         status="completed" if finished else "interrupted",
         profiles=profiles or None,
         never_delivered=sum(len(_messages(r)) for r in records if not arrives(r)),

@@ -24,27 +24,33 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from explorer.schedule.turns import TurnTaking
+from explorer.schedule.timed_perception import LateAction, TimedPerception, Timing
+from explorer.schedule.turns import Commit, TurnTaking
+from nodes.decision_context import SightReport
 from perception.base import Message
 
 TICK, ACTION, DELIVERY = 0, 1, 2  # the order of events at the same time
+Sent = Message | SightReport  # what a tick sends: messages to the team, a report up to the coordinator
+# (time, kind, agent order, made, agent_id, payload): a tick (no payload), a late action, a delivery
+Event = tuple[float, int, int, int, str, LateAction | Sent | None]
 
 
-def clock(time):
+def clock(time: float) -> float:
     """Times are sums of settings like 0.1: rounded, equal times compare equal."""
     return round(time, 6)
 
 
-def step_at(time):
+def step_at(time: float) -> int | float:
     """The step whose tick is at `time` for an agent ticking once a second (step k at t = k - 1):
     the team's curves count time so, whatever the agents' intervals."""
     step = clock(time + 1)
     return int(step) if step == int(step) else step
 
 
-def ticks_before(end_time, interval):
+def ticks_before(end_time: float, interval: float) -> int:
     """How many ticks an agent with this interval takes in a run that ends at `end_time` (its first at 0)."""
     ticks = 0
     while clock(ticks * interval) < end_time:
@@ -55,7 +61,10 @@ def ticks_before(end_time, interval):
 class EventSchedule(TurnTaking):
     """The `Schedule` (nodes/interfaces.py) of a simulated clock."""
 
-    def __init__(self, agent_ids, timings, end_time, commit, deliver, world):
+    def __init__(
+        self, agent_ids: Sequence[str], timings: Mapping[str, Timing], end_time: float, commit: Commit,
+        deliver: Callable[[Sent], None], world: TimedPerception,
+    ) -> None:
         """`commit(reports, time, complete)` applies ticks as lock-step's commit applies a round
         (their messages and reports up aside); `deliver(sent)` puts a message in its mailbox, or
         a report in its coordinator's inbox; `world` is the TimedPerception that queues and
@@ -65,34 +74,35 @@ class EventSchedule(TurnTaking):
         self.timings = timings
         self.end_time = end_time
         self._commit, self._deliver, self._world = commit, deliver, world
-        self._events: list[tuple] = []  # (time, kind, agent order, made, agent_id, payload)
+        self._events: list[Event] = []
         self._made = itertools.count()
         self._ticks = dict.fromkeys(agent_ids, 0)  # ticks committed
         self._ticking: set[str] = set(agent_ids)  # every agent ticks at 0
         self._done: set[str] = set()
         self.now = 0.0
-        self.never_delivered: list = []  # messages due when the run had ended
+        self.never_delivered = []
         for agent_id in agent_ids:
             self._begin_tick(agent_id)
 
-    def _turn(self):
+    def _turn(self) -> set[str]:
         return self._ticking
 
-    def _goes_on(self, agent_id):
+    def _goes_on(self, agent_id: str) -> bool:
         return agent_id not in self._done
 
-    def _end_turn(self):
+    def _end_turn(self) -> None:
         self._commit_pending()
         self._run_to_next_ticks()
 
-    def _commit_pending(self, complete=True):
+    def _commit_pending(self, complete: bool = True) -> None:
         reports = self._pending_in_order(self._order)
         now = self.now
         for report in reports:
             agent_id, timing = report.agent_id, self.timings[report.agent_id]
             if report.record is not None and report.record.time is None:
                 report.record.time = now  # a coordinator's: it does not look, so no view says when
-            for sent in report.outgoing + ([report.upward] if report.upward else []):
+            sent_up: list[Sent] = [report.upward] if report.upward else []
+            for sent in [*report.outgoing, *sent_up]:
                 self._push(now + timing.msg_delay, DELIVERY, agent_id, replace(sent, sent_at=now))
             if agent_id in self._world.timings:
                 for late in self._world.take_queued(agent_id):
@@ -105,7 +115,7 @@ class EventSchedule(TurnTaking):
                 self._done.add(agent_id)
         self._commit([replace(report, outgoing=[], upward=None) for report in reports], now, complete)
 
-    def _run_to_next_ticks(self):
+    def _run_to_next_ticks(self) -> None:
         """Apply the events up to the next ticks, and start them; at the run's end, finish every agent."""
         while self._events and self._events[0][0] < self.end_time:
             time, kind, _, _, agent_id, payload = heapq.heappop(self._events)
@@ -116,17 +126,17 @@ class EventSchedule(TurnTaking):
                 for ticking in self._ticking:
                     self._begin_tick(ticking)
                 return
-            if kind == ACTION:
+            if isinstance(payload, LateAction):  # kind ACTION
                 self._world.apply_late(agent_id, payload, time)
-            else:
+            elif payload is not None:  # kind DELIVERY
                 self._deliver(replace(payload, delivered_at=time))
         self._ticking = set()
         self._done = set(self._order)
         self.never_delivered = [e[5] for e in sorted(self._events) if e[1] == DELIVERY and isinstance(e[5], Message)]
 
-    def _begin_tick(self, agent_id):
+    def _begin_tick(self, agent_id: str) -> None:
         if agent_id in self._world.timings:
             self._world.begin_tick(agent_id, self.now)
 
-    def _push(self, time, kind, agent_id, payload):
+    def _push(self, time: float, kind: int, agent_id: str, payload: LateAction | Sent | None) -> None:
         heapq.heappush(self._events, (clock(time), kind, self._order[agent_id], next(self._made), agent_id, payload))

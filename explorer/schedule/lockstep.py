@@ -12,15 +12,19 @@ n): it ticks in rounds 1, 1 + n, 1 + 2n, ... and waits out the others.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from explorer.schedule.turns import TurnTaking
+from explorer.schedule.turns import Commit, TurnTaking
+from nodes.interfaces import StepReport
 
 
 class LockstepSchedule(TurnTaking):
     """The `Schedule` (nodes/interfaces.py) of rounds: every agent takes step k before any takes k + 1."""
 
-    def __init__(self, agent_ids, max_steps, commit, every=None):
+    def __init__(
+        self, agent_ids: Sequence[str], max_steps: int, commit: Commit, every: Mapping[str, int] | None = None,
+    ) -> None:
         """`commit(reports, at, complete)` applies a round (at = round - 1, lock-step's clock);
         `every` is {agent_id: rounds between its ticks}, 1 where not given."""
         super().__init__()
@@ -30,31 +34,31 @@ class LockstepSchedule(TurnTaking):
         self._commit = commit  # called with the round's reports in agent order
         self._round = 1
         self._due = self._due_in(1)
-        self.never_delivered: list = []  # a round delivers its messages when it is committed: always
+        self.never_delivered = []  # a round delivers its messages when it is committed: always
 
-    def _turn(self):
+    def _turn(self) -> set[str]:
         return self._due
 
-    def _goes_on(self, agent_id):
+    def _goes_on(self, agent_id: str) -> bool:
         every = self._every[agent_id]
         upcoming = self._round + (-(self._round - 1)) % every  # its next round from the one under way
         return upcoming <= self._max_steps
 
-    def _end_turn(self):
+    def _end_turn(self) -> None:
         self._commit_pending()
 
-    def _commit_pending(self, complete=True):
+    def _commit_pending(self, complete: bool = True) -> None:
         at = self._round - 1
         reports = [_on_the_clock(report, at) for report in self._pending_in_order(self._order)]
         self._round += 1
         self._due = self._due_in(self._round)
         self._commit(reports, at, complete)
 
-    def _due_in(self, round_):
+    def _due_in(self, round_: int) -> set[str]:
         return {a for a, every in self._every.items() if (round_ - 1) % every == 0} if round_ <= self._max_steps else set()
 
 
-def _on_the_clock(report, at):
+def _on_the_clock(report: StepReport, at: int) -> StepReport:
     """Lock-step's clock: round r is at t = r - 1, and a message reaches its mailbox as it is sent."""
     if report.record is not None:
         report.record.time = at

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from perception.base import ActionResult, PerceptionInterface
+from perception.base import ActionResult, EnvironmentInfo, Message, Observation, PerceptionInterface, Pose
+from perception.mock import MockPerception
 
 PENDING = "pending"  # the outcome of an action chosen but not yet carried out
 
@@ -40,25 +42,30 @@ class LateAction:
     due: float
 
 
-def time_text(t):
+def time_text(t: float) -> str:
     return f"t={t:g}"
 
 
 class TimedPerception(PerceptionInterface):
-    def __init__(self, backend, timings):
+    def __init__(self, backend: MockPerception, timings: Mapping[str, Timing]) -> None:
+        """`backend` is the mock world: still, so a pose the agent once had shows what it showed then."""
         super().__init__(backend.store)
         self.backend = backend
-        self.timings = timings  # {agent_id: Timing}
+        self.timings = timings
         self._lock = threading.Lock()
         self._now = dict.fromkeys(timings, 0.0)  # the time of each agent's tick under way
-        # (time it took effect, pose, the action that led there), oldest first; a tick at t sees what
-        # took effect before t.
-        self._poses = {agent_id: [(-math.inf, backend.get_agent_state(agent_id), None)] for agent_id in timings}
-        self._queued = {agent_id: [] for agent_id in timings}  # chosen this tick, not yet with the schedule
-        self._on_the_way = {agent_id: [] for agent_id in timings}  # with the schedule, not yet applied
-        self._landed = {agent_id: [] for agent_id in timings}  # (LateAction, applied at, result) since the last tick
+        # (time it took effect, pose, the action that led there: "" for the start), oldest first; a tick
+        # at t sees what took effect before t.
+        self._poses: dict[str, list[tuple[float, Pose, str]]] = {
+            agent_id: [(-math.inf, backend.get_agent_state(agent_id), "")] for agent_id in timings
+        }
+        # Chosen this tick, not yet with the schedule; with the schedule, not yet applied.
+        self._queued: dict[str, list[LateAction]] = {agent_id: [] for agent_id in timings}
+        self._on_the_way: dict[str, list[LateAction]] = {agent_id: [] for agent_id in timings}
+        # (LateAction, applied at, result) since the last tick
+        self._landed: dict[str, list[tuple[LateAction, float, ActionResult]]] = {agent_id: [] for agent_id in timings}
 
-    def begin_tick(self, agent_id, time):
+    def begin_tick(self, agent_id: str, time: float) -> None:
         with self._lock:
             # What landed before the tick that just ended was told then; what landed since is news.
             self._landed[agent_id] = [entry for entry in self._landed[agent_id] if entry[1] >= self._now[agent_id]]
@@ -66,7 +73,7 @@ class TimedPerception(PerceptionInterface):
 
     # What an agent perceives
 
-    def observe(self, agent_id, step=None):
+    def observe(self, agent_id: str, step: int | None = None) -> Observation:
         """The view its obs_delay allows, with what became of its late actions; reads only, so safe to repeat."""
         with self._lock:
             now, delay = self._now[agent_id], self.timings[agent_id].obs_delay
@@ -83,7 +90,7 @@ class TimedPerception(PerceptionInterface):
             observed_time=max(now - delay, 0.0), actions_unseen=tuple(unseen),
         )
 
-    def _notes(self, agent_id):
+    def _notes(self, agent_id: str) -> list[str]:
         """What became of the agent's late actions since its last tick, and what is still on its way."""
         notes = [
             f"Your {late.action} (chosen at {time_text(late.chosen_at)}) took effect at {time_text(at)}: "
@@ -99,7 +106,7 @@ class TimedPerception(PerceptionInterface):
 
     # What an agent does
 
-    def execute_action(self, agent_id, action, params=None):
+    def execute_action(self, agent_id: str, action: str, params: Mapping[str, object] | None = None) -> ActionResult:
         with self._lock:
             now, delay = self._now[agent_id], self.timings[agent_id].act_delay
             if delay:
@@ -109,14 +116,14 @@ class TimedPerception(PerceptionInterface):
                 return ActionResult(action, PENDING, pose, f"takes effect at {time_text(late.due)}")
         return self._apply(agent_id, action, now)
 
-    def take_queued(self, agent_id) -> list[LateAction]:
+    def take_queued(self, agent_id: str) -> list[LateAction]:
         """The late actions the agent chose this tick, for the schedule to apply when due."""
         with self._lock:
             queued, self._queued[agent_id] = self._queued[agent_id], []
             self._on_the_way[agent_id].extend(queued)
             return queued
 
-    def apply_late(self, agent_id, late: LateAction, time):
+    def apply_late(self, agent_id: str, late: LateAction, time: float) -> ActionResult:
         """Carry out a late action now, at `time`; the agent is told at its next tick."""
         result = self._apply(agent_id, late.action, time)
         with self._lock:
@@ -124,7 +131,7 @@ class TimedPerception(PerceptionInterface):
             self._landed[agent_id].append((late, time, result))
         return result
 
-    def _apply(self, agent_id, action, time):
+    def _apply(self, agent_id: str, action: str, time: float) -> ActionResult:
         result = self.backend.execute_action(agent_id, action)
         with self._lock:
             self._poses[agent_id].append((time, result.pose, action))
@@ -132,17 +139,17 @@ class TimedPerception(PerceptionInterface):
 
     # The rest is the backend's
 
-    def get_agent_state(self, agent_id):
+    def get_agent_state(self, agent_id: str) -> Pose:
         return self.backend.get_agent_state(agent_id)
 
-    def get_visible_objects(self, agent_id, position=None):
+    def get_visible_objects(self, agent_id: str, position: Pose | None = None) -> list[str]:
         return self.backend.get_visible_objects(agent_id, position)
 
-    def get_environment_info(self):
+    def get_environment_info(self) -> EnvironmentInfo:
         return self.backend.get_environment_info()
 
-    def available_actions(self, agent_id):
+    def available_actions(self, agent_id: str) -> tuple[str, ...]:
         return self.backend.available_actions(agent_id)
 
-    def poll_messages(self, agent_id):
+    def poll_messages(self, agent_id: str) -> list[Message]:
         return self.backend.poll_messages(agent_id)

@@ -4,19 +4,30 @@ waits for its own next turn."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
+from typing import Protocol
 
-from nodes.interfaces import RunStopped
+from nodes.interfaces import RunStopped, StepReport
+from perception.base import Message
+
+
+class Commit(Protocol):
+    """Applies a turn: its reports in agent order, at time `at`; `complete` is False for a turn cut short by a stop."""
+
+    def __call__(self, reports: list[StepReport], at: float, complete: bool = True) -> None: ...
 
 
 class TurnTaking:
     """A schedule's hand-in and stop; a subclass says whose turn it is and what ends a turn."""
 
-    def __init__(self):
+    never_delivered: list[Message]  # messages due when the run had ended
+
+    def __init__(self) -> None:
         self._cond = threading.Condition()
-        self._pending: dict = {}  # agent_id -> its report of the turn under way
+        self._pending: dict[str, StepReport] = {}  # agent_id -> its report of the turn under way
         self._stopped = False
 
-    def hand_in(self, report) -> bool:
+    def hand_in(self, report: StepReport) -> bool:
         """Hand in a finished step; returns when the agent's next turn comes (True), or it has none (False)."""
         agent_id = report.agent_id
         with self._cond:
@@ -39,7 +50,7 @@ class TurnTaking:
                 raise RunStopped()
             return self._goes_on(agent_id)
 
-    def stop(self):
+    def stop(self) -> None:
         """Stop every agent; steps already handed in are still committed."""
         with self._cond:
             if self._stopped:
@@ -51,23 +62,23 @@ class TurnTaking:
             finally:
                 self._cond.notify_all()
 
-    def _turn(self) -> set:
+    def _turn(self) -> set[str]:
         """The agents whose turn is under way."""
         raise NotImplementedError
 
-    def _goes_on(self, agent_id) -> bool:
+    def _goes_on(self, agent_id: str) -> bool:
         """Whether the agent has a turn to come (or under way)."""
         raise NotImplementedError
 
-    def _end_turn(self):
+    def _end_turn(self) -> None:
         """Commit the turn's reports and start the next turn."""
         raise NotImplementedError
 
-    def _commit_pending(self, complete=True):
+    def _commit_pending(self, complete: bool = True) -> None:
         """Commit the reports handed in; `complete` is False for a turn cut short by a stop."""
         raise NotImplementedError
 
-    def _pending_in_order(self, order):
+    def _pending_in_order(self, order: Mapping[str, int]) -> list[StepReport]:
         reports = [self._pending[a] for a in sorted(self._pending, key=order.__getitem__)]
         self._pending = {}
         return reports

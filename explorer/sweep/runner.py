@@ -62,14 +62,11 @@ CONSOLE_METRICS = {"objects_found": "objects", "cell_coverage": "cells seen", "s
 PAGE_METRICS = ("objects_found", "object_coverage", "cell_coverage", "steps_to_90_objects", "wall_seconds")  # per run
 
 
-def run_sweep(path, parallel, build_parser, config_from) -> int:
-    """Run the sweep file at `path`, `parallel` runs at once; the exit code.
-
-    `build_parser` and `config_from` are the command line's, so each run is checked as main.py checks it.
-    """
+def run_sweep(path: Path, parallel: int) -> int:
+    """Run the sweep file at `path`, `parallel` runs at once, each checked as main.py checks it; the exit code."""
     if parallel < 1:
         raise ConfigError(f"--parallel must be at least 1, not {parallel}")
-    directory, runs = load_sweep(path, build_parser, config_from)
+    directory, runs = load_sweep(path)
     todo = [run for run in runs if not _complete(path, directory / run.name, run)]
     try:
         directory.mkdir(parents=True, exist_ok=True)

@@ -23,15 +23,16 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.config.run_config import ConfigError
+from explorer.config.command_line import RunParser, config_from, run_options
 from explorer.config.profiles import load_profiles
+from explorer.config.run_config import ConfigError
 from perception.world import load_world
 from perception.yaml_files import FileProblem, kind, load_mapping
 
 SWEEP_KEYS = ("out", "grid", "fixed")
 COMM = "comm"  # the sweep file's own option: true, or false for --no-comm
 SEED = "seed"  # the grid's repetitions
-# main.py's options that are not a run's: why a sweep file may not set them.
+# main.py's options that a sweep file may not set, and why: the ones that are not a run's, and --run-dir.
 NOT_PER_RUN = {
     "run-dir": "each run's directory is in the sweep's: set `out`",
     "verbose": "the runs are quiet; each one's log is its run.log",
@@ -40,6 +41,7 @@ NOT_PER_RUN = {
     "recover": "not a run option",
     "report": "not a run option",
     "sweep": "not a run option",
+    "export-embedder": "not a run option",
     "parallel": "give --parallel on the command line",
 }
 MAX_RUNS = 10_000  # far more than a day of runs on any machine: more is a typo in the grid
@@ -59,17 +61,13 @@ class SweepRun:
     settings: dict  # its RunConfig, as its config.json records it
 
 
-def load_sweep(path, build_parser, config_from) -> tuple[Path, list[SweepRun]]:
+def load_sweep(path: Path) -> tuple[Path, list[SweepRun]]:
     """The sweep directory and every run of the file at `path`, each checked; raises SweepError."""
     data = load_mapping(path, SweepError, "a sweep file")
     unknown = [str(key) for key in data if key not in SWEEP_KEYS]
     if unknown:
         raise SweepError(path, f"unknown key {unknown[0]!r} (allowed: {', '.join(SWEEP_KEYS)})")
-    parser = build_parser()
-    # argparse keeps its options in `_actions`; it has no public list of them.
-    options = {
-        flag[2:]: action for action in parser._actions for flag in action.option_strings if flag.startswith("--")
-    }
+    parser, options = RunParser(), run_options()
     grid = _options(path, data.get("grid"), "grid", options, required=True)
     fixed = _options(path, {} if data.get("fixed") is None else data["fixed"], "fixed", options)
     for name, values in grid.items():
@@ -87,7 +85,7 @@ def load_sweep(path, build_parser, config_from) -> tuple[Path, list[SweepRun]]:
         raise SweepError(path, f"the grid makes {count:,} runs, more than {MAX_RUNS:,}")
     checked = set()
     runs = [
-        _run(path, dict(zip(grid, combination)), fixed, options, parser, config_from, checked)
+        _run(path, dict(zip(grid, combination)), fixed, options, parser, checked)
         for combination in itertools.product(*grid.values())
     ]
     names = [run.name for run in runs]
@@ -121,13 +119,13 @@ def _check_one_place(path, grid, fixed, options):
     seen = {}
     for section, mapping in (("grid", grid), ("fixed", fixed)):
         for name in mapping:
-            dest = "no_comm" if name == COMM else options[name].dest
+            dest = "comm" if name == COMM else options[name][0]
             if dest in seen:
                 raise SweepError(path, f"{section}: `{name}` sets what {seen[dest]} already sets")
             seen[dest] = f"`{name}` in {section}" if section == "fixed" else f"the grid's `{name}`"
 
 
-def _run(path, grid_values, fixed, options, parser, config_from, checked) -> SweepRun:
+def _run(path, grid_values, fixed, options, parser, checked) -> SweepRun:
     """One run of the grid, its arguments checked as main.py checks them."""
     values = {**grid_values, **fixed}
     arguments = tuple(argument for name, value in values.items() for argument in _arguments(path, name, value, options))
@@ -144,7 +142,7 @@ def _run(path, grid_values, fixed, options, parser, config_from, checked) -> Swe
 
 def _arguments(path, name, value, options):
     """main.py's arguments that give option `name` the value `value`."""
-    if name == COMM or options[name].nargs == 0:  # a flag: true or false
+    if name == COMM or options[name][1].switch_off:  # a flag: true or false
         if not isinstance(value, bool):
             raise SweepError(path, f"`{name}` must be true or false, not {value!r}")
         return ["--no-comm"] if (name == COMM) != value else []
@@ -153,7 +151,7 @@ def _arguments(path, name, value, options):
     return [f"--{name}={value}"]  # `=`: a value that starts with '-' is not taken for an option
 
 
-def value_text(value):
+def value_text(value: object) -> str:
     """A value as a run's name and results.csv give it: true and false as the sweep file writes them."""
     return str(value).lower() if isinstance(value, bool) else str(value)
 

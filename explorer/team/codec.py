@@ -7,8 +7,11 @@ step handed in by another process commits exactly as one handed in here.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from nodes.interfaces import SightReport, StepReport
+from nodes.decision_context import Cell, SightReport
+from nodes.interfaces import StepReport
 from nodes.record import StepRecord
 from perception.base import Message
 
@@ -17,7 +20,7 @@ def encode_message(message: Message) -> str:
     return json.dumps(message.to_dict())
 
 
-def decode_message(text) -> Message:
+def decode_message(text: str) -> Message:
     return Message(**json.loads(text))
 
 
@@ -25,7 +28,7 @@ def encode_sight(report: SightReport) -> str:
     return json.dumps(_sight_dict(report))
 
 
-def decode_sight(text) -> SightReport:
+def decode_sight(text: str) -> SightReport:
     return _sight(json.loads(text))
 
 
@@ -43,7 +46,7 @@ def encode_step(report: StepReport) -> str:
     })
 
 
-def decode_step(text) -> StepReport:
+def decode_step(text: str) -> StepReport:
     data = json.loads(text)
     record = data["record"]
     return StepReport(
@@ -58,7 +61,7 @@ def decode_step(text) -> StepReport:
     )
 
 
-def _sight_dict(report):
+def _sight_dict(report: SightReport) -> dict[str, Any]:
     return {
         "sender": report.sender, "step": report.step, "seen_from": report.seen_from, "pose": report.pose,
         "seen_cells": report.seen_cells, "seen_walls": report.seen_walls, "object_cells": report.object_cells,
@@ -66,7 +69,7 @@ def _sight_dict(report):
     }
 
 
-def _sight(data):
+def _sight(data: dict[str, Any]) -> SightReport:
     return SightReport(**{
         **data,
         "seen_cells": tuple(map(tuple, data["seen_cells"])),
@@ -75,5 +78,5 @@ def _sight(data):
     })
 
 
-def _cells(cells):
-    return {name: tuple(cell) for name, cell in cells.items()}
+def _cells(cells: Mapping[str, Sequence[int]]) -> dict[str, Cell]:
+    return {name: (x, y, z) for name, (x, y, z) in cells.items()}

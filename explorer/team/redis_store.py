@@ -27,6 +27,8 @@ import functools
 import itertools
 import json
 import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 import redis
@@ -39,28 +41,40 @@ from explorer.team.codec import (
     encode_sight,
 )
 from explorer.team.store import TeamStore
-from nodes.interfaces import StopRun
-from perception.base import BROADCAST
+from nodes.decision_context import Discovery, PoseDict, SightReport
+from nodes.interfaces import StepReport, StopRun
+from perception.base import BROADCAST, Message
 
 KEY_TTL = 24 * 3600  # seconds every key of a run lives after the last process of its team has stopped
 CONNECT_TIMEOUT = 3.0  # seconds
+
+
+class _Served(Protocol):
+    url: str  # the server, for messages
+
+
+Served = TypeVar("Served", bound=_Served)
+Params = ParamSpec("Params")
+Result = TypeVar("Result")
 
 
 class StoreLost(StopRun):
     """The Redis server stopped answering during the run."""
 
 
-def display_url(url):
+def display_url(url: str) -> str:
     """The URL without a password, for messages: redis://host:port/db."""
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.hostname or 'localhost'}:{parts.port or 6379}{parts.path or '/0'}"
 
 
-def _answering(method):
+def _answering(
+    method: Callable[Concatenate[Served, Params], Result],
+) -> Callable[Concatenate[Served, Params], Result]:
     """A Redis error during the run stops it with one line naming the server."""
 
     @functools.wraps(method)
-    def guarded(self, *args, **kwargs):
+    def guarded(self: Served, *args: Params.args, **kwargs: Params.kwargs) -> Result:
         try:
             return method(self, *args, **kwargs)
         except redis.RedisError as error:
@@ -69,14 +83,14 @@ def _answering(method):
     return guarded
 
 
-def _reason(error):
+def _reason(error: BaseException) -> str:
     return str(error).splitlines()[0] if str(error) else type(error).__name__
 
 
 class RedisRun:
     """One run's keys on a server: opened at start, where an unreachable server is the user's to fix."""
 
-    def __init__(self, url, run_id):
+    def __init__(self, url: str, run_id: str) -> None:
         self.url = display_url(url)
         self.run_id = run_id
         self.prefix = f"explorer:{run_id}:"
@@ -88,16 +102,16 @@ class RedisRun:
         except (redis.RedisError, ValueError) as error:
             raise ConfigError(f"--store {self.url}: cannot reach Redis there: {_reason(error)}") from None
 
-    def key(self, name):
+    def key(self, name: str) -> str:
         return self.prefix + name
 
-    def store(self):
+    def store(self) -> RedisStore:
         return RedisStore(self)
 
     # Joining
 
     @_answering
-    def claim(self, process, agent_ids, arguments):
+    def claim(self, process: str, agent_ids: Iterable[str], arguments: Mapping[str, Any]) -> None:
         """Join the team as `process`, running `agent_ids`; raises ConfigError where it cannot."""
         state = self.client.get(self.key("state"))
         if state is not None:
@@ -124,7 +138,7 @@ class RedisRun:
         self.expire()
 
     @_answering
-    def release(self, process):
+    def release(self, process: str) -> None:
         """Remove this process's claims (a process that stops before the run begins)."""
         members = self.client.hgetall(self.key("members"))
         mine = [agent_id for agent_id, holder in members.items() if holder == process]
@@ -137,17 +151,17 @@ class RedisRun:
         return self.client.hgetall(self.key("members"))
 
     @_answering
-    def begin(self):
+    def begin(self) -> None:
         self.client.set(self.key("state"), "running")
 
     @_answering
-    def end(self, process):
+    def end(self, process: str) -> None:
         self.client.set(self.key("state"), "ended")
         self.client.set(self.key(f"done:{process}"), 1)
         self.expire()
 
     @_answering
-    def expire(self):
+    def expire(self) -> None:
         """Every key of the run expires KEY_TTL after this (a heartbeat keeps its own, short life)."""
         heartbeats = self.key("alive:")
         for name in self.client.scan_iter(match=self.prefix + "*", count=500):
@@ -157,11 +171,11 @@ class RedisRun:
     # Liveness
 
     @_answering
-    def beat(self, process, ttl):
+    def beat(self, process: str, ttl: float) -> None:
         self.client.set(self.key(f"alive:{process}"), 1, px=int(ttl * 1000))
 
     @_answering
-    def silent(self, processes) -> list[str]:
+    def silent(self, processes: Sequence[str]) -> list[str]:
         """Those of `processes` that have neither a heartbeat nor finished."""
         with self.client.pipeline(transaction=False) as pipe:
             for process in processes:
@@ -169,7 +183,7 @@ class RedisRun:
             return [process for process, alive in zip(processes, pipe.execute()) if not alive]
 
     @_answering
-    def stop(self, reason, kind="failed"):
+    def stop(self, reason: str, kind: str = "failed") -> None:
         """Tell the team to stop, and why (`kind`: failed or interrupted); the first word given stands."""
         self.client.set(self.key("stop"), json.dumps({"reason": reason, "kind": kind}), nx=True)
 
@@ -182,11 +196,11 @@ class RedisRun:
     # Finished steps
 
     @_answering
-    def publish_step(self, agent_id, text):
+    def publish_step(self, agent_id: str, text: str) -> None:
         self.client.xadd(self.key(f"steps:{agent_id}"), {"step": text})
 
     @_answering
-    def next_step(self, agent_id, after, wait) -> tuple[str, str] | None:
+    def next_step(self, agent_id: str, after: str, wait: float) -> tuple[str, str] | None:
         """(stream id, the step) of the agent's first finished step after `after` ("0" for its first), or None
         after `wait` seconds."""
         answer = self.client.xread({self.key(f"steps:{agent_id}"): after}, count=1, block=int(wait * 1000))
@@ -199,13 +213,13 @@ class RedisRun:
 class RedisStore(TeamStore):
     """The team store in Redis: each change made once for the team, whatever process makes it."""
 
-    def __init__(self, run: RedisRun):
+    def __init__(self, run: RedisRun) -> None:
         self.url, self._client, self._key = run.url, run.client, run.key
         self._changes = itertools.count(1)  # this process's count of changes, the same in every process
         self._lock = threading.Lock()  # a change's number and its transaction go together
         self._read_up_to: dict[str, str] = {}  # agent_id -> the last message id its mailbox gave
 
-    def _once(self, change):
+    def _once(self, change: Callable[[redis.client.Pipeline], Result]) -> Result:
         """Apply `change(pipe)` unless a teammate's process has already applied it; its result either way.
 
         `change` reads through the pipe, then calls `pipe.multi()` and queues its writes.
@@ -227,7 +241,7 @@ class RedisStore(TeamStore):
             return self._client.transaction(attempt, applied, value_from_callable=True)
 
     @_answering
-    def register_agent(self, agent_id, pose=None):
+    def register_agent(self, agent_id: str, pose: PoseDict | None = None) -> None:
         def change(pipe):
             known = agent_id in pipe.lrange(self._key("agents"), 0, -1)
             pipe.multi()
@@ -238,7 +252,7 @@ class RedisStore(TeamStore):
         self._once(change)
 
     @_answering
-    def commit_step(self, reports):
+    def commit_step(self, reports: Sequence[StepReport]) -> list[list[str]]:
         def change(pipe):
             team = pipe.lrange(self._key("agents"), 0, -1)
             known = set(pipe.lrange(self._key("found"), 0, -1))
@@ -263,7 +277,7 @@ class RedisStore(TeamStore):
         return self._once(change)
 
     @_answering
-    def send_message(self, message):
+    def send_message(self, message: Message) -> None:
         def change(pipe):
             targets = self._targets(message, pipe.lrange(self._key("agents"), 0, -1))
             pipe.multi()
@@ -271,21 +285,21 @@ class RedisStore(TeamStore):
 
         self._once(change)
 
-    def _targets(self, message, team):
+    def _targets(self, message: Message, team: Sequence[str]) -> list[str]:
         if message.recipient == BROADCAST:
             return [a for a in team if a != message.sender]
         if message.recipient in team and message.recipient != message.sender:
             return [message.recipient]
         raise ValueError(f"{message.sender} sent a message to {message.recipient!r}, not a teammate")
 
-    def _deliver(self, pipe, message, targets):
+    def _deliver(self, pipe: redis.client.Pipeline, message: Message, targets: Iterable[str]) -> None:
         text = encode_message(message)
         for target in targets:
             pipe.xadd(self._key(f"mailbox:{target}"), {"message": text})
         pipe.xadd(self._key("history"), {"message": text})
 
     @_answering
-    def send_report(self, recipient, report):
+    def send_report(self, recipient: str, report: SightReport) -> None:
         def change(pipe):
             pipe.multi()
             pipe.rpush(self._key(f"inbox:{recipient}"), encode_sight(report))
@@ -293,7 +307,7 @@ class RedisStore(TeamStore):
         self._once(change)
 
     @_answering
-    def read_reports(self, agent_id):
+    def read_reports(self, agent_id: str) -> list[SightReport]:
         with self._client.pipeline() as pipe:  # MULTI: read and empty at once
             pipe.lrange(self._key(f"inbox:{agent_id}"), 0, -1)
             pipe.delete(self._key(f"inbox:{agent_id}"))
@@ -301,7 +315,7 @@ class RedisStore(TeamStore):
         return [decode_sight(text) for text in reports]
 
     @_answering
-    def read_mailbox(self, agent_id):
+    def read_mailbox(self, agent_id: str) -> list[Message]:
         after = self._read_up_to.get(agent_id)
         entries = self._client.xrange(self._key(f"mailbox:{agent_id}"), min=f"({after}" if after else "-")
         if entries:
@@ -309,21 +323,21 @@ class RedisStore(TeamStore):
         return [decode_message(fields["message"]) for _, fields in entries]
 
     @_answering
-    def objects(self):
+    def objects(self) -> list[str]:
         return self._client.lrange(self._key("found"), 0, -1)
 
     @_answering
-    def discoveries(self):
+    def discoveries(self) -> dict[str, Discovery]:
         names = self._client.lrange(self._key("found"), 0, -1)
         found = self._client.hmget(self._key("objects"), names) if names else []
         return {name: json.loads(text) for name, text in zip(names, found)}
 
     @_answering
-    def positions(self):
+    def positions(self) -> dict[str, PoseDict | None]:
         team = self._client.lrange(self._key("agents"), 0, -1)
         poses = self._client.hmget(self._key("positions"), team) if team else []
         return {agent_id: json.loads(pose) for agent_id, pose in zip(team, poses) if pose is not None}
 
     @_answering
-    def history(self):
+    def history(self) -> list[Message]:
         return [decode_message(fields["message"]) for _, fields in self._client.xrange(self._key("history"))]

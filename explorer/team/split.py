@@ -21,9 +21,18 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from explorer.config.run_config import RunConfig
+from explorer.schedule.turns import TurnTaking
 from explorer.team.codec import decode_step, encode_step
-from nodes.interfaces import StopRun
+from nodes.interfaces import StepReport, StopRun
+from perception.base import Message
+
+if TYPE_CHECKING:
+    from explorer.team.redis_store import RedisRun  # imports redis: only for a team on a Redis store
 
 log = logging.getLogger("explorer")
 BEAT_SECONDS = 0.5  # how often a process says it is alive, and looks at the others
@@ -36,12 +45,12 @@ class NotJoined(RuntimeError):
     """The team did not come together: not every agent joined within --join-timeout, or one stopped first."""
 
 
-def process_name():
+def process_name() -> str:
     """Which process this is, for the team's records and its messages: host, pid and a random tail."""
     return f"{socket.gethostname()}:{os.getpid()}:{os.urandom(3).hex()}"
 
 
-def team_arguments(config, profiles):
+def team_arguments(config: RunConfig, profiles: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """What every process of a team must share: what shapes the team's steps, the files by their content."""
     settings = config.to_dict()
     shared = {name: settings[name] for name in ("mode", "agents", "steps", "seed", "model", "comm", "decide",
@@ -52,31 +61,31 @@ def team_arguments(config, profiles):
     return shared
 
 
-def _digest(path):
+def _digest(path: Path) -> str:
     return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
 class SplitTeam:
     """This process's part of a team on a RedisRun (explorer/team/redis_store.py)."""
 
-    def __init__(self, run, members, local, process=None):
+    def __init__(self, run: RedisRun, members: Iterable[str], local: Iterable[str], process: str | None = None) -> None:
         self.run, self.members, self.local = run, list(members), list(local)
         self.process = process or process_name()
         self._quiet = threading.Event()  # set when this process has left: its heartbeat ends
-        self._heart = None
+        self._heart: threading.Thread | None = None
 
-    def claim(self, arguments):
+    def claim(self, arguments: Mapping[str, Any]) -> None:
         """Claim the local agents in the team's run; raises ConfigError where this process cannot."""
         self.run.claim(self.process, self.local, arguments)
 
-    def release(self):
+    def release(self) -> None:
         """Give the claimed agents back, for a process that stops before its run begins."""
         try:
             self.run.release(self.process)
         except StopRun as error:
             log.debug("could not give back the claimed agents: %s", error)
 
-    def join(self, timeout, say):
+    def join(self, timeout: float, say: Callable[[str], None]) -> None:
         """Wait until every member has joined; `say(text)` tells the user why it waits.
 
         Raises NotJoined after `timeout` seconds, or when a process of the team stops meanwhile."""
@@ -103,7 +112,7 @@ class SplitTeam:
                 said = missing
             time.sleep(0.2)
 
-    def _beat(self):
+    def _beat(self) -> None:
         refreshed = time.monotonic()
         while not self._quiet.is_set():
             try:
@@ -115,16 +124,16 @@ class SplitTeam:
                 pass
             self._quiet.wait(BEAT_SECONDS)
 
-    def schedule(self, inner):
+    def schedule(self, inner: TurnTaking) -> SplitSchedule:
         return SplitSchedule(inner, self.run, self.local, [m for m in self.members if m not in self.local])
 
-    def watch(self, stop):
+    def watch(self, stop: Callable[[str, str], None]) -> threading.Thread:
         """Until the run ends, look for a reason to stop the team here: `stop(reason, kind)` is called once with it."""
         members = self.run.members()
         others = sorted({members[agent] for agent in self.members if agent not in self.local})
         names = {process: [agent for agent in self.members if members[agent] == process] for process in others}
 
-        def look():
+        def look() -> None:
             while not self._quiet.wait(BEAT_SECONDS):
                 try:
                     word = self.run.stop_reason()
@@ -147,14 +156,14 @@ class SplitTeam:
         watcher.start()
         return watcher
 
-    def tell(self, reason, kind):
+    def tell(self, reason: str, kind: str) -> None:
         """Tell the other processes to stop, and why (the first word given stands)."""
         try:
             self.run.stop(reason, kind)
         except StopRun as error:
             log.debug("could not tell the team to stop: %s", error)
 
-    def leave(self):
+    def leave(self) -> None:
         """This process is done: its heartbeat ends, and the run's keys start to expire."""
         self._quiet.set()
         if self._heart is not None:
@@ -168,32 +177,32 @@ class SplitTeam:
 class SplitSchedule:
     """The `Schedule` of a split team: local steps are published, then handed in; the others' are relayed."""
 
-    def __init__(self, inner, run, local, remote):
+    def __init__(self, inner: TurnTaking, run: RedisRun, local: Iterable[str], remote: Iterable[str]) -> None:
         self.inner, self.run = inner, run
         self.local, self.remote = list(local), list(remote)
         self._stopped = threading.Event()
 
     @property
-    def never_delivered(self):
+    def never_delivered(self) -> list[Message]:
         return self.inner.never_delivered
 
-    def hand_in(self, report):
+    def hand_in(self, report: StepReport) -> bool:
         text = encode_step(report)
         self.run.publish_step(report.agent_id, text)
         step = decode_step(text)  # what the other processes commit, committed here too
         step.remember = report.remember
         return self.inner.hand_in(step)
 
-    def stop(self):
+    def stop(self) -> None:
         self._stopped.set()
         self.inner.stop()
 
-    def relays(self):
+    def relays(self) -> list[tuple[str, Callable[[], None]]]:
         """(agent_id, work) for each agent of another process: hands in its steps as they are published."""
         return [(agent_id, self._relay_for(agent_id)) for agent_id in self.remote]
 
-    def _relay_for(self, agent_id):
-        def relay():
+    def _relay_for(self, agent_id: str) -> Callable[[], None]:
+        def relay() -> None:
             after = "0"
             while not self._stopped.is_set():
                 published = self.run.next_step(agent_id, after, RELAY_WAIT_SECONDS)

@@ -1,4 +1,4 @@
-"""The team's store (spec section 2): discoveries, positions, mailboxes, the message history.
+"""The team's store, the memory the agents share: discoveries, positions, mailboxes, the message history.
 
 `TeamStore` is the seam: the nodes read it during a step (through
 nodes/interfaces.TeamView and their mailbox), and only the step commit
@@ -11,31 +11,42 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
 
+from nodes.decision_context import Discovery, PoseDict, SightReport
+from nodes.interfaces import StepReport
 from perception.base import BROADCAST, Message
 
 
 class TeamStore(ABC):
     @abstractmethod
-    def register_agent(self, agent_id, pose):
+    def register_agent(self, agent_id: str, pose: PoseDict | None = None) -> None:
         """Give an agent a mailbox and a position; done for every agent before any starts."""
 
     @abstractmethod
-    def read_mailbox(self, agent_id) -> list[Message]:
+    def read_mailbox(self, agent_id: str) -> list[Message]:
         """The agent's messages in arrival order; reading empties the mailbox."""
 
     @abstractmethod
-    def commit_step(self, reports) -> list[list[str]]:
-        """Apply finished steps (nodes.interfaces.StepReport) in the order given, at once: deliver
-        their messages, add the objects they saw, move their agents. Returns, per report, the
-        objects the team had not seen before."""
+    def commit_step(self, reports: Sequence[StepReport]) -> list[list[str]]:
+        """Apply finished steps in the order given, at once: deliver their messages, add the objects
+        they saw, move their agents. Returns, per report, the objects the team had not seen before."""
 
     @abstractmethod
-    def send_report(self, recipient, report):
-        """Put an explorer's SightReport (nodes.interfaces) in its coordinator's inbox."""
+    def send_message(self, message: Message) -> None:
+        """Deliver a message now, to one mailbox or, for "all", to every other agent's (a message
+        that arrives late, on a clock with delays).
+
+        The Decision node only ever names a teammate or "all", so anything else is a bug, and
+        raises ValueError.
+        """
 
     @abstractmethod
-    def read_reports(self, agent_id) -> list:
+    def send_report(self, recipient: str, report: SightReport) -> None:
+        """Put an explorer's sight report in its coordinator's inbox."""
+
+    @abstractmethod
+    def read_reports(self, agent_id: str) -> list[SightReport]:
         """The reports that reached the coordinator `agent_id`, in arrival order; reading empties its inbox."""
 
     @abstractmethod
@@ -43,12 +54,12 @@ class TeamStore(ABC):
         """Discovered object names in the order they were found."""
 
     @abstractmethod
-    def discoveries(self) -> dict[str, dict]:
+    def discoveries(self) -> dict[str, Discovery]:
         """{name: {finder, step, cell}}, in discovery order; cell is [x, y, level], or None where unknown."""
 
     @abstractmethod
-    def positions(self) -> dict[str, dict]:
-        """{agent_id: pose dict}."""
+    def positions(self) -> dict[str, PoseDict | None]:
+        """{agent_id: its pose}, None where it was registered without one."""
 
     @abstractmethod
     def history(self) -> list[Message]:
@@ -56,20 +67,21 @@ class TeamStore(ABC):
 
 
 class InProcessStore(TeamStore):
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = threading.RLock()  # a commit holds it across its parts
-        self._objects: dict[str, tuple] = {}  # name -> (finder, step, cell or None), in discovery order
-        self._positions: dict[str, dict] = {}
+        # name -> (finder, step, cell or None), in discovery order
+        self._objects: dict[str, tuple[str | None, int | None, list[int] | None]] = {}
+        self._positions: dict[str, PoseDict | None] = {}
         self._mailboxes: dict[str, list[Message]] = {}
         self._history: list[Message] = []
-        self._reports: dict[str, list] = {}  # coordinator -> SightReports not yet read
+        self._reports: dict[str, list[SightReport]] = {}  # coordinator -> its reports not yet read
 
-    def register_agent(self, agent_id, pose=None):
+    def register_agent(self, agent_id: str, pose: PoseDict | None = None) -> None:
         with self._lock:
             self._mailboxes.setdefault(agent_id, [])
             self._positions[agent_id] = pose
 
-    def commit_step(self, reports):
+    def commit_step(self, reports: Sequence[StepReport]) -> list[list[str]]:
         with self._lock:
             new_objects = []
             for report in reports:
@@ -82,20 +94,15 @@ class InProcessStore(TeamStore):
                     self._positions[report.agent_id] = report.pose
             return new_objects
 
-    def send_report(self, recipient, report):
+    def send_report(self, recipient: str, report: SightReport) -> None:
         with self._lock:
             self._reports.setdefault(recipient, []).append(report)
 
-    def read_reports(self, agent_id):
+    def read_reports(self, agent_id: str) -> list[SightReport]:
         with self._lock:
             return self._reports.pop(agent_id, [])
 
-    def send_message(self, message: Message):
-        """Deliver to one mailbox, or to every other agent's for "all".
-
-        The Decision node only ever names a teammate or "all", so anything
-        else is a bug, and raises ValueError.
-        """
+    def send_message(self, message: Message) -> None:
         with self._lock:
             if message.recipient == BROADCAST:
                 targets = [a for a in self._mailboxes if a != message.sender]
@@ -107,7 +114,10 @@ class InProcessStore(TeamStore):
                 self._mailboxes[target].append(message)
             self._history.append(message)
 
-    def add_objects(self, names, finder=None, step=None, cells=None) -> list[str]:
+    def add_objects(
+        self, names: Iterable[str], finder: str | None = None, step: int | None = None,
+        cells: Mapping[str, Sequence[int]] | None = None,
+    ) -> list[str]:
         """Record discoveries, with their cells where known; returns the names the team had not seen before."""
         new = []
         with self._lock:
@@ -118,24 +128,24 @@ class InProcessStore(TeamStore):
                     new.append(name)
         return new
 
-    def read_mailbox(self, agent_id):
+    def read_mailbox(self, agent_id: str) -> list[Message]:
         with self._lock:
             messages = self._mailboxes[agent_id]
             self._mailboxes[agent_id] = []
         return messages
 
-    def objects(self):
+    def objects(self) -> list[str]:
         with self._lock:
             return list(self._objects)
 
-    def discoveries(self):
+    def discoveries(self) -> dict[str, Discovery]:
         with self._lock:
             return {name: {"finder": f, "step": s, "cell": c} for name, (f, s, c) in self._objects.items()}
 
-    def positions(self):
+    def positions(self) -> dict[str, PoseDict | None]:
         with self._lock:
             return dict(self._positions)
 
-    def history(self):
+    def history(self) -> list[Message]:
         with self._lock:
             return list(self._history)

@@ -1,0 +1,62 @@
+"""The run options on the command line, made from RunConfig's declarations: the parser, and a RunConfig
+from what it parsed. main.py's parser adds the actions that are no run's (explorer/cli/main.py); a sweep
+checks each of its runs with this one (explorer/sweep/sweep_file.py)."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import Field
+from typing import Any, NoReturn
+
+from explorer.config.options import OneOf, Option, declared
+from explorer.config.run_config import ConfigError, RunConfig
+
+# --help's sections after the main one, in order: {Option.group: (title, description)}.
+SECTIONS = {
+    "embedding": ("the embedding model", "all-MiniLM-L6-v2, from the installed package"),
+    "team": ("a team split across processes", "start every process with the same run arguments"),
+    "unity": ("unity mode", "each option once for all agents, or once per agent in order"),
+}
+
+
+class RunParser(argparse.ArgumentParser):
+    """A parser of RunConfig's run options, with --help's sections; its errors are ConfigErrors, not exits."""
+
+    def __init__(self, **settings: Any) -> None:
+        super().__init__(**settings)
+        self.sections = {name: self.add_argument_group(title, text) for name, (title, text) in SECTIONS.items()}
+        for field, spec in declared(RunConfig):
+            (self.sections[spec.group] if spec.group else self).add_argument(spec.flag, **_arguments(field, spec))
+
+    def error(self, message: str) -> NoReturn:
+        raise ConfigError(message)
+
+
+def _arguments(field: Field[Any], spec: Option) -> dict[str, Any]:
+    """argparse's `add_argument` keywords for a declared option."""
+    arguments: dict[str, Any] = {"dest": field.name, "help": spec.help, "default": field.default}
+    if spec.switch_off:
+        return {**arguments, "action": "store_false"}
+    if spec.repeat:
+        arguments.update(action="append", default=[])  # argparse appends to a list of its own
+    if spec.metavar is not None:
+        arguments["metavar"] = spec.metavar
+    if spec.type is not None:
+        arguments["type"] = spec.type
+    if isinstance(spec.check, OneOf) and spec.check.in_parser:
+        arguments["choices"] = spec.check.choices
+    return arguments
+
+
+def run_options() -> dict[str, tuple[str, Option]]:
+    """RunConfig's options by their flag without its dashes, e.g. {"max-concurrency": (field name, Option)}."""
+    return {spec.flag.removeprefix("--"): (field.name, spec) for field, spec in declared(RunConfig)}
+
+
+def config_from(args: argparse.Namespace, **settings: Any) -> RunConfig:
+    """The checked RunConfig of a RunParser's parsed options; `settings` give the fields no option sets."""
+    values = {
+        field.name: tuple(getattr(args, field.name)) if spec.repeat else getattr(args, field.name)
+        for field, spec in declared(RunConfig)
+    }
+    return RunConfig(**values, **settings).check()

@@ -1,0 +1,31 @@
+"""Secrets kept out of what a run writes and says: API keys and tokens, and the credentials a URL may carry."""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+SECRET_SUFFIXES = ("_KEY", "_TOKEN")  # covers *_API_KEY
+MIN_SECRET_LENGTH = 4  # shorter values are no secret, and replacing them would garble every message
+
+
+def redact(text: str) -> str:
+    """`text` with the value of every *_KEY or *_TOKEN environment variable replaced by ***."""
+    secrets = {
+        value
+        for name, value in os.environ.items()
+        if name.upper().endswith(SECRET_SUFFIXES) and len(value) >= MIN_SECRET_LENGTH
+    }
+    for secret in sorted(secrets, key=len, reverse=True):  # longest first, so a key inside another goes too
+        text = text.replace(secret, "***")
+    return text
+
+
+def redact_url(url: str) -> str:
+    """`url` with any password, user name and query values replaced by ***: a base URL may carry a key."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + netloc.rsplit("@", 1)[1]
+    query = urlencode([(name, "***") for name, _ in parse_qsl(parts.query, keep_blank_values=True)], safe="*")
+    return redact(urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment)))

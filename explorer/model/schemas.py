@@ -1,0 +1,77 @@
+"""The JSON schemas a model's reply is constrained to under `--reply-format json`.
+
+Each schema puts the choice first (the action, the goal, the recipient) and
+bounds every free text, so a small model that rambles runs out of room in a
+field that no longer matters, not before it has chosen. A schema constrains
+decoding only: the reply is read and checked as every reply is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+JsonSchema = dict[str, Any]
+
+REASON_CHARS = 160
+MESSAGE_CHARS = 200
+CAPTION_CHARS = 300
+OBJECT_NAME_CHARS = 40
+FACINGS = ("north", "east", "south", "west")
+
+
+def decision_schema(actions: Sequence[str], recipients: Sequence[str] | None) -> JsonSchema:
+    """An action from `actions`; with `recipients` (messages on), whom to tell and what."""
+    return _object({"action": _enum(actions), **_message(recipients), "reason": _text(REASON_CHARS)})
+
+
+def goal_schema(goal_ids: Sequence[str], recipients: Sequence[str] | None) -> JsonSchema:
+    """A goal id from `goal_ids`; with `recipients` (messages on), whom to tell and what."""
+    return _object({"goal": _enum(goal_ids), **_message(recipients), "reason": _text(REASON_CHARS)})
+
+
+def directives_schema(explorers: Sequence[str], actions: Sequence[str], size: Sequence[int]) -> JsonSchema:
+    """A coordinator's directives: for each explorer it directs, a cell to walk to (and a facing) or an action."""
+    width, depth, height = size
+    cell = {
+        "type": "array",
+        "items": {"type": "integer", "minimum": 0, "maximum": max(width, depth, height) - 1},
+        "minItems": 3,
+        "maxItems": 3,
+    }
+    directive = {
+        "type": "object",
+        "properties": {"goal": cell, "facing": _enum(FACINGS), "action": _enum(actions)},
+        "additionalProperties": False,
+    }
+    directives = {
+        "type": "object",
+        "properties": {explorer: directive for explorer in explorers},
+        "additionalProperties": False,
+    }
+    return _object({"directives": directives})
+
+
+def vision_schema(max_objects: int, with_caption: bool) -> JsonSchema:
+    """The objects in view (first: the choice), and where asked a bounded caption."""
+    objects = {"type": "array", "items": _text(OBJECT_NAME_CHARS), "maxItems": max_objects}
+    return _object({"objects": objects, **({"caption": _text(CAPTION_CHARS)} if with_caption else {})})
+
+
+def _message(recipients: Sequence[str] | None) -> JsonSchema:
+    if recipients is None:
+        return {}
+    return {"message_to": _enum([*recipients, "all"]), "message_to_others": _text(MESSAGE_CHARS)}
+
+
+def _object(properties: JsonSchema) -> JsonSchema:
+    # Every field required, in order: constrained decoders write them in the order given.
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+def _enum(values: Sequence[str]) -> JsonSchema:
+    return {"type": "string", "enum": list(values)}
+
+
+def _text(limit: int) -> JsonSchema:
+    return {"type": "string", "maxLength": limit}

@@ -1,0 +1,40 @@
+"""The run's log: run.log in the run directory, and the console, for the "explorer" logger only."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from explorer.cli.console import RunConsole
+
+log = logging.getLogger("explorer")  # not the root logger: libraries' debug output stays out
+
+
+class RunLogHandler(logging.FileHandler):
+    """run.log, which a full disk must not turn into an error of its own."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        """A log line the disk has no room for is lost quietly: the console and the error say what happened."""
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except OSError:
+            pass  # its last lines did not fit on the disk: lost quietly, as above
+
+
+def start_logging(run_dir: Path, console: RunConsole) -> list[logging.Handler]:
+    """Log to <run_dir>/run.log (every line) and to the console (at its verbosity); the handlers added."""
+    log.setLevel(logging.DEBUG)
+    file_handler = RunLogHandler(run_dir / "run.log", encoding="utf-8")
+    file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s [%(threadName)s] %(message)s"))
+    console_handler = console.log_handler()
+    log.addHandler(file_handler)
+    log.addHandler(console_handler)
+    return [file_handler, console_handler]
+
+
+def stop_logging(handlers: list[logging.Handler]) -> None:
+    for handler in handlers:
+        log.removeHandler(handler)
+        handler.close()

@@ -1,0 +1,72 @@
+"""The agents' memories across runs: saved in the run directory, loaded again by --resume-memory."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from explorer.run.recover import rebuild_memories
+from memory.embedder import SentenceEmbedder
+from memory.vector_memory import MemoryFileError, VectorMemory
+
+log = logging.getLogger("explorer")
+MEMORY_DIR = "memory"  # in the run directory: one folder per agent
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """The memories an earlier run (`source`) left, and whether they were rebuilt from its trace."""
+
+    source: Path | None = None
+    memories: dict[str, VectorMemory] = field(default_factory=dict)
+    rebuilt: bool = False
+
+    def announce(self, agent_ids: list[str]) -> None:
+        """Log what each agent starts with, once the run's log is open."""
+        if not self.source:
+            return
+        for agent_id in agent_ids:
+            resumed = self.memories.get(agent_id)
+            log.info("%s starts with %d memories from %s", agent_id, len(resumed) if resumed else 0, self.source)
+        if self.rebuilt:
+            log.warning(
+                "%s saved no memories (was it killed?): they were rebuilt from its trace.jsonl, re-embedded",
+                self.source,
+            )
+
+
+def resume_memories(source: Path | None, agent_ids: list[str], embedder: SentenceEmbedder) -> Resumed:
+    """What --resume-memory `source` gives the agents (nothing without it); raises MemoryFileError."""
+    if not source:
+        return Resumed()
+    memories, rebuilt = load_memories(source, agent_ids, embedder)
+    return Resumed(source, memories, rebuilt)
+
+
+def load_memories(
+    run_dir: Path, agent_ids: list[str], embedder: SentenceEmbedder
+) -> tuple[dict[str, VectorMemory], bool]:
+    """({agent_id: VectorMemory} saved in an earlier run, rebuilt from its trace or not);
+    agents it did not have start empty."""
+    saved = run_dir / MEMORY_DIR
+    found = {agent_id: saved / agent_id for agent_id in agent_ids if (saved / agent_id / "meta.json").is_file()}
+    if found:
+        return {agent_id: VectorMemory.load(path, embedder) for agent_id, path in found.items()}, False
+    # A run that was killed saved no memory, but its trace holds every memory text.
+    rebuilt = rebuild_memories(run_dir, agent_ids, embedder)
+    if not rebuilt:
+        raise MemoryFileError(
+            f"{run_dir}: no saved memories for {', '.join(agent_ids)} (expected {saved}/<agent>/) and no trace "
+            "to rebuild them from; give the directory of an earlier run"
+        )
+    return rebuilt, True
+
+
+def save_memories(memories: dict[str, VectorMemory], run_dir: Path) -> None:
+    """Each agent's memory into <run>/memory/<agent>/, for a later --resume-memory."""
+    for agent_id, memory in memories.items():
+        try:
+            memory.save(run_dir / MEMORY_DIR / agent_id)
+        except MemoryFileError as error:
+            log.error("%s's memory was not saved: %s", agent_id, error)

@@ -1,0 +1,72 @@
+"""What a run readies before anything slow starts: its team's run id and store, the embedding model and
+the model client."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from explorer.config.profiles import Profile
+from explorer.config.run_config import ConfigError, RunConfig
+from explorer.model.client import load as load_model_client
+from explorer.model.client import missing_api_keys
+from explorer.policies.factory import BUILT_IN
+from explorer.run.roster import Roster
+from explorer.team.split import SplitTeam
+from memory import onnx_export
+from memory.embedder import SentenceEmbedder
+
+
+def settle_config(config: RunConfig, embedder: SentenceEmbedder | None) -> RunConfig:
+    """The config as the run really runs it: a run id for a team on Redis, the backend of a given embedder."""
+    if config.store and not config.run_id:
+        config = replace(config, run_id=new_run_id())  # one process runs the whole team: a run of its own
+    if embedder is not None:  # the summary and config.json say which backend the run really used
+        config = replace(config, embedder=embedder.backend)
+    return config
+
+
+def new_run_id() -> str:
+    """A run id for a team on a Redis store that did not name one: the time and a random tail."""
+    return time.strftime("%Y%m%d-%H%M%S-") + os.urandom(3).hex()
+
+
+def split_team(config: RunConfig, roster: Roster) -> SplitTeam:
+    """This process's part of a team on a Redis store; the server is reached now."""
+    from explorer.team.redis_store import RedisRun  # imports redis: only for a team on a Redis store
+
+    return SplitTeam(RedisRun(config.store, config.run_id), list(roster.members), roster.local)
+
+
+def start_embedder(config: RunConfig, given: SentenceEmbedder | None) -> SentenceEmbedder:
+    """The embedding model, `given` or loading in the background while the run is set up and its first
+    step perceives and decides; the first memory written waits for it."""
+    if given is None and config.embedder == "onnx" and config.verbosity >= 0:
+        _announce_export(config.embedder_cache)
+    return given or SentenceEmbedder(config.embedder, config.embedder_cache)
+
+
+def _announce_export(cache_dir: Path | None) -> None:
+    """The first run on a machine exports the model (seconds): say so before the pause."""
+    cache_dir = cache_dir or onnx_export.default_cache_dir()
+    if not onnx_export.is_exported(cache_dir):
+        print(onnx_export.exporting_message(cache_dir), file=sys.stderr, flush=True)
+
+
+def prepare_model_client(agent_ids: list[str], profiles: list[Profile], check_keys: bool) -> None:
+    """For a run with models: litellm loaded now, while the embedding model loads, and each model's
+    API key checked, so that a missing one is refused at start, not at its first call."""
+    models = [(agent_id, p.model) for agent_id, p in zip(agent_ids, profiles) if p.model not in BUILT_IN]
+    if not models:
+        return
+    load_model_client()
+    for agent_id, model in models if check_keys else ():
+        missing = missing_api_keys(model)
+        if missing:
+            raise ConfigError(
+                f"{agent_id}'s model {model!r} needs {' or '.join(missing)} in the environment: "
+                "set it, or give --api-base URL for a local server"
+            )

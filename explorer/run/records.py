@@ -1,0 +1,74 @@
+"""What a run keeps of itself: the live view, run.log, trace.jsonl and the counts as it goes; the summary and
+the report at its end."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from explorer.cli.console import RunConsole
+from explorer.config.run_config import RunConfig
+from explorer.report.run_report import write_report
+from explorer.run.logs import start_logging, stop_logging
+from explorer.run.roster import Roster
+from explorer.run.summary import RunStats
+from explorer.run.trace import TraceWriter, write_json
+from explorer.run.world import World
+from explorer.schedule.commit import StepCommit
+
+log = logging.getLogger("explorer")
+
+
+@dataclass(frozen=True)
+class RunRecords:
+    """The run's records, written by the step commit as each step is committed."""
+
+    console: RunConsole
+    logs: list[logging.Handler]
+    trace: TraceWriter
+    commit: StepCommit
+
+    @property
+    def stats(self) -> RunStats:
+        return self.commit.stats
+
+    def write(self, summary: dict, run_dir: Path) -> None:
+        """summary.json, then report.html; raises DiskWriteError where the summary does not fit on the disk."""
+        write_json(run_dir / "summary.json", summary)
+        _write_report(run_dir)
+
+    def close(self, summary: dict, run_dir: Path, status: str) -> None:
+        """The summary shown, run.log's closing line written, and the log closed."""
+        self.console.print_summary(summary, run_dir)
+        log.debug(  # run.log's closing line; the console has just shown the summary
+            "Run %s after %d agent-steps: %d of %s objects found",
+            status, sum(summary["steps"].values()), len(summary["objects_discovered"]),
+            summary["total_objects"] if summary["total_objects"] is not None else "unknown",
+        )
+        stop_logging(self.logs)
+
+
+def start_records(
+    config: RunConfig, roster: Roster, steps: int, world: World, run_dir: Path, process_started: float
+) -> RunRecords:
+    """The live view, run.log and trace.jsonl opened in `run_dir`, and the commit that fills them;
+    raises DiskWriteError."""
+    world_size = world.environment.size[:2] if config.mode == "mock" else None
+    console = RunConsole(list(roster.members), steps, world.environment.total_objects, config.verbosity, world_size)
+    logs = start_logging(run_dir, console)
+    trace = TraceWriter(run_dir / "trace.jsonl")
+    stats = RunStats(list(roster.members), coordinator=roster.coordinator_id)
+    commit = StepCommit(world.store, trace, stats, console, roster.coordinator_id, process_started)
+    return RunRecords(console, logs, trace, commit)
+
+
+def _write_report(run_dir: Path) -> None:
+    """report.html from the run's files; a report that cannot be made is logged, and the run is not lost for it."""
+    try:
+        write_report(run_dir)
+    except OSError as error:
+        log.error("report.html was not written: %s", error)
+    except Exception as error:  # a bug in the report must not cost the run its ending
+        log.error("report.html was not written: %r", error)
+        log.debug("report traceback", exc_info=True)

@@ -1,0 +1,68 @@
+"""Who takes part in a run: the explorers with their profiles, the coordinator, and the members this process runs."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from explorer.config.profiles import Profile, coordinator_profile, default_profiles, load_profiles
+from explorer.config.run_config import COORDINATOR, ConfigError, RunConfig
+from explorer.schedule.timed_perception import Timing
+
+
+@dataclass(frozen=True)
+class Roster:
+    """The team as resolved from the profiles file, its defaults and --model: what the agents really run with.
+
+    The coordinator, where there is one, is the last member of the team; it neither sees nor moves.
+    """
+
+    agent_ids: list[str]  # the explorers, in order
+    profiles: list[Profile]  # theirs, in the same order
+    coordinator: Profile | None
+    members: dict[str, Profile]  # every member: the explorers, then the coordinator
+    local: list[str]  # the members this process runs: a team split across processes runs some here, all otherwise
+    local_ids: list[str]  # the explorers among them
+
+    @property
+    def coordinator_id(self) -> str | None:
+        return COORDINATOR if self.coordinator else None
+
+    def resolved_profiles(self) -> dict[str, dict]:
+        """Each member's profile as a dict, for config.json, the summary and the team's claim."""
+        return {agent_id: asdict(profile) for agent_id, profile in self.members.items()}
+
+    def timings(self) -> dict[str, Timing]:
+        """Each member's timing on the simulated clock (--schedule event)."""
+        return {agent_id: profile.timing() for agent_id, profile in self.members.items()}
+
+    def lineup(self) -> str:
+        """Who plays what, with which model, for the log."""
+        explorers = ", ".join(f"{a} as {p.role} with {p.model}" for a, p in zip(self.agent_ids, self.profiles))
+        return explorers + (f"; a Coordinator with {self.coordinator.model} directs them" if self.coordinator else "")
+
+
+def roster_of(config: RunConfig) -> Roster:
+    """The checked roster; raises ConfigError, or the FileProblem a profiles file has."""
+    agent_ids = config.agent_ids()
+    local = config.local_members()
+    profiles = (
+        load_profiles(config.profiles, config.agents, config.model)
+        if config.profiles
+        else default_profiles(config.agents, config.model)
+    )
+    coordinator = coordinator_profile(config.profiles, config.coordinator) if config.coordinator else None
+    members = dict(zip(agent_ids, profiles))
+    if coordinator:
+        members[COORDINATOR] = coordinator
+    roster = Roster(agent_ids, profiles, coordinator, members, local, [a for a in agent_ids if a in local])
+    _check_timings(roster, config)
+    return roster
+
+
+def _check_timings(roster: Roster, config: RunConfig) -> None:
+    timed = [a for a, p in zip(roster.agent_ids, roster.profiles) if p.timed()]
+    if timed and config.schedule != "event":
+        raise ConfigError(
+            f"{config.profiles}: {timed[0]}'s profile sets a timing (tick_interval, obs_delay, act_delay, "
+            "msg_delay): timings need --schedule event"
+        )

@@ -1,0 +1,42 @@
+"""The world a run's agents act in: the team store, the perception behind it, and the bound on model calls."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from explorer.config.run_config import RunConfig
+from explorer.model.client import CallGate
+from explorer.run.perception_setup import MockSetup, UnitySetup
+from explorer.run.roster import Roster
+from explorer.run.stop import RunFailed
+from explorer.team.split import SplitTeam
+from explorer.team.store import InProcessStore, TeamStore
+from nodes.interfaces import StopRun
+from perception.base import EnvironmentInfo, PerceptionInterface
+
+
+@dataclass(frozen=True)
+class World:
+    """What the agents share: they read the store and perceive and act through the perception."""
+
+    store: TeamStore
+    gate: CallGate  # one bound on model calls in flight, for decisions and vision alike; cancelled when the run stops
+    perception: PerceptionInterface  # put on the simulated clock by the event schedule (explorer/run/schedules.py)
+    environment: EnvironmentInfo
+
+
+def start_world(
+    config: RunConfig, setup: MockSetup | UnitySetup, roster: Roster, run_dir: Path, team: SplitTeam | None
+) -> World:
+    """The team store (the Redis one of a split team, else one in this process) with every explorer
+    registered in it, and the perception started on it; raises RunFailed where the store is gone."""
+    store = team.run.store() if team else InProcessStore()
+    gate = CallGate(config.max_concurrency)
+    perception = setup.start(store, roster.agent_ids, run_dir, gate)
+    try:
+        for agent_id in roster.agent_ids:
+            store.register_agent(agent_id, perception.get_agent_state(agent_id).to_dict())
+    except StopRun as error:  # a Redis store that went away since the start-up check
+        raise RunFailed(str(error)) from None
+    return World(store, gate, perception, perception.get_environment_info())

@@ -1,0 +1,93 @@
+"""The step commit: how a finished step reaches the team, the trace, the counts and the live view.
+
+The schedules (lockstep.py, event.py) call it once per step with the reports
+in agent order, and never twice at once, so the same seed commits the same
+steps in the same order whatever the threads' timing.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from explorer.cli.console import RunConsole
+from explorer.run.summary import RunStats
+from explorer.run.trace import TraceWriter
+from explorer.schedule.event import step_at
+from explorer.team.store import TeamStore
+from nodes.interfaces import SightReport, StepReport
+from perception.base import Message
+
+log = logging.getLogger("explorer")
+
+
+class StepCommit:
+    """Applies a finished step: the team store first, then the trace, the counts and the live view.
+
+    The schedule calls it once per step with the reports in agent order, and
+    never twice at once, so it is the only writer of what it holds.
+    """
+
+    def __init__(
+        self,
+        store: TeamStore,
+        trace: TraceWriter,
+        stats: RunStats,
+        console: RunConsole,
+        coordinator: str | None,
+        process_started: float,
+    ) -> None:
+        self.store, self.trace, self.stats, self.console = store, trace, stats, console
+        self.coordinator = coordinator  # its id, where there is one: the explorers' reports go to it
+        self.process_started = process_started
+        # Seconds from the process's start until the first step began, and until every agent had finished it.
+        self.startup: dict[str, float | None] = {"first_step_started_seconds": None, "first_step_done_seconds": None}
+
+    def first_step_begins(self) -> float:
+        """Note that the first step begins now (for the summary's start-up times); now, as perf_counter."""
+        began = time.perf_counter()
+        self.startup["first_step_started_seconds"] = round(began - self.process_started, 3)
+        return began
+
+    def __call__(self, reports: list[StepReport], at: float, complete: bool = True) -> None:
+        """Commit the ticks at time `at` (a lock-step round r is at r - 1); `complete` is False for
+        what a stopped run had handed in."""
+        began = time.perf_counter()
+        committed = self.store.commit_step(reports)
+        self.stats.commit_seconds.append(time.perf_counter() - began)
+        lines = [self._record(report, new_objects) for report, new_objects in zip(reports, committed)]
+        team_found = list(self.stats.discoveries)
+        if complete:
+            # The team's curves count time as steps of an agent ticking once a second.
+            self.stats.step_completed(step_at(at), len(team_found))
+            if self.startup["first_step_done_seconds"] is None:
+                self.startup["first_step_done_seconds"] = round(time.perf_counter() - self.process_started, 3)
+        self.console.step_committed(lines, team_found, complete)
+
+    def _record(self, report: StepReport, new_objects: list[str]) -> dict:
+        """One agent's committed step into the log, the trace, its memory and the counts; its trace line."""
+        for message in report.outgoing:
+            log.info("%s -> %s: %s", report.agent_id, message.recipient, message.message)
+        for name in new_objects:
+            log.info("%s found %s at step %d", report.agent_id, name, report.step)
+        report.record.new_objects = new_objects
+        self.stats.delivered(len(report.outgoing))  # lock-step delivers a step's messages as it commits it
+        line = report.record.to_dict()
+        self.trace.write(line)
+        report.remember()  # after the trace line: a step is in both, or in neither
+        if report.upward:
+            self.deliver(report.upward)
+        self.stats.add(line)
+        if line["result"]:  # a coordinator's tick has none
+            log.debug("%s step %d: %s -> %s", report.agent_id, report.step, line["action"], line["result"]["outcome"])
+        return line
+
+    def deliver(self, sent: Message | SightReport) -> None:
+        """A message reaches its mailbox, or a report its coordinator's inbox (on the clock, when
+        the sender's msg_delay has passed)."""
+        if isinstance(sent, SightReport):
+            self.store.send_report(self.coordinator, sent)
+            return
+        log.info("%s -> %s: %s", sent.sender, sent.recipient, sent.message)
+        self.store.send_message(sent)
+        self.stats.delivered()
