@@ -65,8 +65,13 @@ def feedback_accuracy(window, log, settle, workdir):
         time.sleep(0.05)  # the log's last line for the after-frame is written by then
         agree += pose_changed_between(log, *result.frames["at"]) == (result.outcome != "blocked")
         blocked += result.outcome == "blocked"
-    return {"settle_seconds": settle, "actions": len(SCRIPT), "agree": agree, "blocked": blocked,
-            "accuracy": round(agree / len(SCRIPT), 3)}
+    return {
+        "settle_seconds": settle,
+        "actions": len(SCRIPT),
+        "agree": agree,
+        "blocked": blocked,
+        "accuracy": round(agree / len(SCRIPT), 3),
+    }
 
 
 def main():
@@ -75,10 +80,19 @@ def main():
         for settle in SETTLES:
             log = Path(workdir) / f"positions-{settle}.jsonl"
             game = subprocess.Popen(
-                [sys.executable, str(ROOT / "tests" / "stand_in_game.py"), f"Capture Bench {settle}", str(log) + ".pose",
-                 "--arena", "2", "--pose-log", str(log)],
+                [
+                    sys.executable,
+                    str(ROOT / "tests" / "stand_in_game.py"),
+                    f"Capture Bench {settle}",
+                    str(log) + ".pose",
+                    "--arena",
+                    "2",
+                    "--pose-log",
+                    str(log),
+                ],
                 env=dict(os.environ, SDL_AUDIODRIVER="dummy", PYGAME_HIDE_SUPPORT_PROMPT="1"),
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
             )
             try:
                 time.sleep(3)
@@ -89,10 +103,12 @@ def main():
                     started = time.perf_counter()
                     for _ in range(GRABS):
                         view_change(*frames, 8)
-                    results["grab_ms"] = {"region": f"{window.width}x{window.height}",
-                                          "mss": grab_times(mss_grabber, window.bbox, display),
-                                          "pillow": grab_times(pillow_grabber, window.bbox, display),
-                                          "compare": round((time.perf_counter() - started) / GRABS * 1000, 2)}
+                    results["grab_ms"] = {
+                        "region": f"{window.width}x{window.height}",
+                        "mss": grab_times(mss_grabber, window.bbox, display),
+                        "pillow": grab_times(pillow_grabber, window.bbox, display),
+                        "compare": round((time.perf_counter() - started) / GRABS * 1000, 2),
+                    }
                     console.log(f"grab: {results['grab_ms']}")
                 results.setdefault("feedback", []).append(feedback_accuracy(window, log, settle, Path(workdir)))
                 console.log(f"feedback: {results['feedback'][-1]}")

@@ -44,9 +44,17 @@ def steps_to_share(world_path, seed, delay, coordinator, embedder, directory, po
     profiles = Path(directory) / f"delay{delay}.yaml"
     profiles.write_text(f"default: {{msg_delay: {delay}}}\n")
     with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
-        config = RunConfig(world=world_path, agents=AGENTS, seed=seed, steps=STEPS, run_dir=Path(tmp) / "run",
-                           verbosity=-1, schedule="event", profiles=profiles,
-                           coordinator="offline" if coordinator else None).check()
+        config = RunConfig(
+            world=world_path,
+            agents=AGENTS,
+            seed=seed,
+            steps=STEPS,
+            run_dir=Path(tmp) / "run",
+            verbosity=-1,
+            schedule="event",
+            profiles=profiles,
+            coordinator="offline" if coordinator else None,
+        ).check()
         summary = ExplorationRun(config, embedder=embedder, policy_factory=policy_factory).execute()
     return summary["team"]["steps_to_objects"][f"{SHARE}%"], summary
 
@@ -70,13 +78,21 @@ def main():
                     for coordinator in (False, True):
                         reached, summary = steps_to_share(world_path, seed, delay, coordinator, embedder, directory)
                         key = "coordinator" if coordinator else "alone"
-                        row[key] = {"steps": reached, "reached": reached is not None,
-                                    "messages_per_agent_step": summary["team"]["messages_per_agent_step"],
-                                    "directives": summary["coordinator"]}
-                    row["ratio"] = round((row["coordinator"]["steps"] or STEPS + 1) / (row["alone"]["steps"] or STEPS + 1), 3)
+                        row[key] = {
+                            "steps": reached,
+                            "reached": reached is not None,
+                            "messages_per_agent_step": summary["team"]["messages_per_agent_step"],
+                            "directives": summary["coordinator"],
+                        }
+                    row["ratio"] = round(
+                        (row["coordinator"]["steps"] or STEPS + 1) / (row["alone"]["steps"] or STEPS + 1), 3
+                    )
                     rows.append(row)
-                    print(f"{path.stem:10} seed {seed:3} msg_delay {delay:4g}: alone {row['alone']['steps']}  "
-                          f"with coordinator {row['coordinator']['steps']}", flush=True)
+                    print(
+                        f"{path.stem:10} seed {seed:3} msg_delay {delay:4g}: alone {row['alone']['steps']}  "
+                        f"with coordinator {row['coordinator']['steps']}",
+                        flush=True,
+                    )
     table = {}
     for delay in args.delays:
         chosen = [r for r in rows if r["msg_delay"] == delay]
@@ -84,24 +100,37 @@ def main():
             "alone_mean_steps": round(statistics.mean(r["alone"]["steps"] or STEPS + 1 for r in chosen), 2),
             "coordinator_mean_steps": round(statistics.mean(r["coordinator"]["steps"] or STEPS + 1 for r in chosen), 2),
             # Per world, the geometric mean over seeds of coordinator/alone; then over worlds.
-            "coordinator_over_alone": geometric_mean([
-                geometric_mean([r["ratio"] for r in chosen if r["world"] == world])
-                for world in dict.fromkeys(r["world"] for r in chosen)
-            ]),
+            "coordinator_over_alone": geometric_mean(
+                [
+                    geometric_mean([r["ratio"] for r in chosen if r["world"] == world])
+                    for world in dict.fromkeys(r["world"] for r in chosen)
+                ]
+            ),
         }
-    summary = {"share": SHARE, "agents": AGENTS, "seeds": args.seeds, "steps_run": STEPS, "rows": rows,
-               "by_delay": table, "wall_seconds": round(time.perf_counter() - started, 1)}
+    summary = {
+        "share": SHARE,
+        "agents": AGENTS,
+        "seeds": args.seeds,
+        "steps_run": STEPS,
+        "rows": rows,
+        "by_delay": table,
+        "wall_seconds": round(time.perf_counter() - started, 1),
+    }
     print(markdown_table(summary))
     args.out.write_text(json.dumps(summary, indent=2) + "\n")
 
 
 def markdown_table(summary):
     """The README's table: mean steps to 90% of the objects by msg_delay, without and with the coordinator."""
-    lines = ["| msg_delay (s) | 3 explorers alone | with the offline coordinator | coordinator / alone (geometric mean) |",
-             "|---|---|---|---|"]
+    lines = [
+        "| msg_delay (s) | 3 explorers alone | with the offline coordinator | coordinator / alone (geometric mean) |",
+        "|---|---|---|---|",
+    ]
     for delay, row in summary["by_delay"].items():
-        lines.append(f"| {float(delay):g} | {row['alone_mean_steps']:.1f} | {row['coordinator_mean_steps']:.1f} | "
-                     f"{row['coordinator_over_alone']:.3f}x |")
+        lines.append(
+            f"| {float(delay):g} | {row['alone_mean_steps']:.1f} | {row['coordinator_mean_steps']:.1f} | "
+            f"{row['coordinator_over_alone']:.3f}x |"
+        )
     return "\n".join(lines)
 
 

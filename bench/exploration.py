@@ -60,11 +60,16 @@ def seeded_world(path, directory):
 
 def run_steps(world_path, agents, seed, steps, embedder, condition, api_base=None):
     """(steps to SHARE% of the objects or None, the run's team block)."""
-    settings = {"offline": {}, "no-comm": {"comm": False}, "random": {"model": "random"},
-                "goals": {"model": "openai/bench-model", "api_base": api_base, "decide": "goals"}}[condition]
+    settings = {
+        "offline": {},
+        "no-comm": {"comm": False},
+        "random": {"model": "random"},
+        "goals": {"model": "openai/bench-model", "api_base": api_base, "decide": "goals"},
+    }[condition]
     with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
-        config = RunConfig(world=world_path, agents=agents, seed=seed, steps=steps,
-                           run_dir=Path(tmp) / "run", verbosity=-1, **settings).check()
+        config = RunConfig(
+            world=world_path, agents=agents, seed=seed, steps=steps, run_dir=Path(tmp) / "run", verbosity=-1, **settings
+        ).check()
         summary = ExplorationRun(config, embedder=embedder).execute()
     return summary["team"]["steps_to_objects"][f"{SHARE}%"], summary["team"]
 
@@ -94,21 +99,40 @@ def main():
             for seed in args.seeds:
                 reference = full_knowledge_steps(world, agents, seed, SHARE)
                 steps = min(MAX_STEPS, max(60, 4 * reference))
-                row = {"world": path.stem, "agents": agents, "seed": seed, "full_knowledge": reference, "steps_run": steps}
+                row = {
+                    "world": path.stem,
+                    "agents": agents,
+                    "seed": seed,
+                    "full_knowledge": reference,
+                    "steps_run": steps,
+                }
                 for condition in args.conditions:
                     reached, team = run_steps(world_path, agents, seed, steps, embedder, condition, server.api_base)
                     # Not reached within the run: at least the steps run, so a ratio from it is a lower bound.
-                    row[condition] = {"steps": reached, "ratio": round((reached or steps + 1) / reference, 3),
-                                      "reached": reached is not None,
-                                      "messages_per_agent_step": team["messages_per_agent_step"],
-                                      "message_chars_per_agent_step": team["message_chars_per_agent_step"],
-                                      "model_calls_per_agent_step": team["model_calls_per_agent_step"],
-                                      "overlap_ratio": team["overlap_ratio"]}
+                    row[condition] = {
+                        "steps": reached,
+                        "ratio": round((reached or steps + 1) / reference, 3),
+                        "reached": reached is not None,
+                        "messages_per_agent_step": team["messages_per_agent_step"],
+                        "message_chars_per_agent_step": team["message_chars_per_agent_step"],
+                        "model_calls_per_agent_step": team["model_calls_per_agent_step"],
+                        "overlap_ratio": team["overlap_ratio"],
+                    }
                 rows.append(row)
-                print(f"{path.stem:10} seed {seed:3}: full knowledge {reference:3}  "
-                      + "  ".join(f"{c} {row[c]['steps']}" for c in args.conditions), flush=True)
-    summary = {"share": SHARE, "seeds": args.seeds, "conditions": args.conditions, "rows": rows,
-               "wall_seconds": round(time.perf_counter() - started, 1), "per_world": {}, "overall": {}}
+                print(
+                    f"{path.stem:10} seed {seed:3}: full knowledge {reference:3}  "
+                    + "  ".join(f"{c} {row[c]['steps']}" for c in args.conditions),
+                    flush=True,
+                )
+    summary = {
+        "share": SHARE,
+        "seeds": args.seeds,
+        "conditions": args.conditions,
+        "rows": rows,
+        "wall_seconds": round(time.perf_counter() - started, 1),
+        "per_world": {},
+        "overall": {},
+    }
     for condition in args.conditions:
         per_world = {}
         for name in dict.fromkeys(r["world"] for r in rows):
@@ -118,7 +142,9 @@ def main():
             "geometric_mean_ratio": geometric_mean(list(per_world.values())),
             "worst_world_ratio": max(per_world.values()),
             "messages_per_agent_step": round(statistics.mean(r[condition]["messages_per_agent_step"] for r in rows), 3),
-            "model_calls_per_agent_step": round(statistics.mean(r[condition]["model_calls_per_agent_step"] for r in rows), 3),
+            "model_calls_per_agent_step": round(
+                statistics.mean(r[condition]["model_calls_per_agent_step"] for r in rows), 3
+            ),
         }
     if "offline" in args.conditions:
         offline = summary["per_world"]["offline"]
@@ -134,8 +160,10 @@ def main():
 def markdown_table(summary):
     """The README's exploration table: steps to 90% of the objects over the full-knowledge team's, per world."""
     conditions = summary["conditions"]
-    lines = ["| world | agents | full knowledge (steps) | " + " | ".join(conditions) + " |",
-             "|---|---|---|" + "---|" * len(conditions)]
+    lines = [
+        "| world | agents | full knowledge (steps) | " + " | ".join(conditions) + " |",
+        "|---|---|---|" + "---|" * len(conditions),
+    ]
     names = dict.fromkeys(r["world"] for r in summary["rows"])
     for name in names:
         rows = [r for r in summary["rows"] if r["world"] == name]
@@ -148,8 +176,11 @@ def markdown_table(summary):
         lines.append(f"| {name} | {rows[0]['agents']} | {reference:.1f} | " + " | ".join(cells) + " |")
     overall = summary["overall"]
     bounds = {c: "" if all(r[c]["reached"] for r in summary["rows"]) else ">" for c in conditions}
-    lines.append("| **geometric mean** | | | "
-                 + " | ".join(f"**{bounds[c]}{overall[c]['geometric_mean_ratio']:.2f}x**" for c in conditions) + " |")
+    lines.append(
+        "| **geometric mean** | | | "
+        + " | ".join(f"**{bounds[c]}{overall[c]['geometric_mean_ratio']:.2f}x**" for c in conditions)
+        + " |"
+    )
     return "\n".join(lines)
 
 

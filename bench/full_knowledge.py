@@ -22,8 +22,18 @@ from explorer.team.store import InProcessStore  # noqa: E402
 from perception.geometry import apply_action  # noqa: E402
 from perception.mock import MockPerception  # noqa: E402
 
-MOVES = ("forward", "backward", "move_left", "move_right", "move_up", "move_down",
-         "look_left", "look_right", "look_up", "look_down")
+MOVES = (
+    "forward",
+    "backward",
+    "move_left",
+    "move_right",
+    "move_up",
+    "move_down",
+    "look_left",
+    "look_right",
+    "look_up",
+    "look_down",
+)
 SHARE = 90  # percent of the objects
 MAX_STEPS = 400
 

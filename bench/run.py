@@ -106,7 +106,9 @@ def embedding_floor(embedder, run_dir):
 
 def decision_ms(run_dir):
     """The median and 90th percentile of the decision node's time, in ms."""
-    times = sorted(r["timings"]["decision"] * 1000 for r in read_trace(run_dir / "trace.jsonl") if "decision" in r["timings"])
+    times = sorted(
+        r["timings"]["decision"] * 1000 for r in read_trace(run_dir / "trace.jsonl") if "decision" in r["timings"]
+    )
     return round(statistics.median(times), 2), round(times[int(0.9 * (len(times) - 1))], 2)
 
 
@@ -117,16 +119,18 @@ def throughput(workdir, embedder):
         _, per_agent_step = after_first_step(summary, agents)
         floor, tokens = embedding_floor(embedder, run_dir)
         median, p90 = decision_ms(run_dir)
-        rows.append({
-            "agents": agents,
-            "agent_steps_per_second": round(1 / per_agent_step, 1),
-            "ms_per_agent_step": round(per_agent_step * 1000, 1),
-            "floor_ms_per_agent_step": round(floor * 1000, 1),
-            "times_floor": round(per_agent_step / floor, 2),
-            "mean_tokens_per_text": round(tokens, 1),
-            "decision_ms_median": median,
-            "decision_ms_p90": p90,
-        })
+        rows.append(
+            {
+                "agents": agents,
+                "agent_steps_per_second": round(1 / per_agent_step, 1),
+                "ms_per_agent_step": round(per_agent_step * 1000, 1),
+                "floor_ms_per_agent_step": round(floor * 1000, 1),
+                "times_floor": round(per_agent_step / floor, 2),
+                "mean_tokens_per_text": round(tokens, 1),
+                "decision_ms_median": median,
+                "decision_ms_p90": p90,
+            }
+        )
         console.log(f"throughput: {rows[-1]}")
     return rows
 
@@ -147,16 +151,18 @@ def model_latency(workdir, embedder):
             # In lock-step an agent's next model call needs this step's memory and the next query
             # encoded first, for every agent: the model's time and the CPU's then add up.
             lockstep_bound = MODEL_SECONDS + agents * floor
-            rows.append({
-                "agents": agents,
-                "calls": summary["llm"]["calls"],
-                "seconds_per_step": round(per_step, 3),
-                "cpu_floor_seconds": round(agents * floor, 3),
-                "bound_seconds": round(bound, 3),
-                "times_bound": round(per_step / bound, 2),
-                "lockstep_bound_seconds": round(lockstep_bound, 3),
-                "times_lockstep_bound": round(per_step / lockstep_bound, 2),
-            })
+            rows.append(
+                {
+                    "agents": agents,
+                    "calls": summary["llm"]["calls"],
+                    "seconds_per_step": round(per_step, 3),
+                    "cpu_floor_seconds": round(agents * floor, 3),
+                    "bound_seconds": round(bound, 3),
+                    "times_bound": round(per_step / bound, 2),
+                    "lockstep_bound_seconds": round(lockstep_bound, 3),
+                    "times_lockstep_bound": round(per_step / lockstep_bound, 2),
+                }
+            )
             console.log(f"model latency: {rows[-1]}")
     return rows
 
@@ -184,12 +190,14 @@ def retrieval(embedder):
             started = time.perf_counter()
             memory.search_vector(query, top_k=3)
             times.append(time.perf_counter() - started)
-        rows.append({
-            "memories": size,
-            "median_ms": round(statistics.median(times) * 1000, 3),
-            "p99_ms": round(float(np.percentile(times, 99)) * 1000, 3),
-            "fill_seconds": round(fill, 2),
-        })
+        rows.append(
+            {
+                "memories": size,
+                "median_ms": round(statistics.median(times) * 1000, 3),
+                "p99_ms": round(float(np.percentile(times, 99)) * 1000, 3),
+                "fill_seconds": round(fill, 2),
+            }
+        )
         console.log(f"retrieval: {rows[-1]}")
     texts = [f"What do I know about position ({i}, 3, 0) facing north with what I see: a desk?" for i in range(200)]
     times = []
@@ -214,12 +222,27 @@ def startup(workdir):
             run_dir = Path(workdir) / f"startup-{backend}-{n}"
             started = time.perf_counter()
             subprocess.run(
-                [sys.executable, str(ROOT / "main.py"), "--agents", "2", "--steps", "1", "-q", "--embedder", backend,
-                 "--run-dir", str(run_dir)],
-                check=True, capture_output=True, timeout=300,
+                [
+                    sys.executable,
+                    str(ROOT / "main.py"),
+                    "--agents",
+                    "2",
+                    "--steps",
+                    "1",
+                    "-q",
+                    "--embedder",
+                    backend,
+                    "--run-dir",
+                    str(run_dir),
+                ],
+                check=True,
+                capture_output=True,
+                timeout=300,
             )
             total = time.perf_counter() - started
-            runs.append({**json.loads((run_dir / "summary.json").read_text())["startup"], "process_seconds": round(total, 3)})
+            runs.append(
+                {**json.loads((run_dir / "summary.json").read_text())["startup"], "process_seconds": round(total, 3)}
+            )
             console.log(f"start-up, {backend}: {runs[-1]}")
         figures[backend] = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
     return figures
@@ -230,19 +253,42 @@ def print_tables(results):
     for column in ("agents", "agent-steps/s", "ms", "floor ms", "x floor", "tokens/text", "decision ms (p90)"):
         table.add_column(column, justify="right")
     for row in results["throughput"]:
-        table.add_row(*map(str, (
-            row["agents"], row["agent_steps_per_second"], row["ms_per_agent_step"], row["floor_ms_per_agent_step"],
-            row["times_floor"], row["mean_tokens_per_text"], f"{row['decision_ms_median']} ({row['decision_ms_p90']})",
-        )))
+        table.add_row(
+            *map(
+                str,
+                (
+                    row["agents"],
+                    row["agent_steps_per_second"],
+                    row["ms_per_agent_step"],
+                    row["floor_ms_per_agent_step"],
+                    row["times_floor"],
+                    row["mean_tokens_per_text"],
+                    f"{row['decision_ms_median']} ({row['decision_ms_p90']})",
+                ),
+            )
+        )
     console.print(table)
-    table = Table(title=f"2. A model taking {MODEL_SECONDS} s per call, {LATENCY_STEPS} steps: wall time per step after the first")
+    table = Table(
+        title=f"2. A model taking {MODEL_SECONDS} s per call, {LATENCY_STEPS} steps: wall time per step after the first"
+    )
     for column in ("agents", "calls", "s per step", "CPU floor s", "bound s", "x bound", "0.5 s + floor", "x that"):
         table.add_column(column, justify="right")
     for row in results["model_latency"]:
-        table.add_row(*map(str, (
-            row["agents"], row["calls"], row["seconds_per_step"], row["cpu_floor_seconds"], row["bound_seconds"],
-            row["times_bound"], row["lockstep_bound_seconds"], row["times_lockstep_bound"],
-        )))
+        table.add_row(
+            *map(
+                str,
+                (
+                    row["agents"],
+                    row["calls"],
+                    row["seconds_per_step"],
+                    row["cpu_floor_seconds"],
+                    row["bound_seconds"],
+                    row["times_bound"],
+                    row["lockstep_bound_seconds"],
+                    row["times_lockstep_bound"],
+                ),
+            )
+        )
     console.print(table)
     sizes = results["prompt"]["chars"]
     console.print(
@@ -251,8 +297,10 @@ def print_tables(results):
         + f"; step {PROMPT_STEPS[-1]} / step {PROMPT_STEPS[0]} = {results['prompt']['ratio_last_to_first']}"
     )
     if "retrieval" in results:
-        table = Table(title="4. Retrieval (search only; query embedding "
-                      f"{results['retrieval']['query_embedding_median_ms']} ms median)")
+        table = Table(
+            title="4. Retrieval (search only; query embedding "
+            f"{results['retrieval']['query_embedding_median_ms']} ms median)"
+        )
         for column in ("memories", "median ms", "p99 ms"):
             table.add_column(column, justify="right")
         for row in results["retrieval"]["search"]:
@@ -271,7 +319,9 @@ def main():
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results.json", help="where to write the figures")
     parser.add_argument("--skip-retrieval", action="store_true", help="leave out the 100,000-memory fill (3 minutes)")
     args = parser.parse_args()
-    results = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}}
+    results = {
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}
+    }
     with tempfile.TemporaryDirectory(prefix="bench-") as workdir:
         results["startup"] = startup(workdir)  # first, while this process loads nothing
         embedder = SentenceEmbedder()  # one model for every run below, as in a real run

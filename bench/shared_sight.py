@@ -79,18 +79,39 @@ def main():
             for seed in args.seeds:
                 alone, _ = steps_to_share(world_path, seed, 0, False, embedder, directory)
                 team_sight = TeamSight()  # one per run
-                shared, _ = steps_to_share(world_path, seed, 0, False, embedder, directory,
-                                           policy_factory=lambda *_, sight=team_sight: SharedSightExplorer(sight))
-                rows.append({"world": path.stem, "seed": seed, "alone": alone, "shared_sight": shared,
-                             "ratio": round((shared or STEPS + 1) / (alone or STEPS + 1), 3)})
+                shared, _ = steps_to_share(
+                    world_path,
+                    seed,
+                    0,
+                    False,
+                    embedder,
+                    directory,
+                    policy_factory=lambda *_, sight=team_sight: SharedSightExplorer(sight),
+                )
+                rows.append(
+                    {
+                        "world": path.stem,
+                        "seed": seed,
+                        "alone": alone,
+                        "shared_sight": shared,
+                        "ratio": round((shared or STEPS + 1) / (alone or STEPS + 1), 3),
+                    }
+                )
                 print(f"{path.stem:10} seed {seed:3}: alone {alone}  with the team's sight {shared}", flush=True)
     worlds = list(dict.fromkeys(r["world"] for r in rows))
     per_world = {w: geometric_mean([r["ratio"] for r in rows if r["world"] == w]) for w in worlds}
-    summary = {"share": SHARE, "seeds": args.seeds, "rows": rows, "per_world": per_world,
-               "shared_sight_over_alone": geometric_mean(list(per_world.values())),
-               "wall_seconds": round(time.perf_counter() - started, 1)}
-    print(f"with the team's sight / alone (geometric mean over seeds, then worlds): "
-          f"{summary['shared_sight_over_alone']:.3f}x")
+    summary = {
+        "share": SHARE,
+        "seeds": args.seeds,
+        "rows": rows,
+        "per_world": per_world,
+        "shared_sight_over_alone": geometric_mean(list(per_world.values())),
+        "wall_seconds": round(time.perf_counter() - started, 1),
+    }
+    print(
+        f"with the team's sight / alone (geometric mean over seeds, then worlds): "
+        f"{summary['shared_sight_over_alone']:.3f}x"
+    )
     args.out.write_text(json.dumps(summary, indent=2) + "\n")
 
 

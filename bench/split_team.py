@@ -38,7 +38,19 @@ def free_port():
 def start_redis(folder):
     port = free_port()
     server = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", folder, "--save", "", "--appendonly", "no"],
+        [
+            "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            folder,
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ],
         stdout=subprocess.DEVNULL,
     )
     time.sleep(0.5)
@@ -49,16 +61,34 @@ def run_team(directory, name, processes, store=None):
     """The team's summaries, one per process."""
     agents = [f"Agent{i}" for i in range(1, AGENTS + 1)]
     per = AGENTS // processes
-    common = [sys.executable, str(ROOT / "main.py"), "--agents", str(AGENTS), "--steps", str(STEPS),
-              "--world", "office", "-q"]
+    common = [
+        sys.executable,
+        str(ROOT / "main.py"),
+        "--agents",
+        str(AGENTS),
+        "--steps",
+        str(STEPS),
+        "--world",
+        "office",
+        "-q",
+    ]
     started = []
     for index in range(processes):
         run_dir = Path(directory) / f"{name}-{index}"
         split = ["--store", store, "--run-id", name] if store else []
         if store and processes > 1:
-            split += ["--local-agents", ",".join(agents[index * per:(index + 1) * per])]
-        started.append((run_dir, subprocess.Popen([*common, "--run-dir", str(run_dir), *split],
-                                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)))
+            split += ["--local-agents", ",".join(agents[index * per : (index + 1) * per])]
+        started.append(
+            (
+                run_dir,
+                subprocess.Popen(
+                    [*common, "--run-dir", str(run_dir), *split],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                ),
+            )
+        )
     summaries = []
     for run_dir, process in started:
         _, stderr = process.communicate(timeout=1800)
@@ -96,7 +126,8 @@ def main():
             for processes in SPLITS:
                 name = f"redis-{processes}"
                 rows[f"Redis store, {processes} process{'es' if processes > 1 else ''}"] = figures(
-                    run_team(directory, name, processes, url))
+                    run_team(directory, name, processes, url)
+                )
         finally:
             server.terminate()
             server.wait()

@@ -102,8 +102,16 @@ class SentenceEmbedder:
     name = MODEL_NAME
     dimension = DIMENSION
 
-    def __init__(self, backend="onnx", cache_dir=None, batching=True, max_wait=0.02, expected_callers=None,
-                 cache_size=10_000, workers=None):
+    def __init__(
+        self,
+        backend="onnx",
+        cache_dir=None,
+        batching=True,
+        max_wait=0.02,
+        expected_callers=None,
+        cache_size=10_000,
+        workers=None,
+    ):
         """`cache_dir`: where the ONNX export is kept (memory.onnx_export.default_cache_dir() when None)."""
         self.backend = backend
         self.cache_dir = cache_dir

@@ -90,6 +90,7 @@ def _export_into(folder: Path):
     model = transformers.AutoModel.from_pretrained(str(source), attn_implementation="eager").eval()
     sample = torch.ones((2, 8), dtype=torch.long)
     axes = {"batch": 0, "tokens": 1}
+
     class LastHiddenState(torch.nn.Module):  # positional inputs in, one tensor out
         def __init__(self):
             super().__init__()
@@ -127,4 +128,3 @@ def _export_into(folder: Path):
         "normalize": True,
     }
     (folder / "export.json").write_text(json.dumps(info, indent=2) + "\n")
-

@@ -199,7 +199,9 @@ def render_prompt(context: DecisionContext, reply: str | None = None) -> str:
         pose=view.pose.describe(),
         pose_note=_pose_note(context),
         visible=_clip(view.caption, CAPTION_CHARS),
-        memories=_lines([f"{_clip(text, MEMORY_CHARS)} (distance {d:.2f})" for text, d in context.memories], "Nothing yet."),
+        memories=_lines(
+            [f"{_clip(text, MEMORY_CHARS)} (distance {d:.2f})" for text, d in context.memories], "Nothing yet."
+        ),
         messages=_messages_text(context.teammates.messages),
         team_objects=_latest(_found_text(team.discoveries), PROMPT_TEAM_OBJECTS),
         other_agents=_teammates_text(view.pose, context.teammates.positions),

@@ -24,8 +24,13 @@ class ExecutionNode(Node):
         result = perception.execute_action(agent_id, action)
         shared["action_result"] = result
         shared["action_history"].append(
-            {"step": shared["step_count"], "action": action, "outcome": result.outcome, "detail": result.detail,
-             "message": message}
+            {
+                "step": shared["step_count"],
+                "action": action,
+                "outcome": result.outcome,
+                "detail": result.detail,
+                "message": message,
+            }
         )
         record = shared["step_record"]
         record.action = action

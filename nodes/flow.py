@@ -16,8 +16,15 @@ def build_agent_flow() -> Flow:
     """One agent's loop: Perception -> ... -> UpdateMemory -> HandIn, then continue or end."""
     perception = PerceptionNode()
     hand_in = HandInNode()
-    (perception >> RetrieveMemoryNode() >> CommunicationNode() >> DecisionNode() >> ExecutionNode()
-     >> UpdateMemoryNode() >> hand_in)
+    (
+        perception
+        >> RetrieveMemoryNode()
+        >> CommunicationNode()
+        >> DecisionNode()
+        >> ExecutionNode()
+        >> UpdateMemoryNode()
+        >> hand_in
+    )
     hand_in - "continue" >> perception
     hand_in - "end" >> EndNode()
     return Flow(start=perception)

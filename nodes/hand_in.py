@@ -23,8 +23,14 @@ class HandInNode(Node):
         upward = None
         if shared["coordinator"]:
             upward = SightReport(
-                agent_id, step, observation.pose.to_dict(), pose, observation.seen_cells, observation.seen_walls,
-                dict(observation.object_cells), message,
+                agent_id,
+                step,
+                observation.pose.to_dict(),
+                pose,
+                observation.seen_cells,
+                observation.seen_walls,
+                dict(observation.object_cells),
+                message,
             )
         report = StepReport(
             agent_id=agent_id,

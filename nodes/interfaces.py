@@ -10,8 +10,9 @@ end of a run under way is `RunStopped`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Callable, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from nodes.decision_context import (
     Cell,

@@ -58,19 +58,42 @@ class AgentState(TypedDict):
     action_result: ActionResult | None
     action_history: list[ActionTaken]
     # Written by UpdateMemoryNode.
-    memory_entry: tuple[str, PendingRows] | None  # the step's memory text and its embedding (pending), added at the commit
+    memory_entry: (
+        tuple[str, PendingRows] | None
+    )  # the step's memory text and its embedding (pending), added at the commit
 
 
 def new_agent_state(
-    *, agent_id: str, team: list[str], shared_memory: TeamView, perception: PerceptionInterface,
-    environment: EnvironmentInfo, role: str, persona: str, policy: DecisionPolicy, schedule: Schedule,
-    comm_enabled: bool, coordinator: str | None, max_steps: int, memory_index: Memory,
+    *,
+    agent_id: str,
+    team: list[str],
+    shared_memory: TeamView,
+    perception: PerceptionInterface,
+    environment: EnvironmentInfo,
+    role: str,
+    persona: str,
+    policy: DecisionPolicy,
+    schedule: Schedule,
+    comm_enabled: bool,
+    coordinator: str | None,
+    max_steps: int,
+    memory_index: Memory,
 ) -> AgentState:
     """The state an agent starts with: what the application gives it, and an empty step."""
     return AgentState(
-        agent_id=agent_id, team=team, shared_memory=shared_memory, perception=perception, environment=environment,
-        role=role, persona=persona, policy=policy, schedule=schedule, comm_enabled=comm_enabled,
-        coordinator=coordinator, max_steps=max_steps, memory_index=memory_index,
+        agent_id=agent_id,
+        team=team,
+        shared_memory=shared_memory,
+        perception=perception,
+        environment=environment,
+        role=role,
+        persona=persona,
+        policy=policy,
+        schedule=schedule,
+        comm_enabled=comm_enabled,
+        coordinator=coordinator,
+        max_steps=max_steps,
+        memory_index=memory_index,
         step_count=0,
         observation=None,
         position="",
@@ -110,12 +133,28 @@ class CoordinatorState(TypedDict):
 
 
 def new_coordinator_state(
-    *, agent_id: str, team: list[str], shared_memory: ReportInbox, environment: EnvironmentInfo,
-    available_actions: list[str], policy: CoordinatorPolicy, schedule: Schedule, max_steps: int,
+    *,
+    agent_id: str,
+    team: list[str],
+    shared_memory: ReportInbox,
+    environment: EnvironmentInfo,
+    available_actions: list[str],
+    policy: CoordinatorPolicy,
+    schedule: Schedule,
+    max_steps: int,
 ) -> CoordinatorState:
     """The state the coordinator starts with: what the application gives it, and an empty tick."""
     return CoordinatorState(
-        agent_id=agent_id, team=team, shared_memory=shared_memory, environment=environment,
-        available_actions=available_actions, policy=policy, schedule=schedule, max_steps=max_steps,
-        step_count=0, reports=[], step_record=StepRecord(agent_id, 1), directives=[],
+        agent_id=agent_id,
+        team=team,
+        shared_memory=shared_memory,
+        environment=environment,
+        available_actions=available_actions,
+        policy=policy,
+        schedule=schedule,
+        max_steps=max_steps,
+        step_count=0,
+        reports=[],
+        step_record=StepRecord(agent_id, 1),
+        directives=[],
     )

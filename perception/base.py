@@ -54,10 +54,7 @@ class Pose:
         return cls(x, y, z, data["facing"], data.get("pitch", 0), data.get("roll", 0))
 
     def describe(self):
-        return (
-            f"({self.x}, {self.y}, {self.z}) facing {self.facing}, "
-            f"pitch {self.pitch:+d}, roll {self.roll:+d}"
-        )
+        return f"({self.x}, {self.y}, {self.z}) facing {self.facing}, pitch {self.pitch:+d}, roll {self.roll:+d}"
 
 
 @dataclass(frozen=True)
@@ -98,8 +95,14 @@ class Message:
     delivered_at: float | None = None
 
     def to_dict(self):
-        return {"sender": self.sender, "recipient": self.recipient, "message": self.message, "step": self.step,
-                "sent_at": self.sent_at, "delivered_at": self.delivered_at}
+        return {
+            "sender": self.sender,
+            "recipient": self.recipient,
+            "message": self.message,
+            "step": self.step,
+            "sent_at": self.sent_at,
+            "delivered_at": self.delivered_at,
+        }
 
 
 @dataclass(frozen=True)

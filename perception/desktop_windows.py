@@ -37,8 +37,15 @@ def list_shown_windows(display=None) -> list[Window]:
 
 
 def _window(raw) -> Window:
-    return Window(int(raw.getHandle() or id(raw)), raw.title or "", raw.left, raw.top, raw.width, raw.height,
-                  bool(raw.isMinimized))
+    return Window(
+        int(raw.getHandle() or id(raw)),
+        raw.title or "",
+        raw.left,
+        raw.top,
+        raw.width,
+        raw.height,
+        bool(raw.isMinimized),
+    )
 
 
 def _hint():

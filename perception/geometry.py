@@ -90,7 +90,8 @@ class ViewCone:
         its cone, and those the rays to them cross or squeeze between (a wall elsewhere changes nothing)."""
         if facing not in self._walls_that_matter:
             self._walls_that_matter[facing] = frozenset(
-                cell for offset, crossed, squeezes in self._cone(facing)
+                cell
+                for offset, crossed, squeezes in self._cone(facing)
                 for cell in (offset, *crossed, *(cell for pair in squeezes for cell in pair))
             )
         return self._walls_that_matter[facing]

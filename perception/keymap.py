@@ -83,10 +83,6 @@ def load_keymap(path, is_valid_key) -> KeyMap:
         raise KeyMapError(path, problem) from None
 
 
-
-
-
-
 def _build_keymap(data, is_valid_key, path):
     check_keys(data, KEYMAP_KEYS, "top-level")
     default_hold = _hold(data.get("hold_seconds", DEFAULT_HOLD_SECONDS), "'hold_seconds'")
@@ -146,11 +142,5 @@ def _binding(action, entry, default_hold, is_valid_key):
 def _hold(value, what):
     number_ok = isinstance(value, (int, float)) and not isinstance(value, bool)
     if not number_ok or not 0 < value <= MAX_HOLD_SECONDS:
-        raise Invalid(
-            f"{what} must be a number of seconds above 0 "
-            f"and at most {MAX_HOLD_SECONDS:g}, got {value!r}"
-        )
+        raise Invalid(f"{what} must be a number of seconds above 0 and at most {MAX_HOLD_SECONDS:g}, got {value!r}")
     return float(value)
-
-
-

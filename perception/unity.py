@@ -67,8 +67,9 @@ class UnityPyAutoGUIPerception(PerceptionInterface):
     vision calls of different agents overlap.
     """
 
-    def __init__(self, store, views, keyboard, look, screenshot_dir, windows=None, team=None, grabber=None,
-                 pause_key=None):
+    def __init__(
+        self, store, views, keyboard, look, screenshot_dir, windows=None, team=None, grabber=None, pause_key=None
+    ):
         """`team`: every agent's id, where some play elsewhere (a team split across machines); each starts
         at the same dead-reckoned pose. `grabber` grabs screen boxes (perception.screenshots.ScreenGrabber).
         `pause_key`: pressed once a window's first agent starts to think (after its view is grabbed),
@@ -81,8 +82,8 @@ class UnityPyAutoGUIPerception(PerceptionInterface):
         self.windows = windows or window_system()
         self.grabber = grabber or ScreenGrabber()
         self._lock = threading.Lock()
-        self._poses = {agent_id: START_POSE for agent_id in team or views}
-        self._seen = {agent_id: () for agent_id in views}
+        self._poses = dict.fromkeys(team or views, START_POSE)
+        self._seen = dict.fromkeys(views, ())
         self._presses = {}  # window id -> actions carried out in it so far
         self._after = {}  # agent id -> (its last after-frame's path, that window's presses then)
         self._steps = {}  # agent id -> the step it last observed in
@@ -139,7 +140,9 @@ class UnityPyAutoGUIPerception(PerceptionInterface):
         pose = self.get_agent_state(agent_id)
         binding = view.keymap.actions.get(action)
         if binding is None:
-            return ActionResult(action, "unavailable", pose, f"{action!r} has no key in {view.keymap.path}: not executed")
+            return ActionResult(
+                action, "unavailable", pose, f"{action!r} has no key in {view.keymap.path}: not executed"
+            )
         feedback = view.keymap.feedback
         if self._stop_thinking(agent_id, view.window):
             time.sleep(feedback.settle_seconds)  # the game shows play again, not its pause screen
@@ -154,8 +157,12 @@ class UnityPyAutoGUIPerception(PerceptionInterface):
         after_at = time.time()
         after = self.grabber.grab(view.bbox, view.window.display)
         change = round(view_change(before, after, feedback.pixel_threshold), 4)
-        frames = self._record_frames(agent_id, before, after, presses) | {"at": [round(before_at, 3), round(after_at, 3)]}
-        held = f"held {'+'.join(binding.keys)} for {binding.hold:g} s" + (" after refocusing the window" if refocused else "")
+        frames = self._record_frames(agent_id, before, after, presses) | {
+            "at": [round(before_at, 3), round(after_at, 3)]
+        }
+        held = f"held {'+'.join(binding.keys)} for {binding.hold:g} s" + (
+            " after refocusing the window" if refocused else ""
+        )
         if change < feedback.changed_share:
             detail = f"the view did not change ({held}; {change:.1%} of it changed)"
             return ActionResult(action, "blocked", pose, detail, view_change=change, frames=frames)

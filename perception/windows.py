@@ -36,21 +36,15 @@ def find_window(title_regex, display=None, system=None) -> Window:
         titles = sorted({window.title for window in windows})
         listed = ", ".join(repr(title) for title in titles[:TITLES_SHOWN])
         more = f" and {len(titles) - TITLES_SHOWN} more" if len(titles) > TITLES_SHOWN else ""
-        raise WindowError(
-            f"no shown window's title matches {title_regex!r}; "
-            f"the titles are: {listed or 'none'}{more}"
-        )
+        raise WindowError(f"no shown window's title matches {title_regex!r}; the titles are: {listed or 'none'}{more}")
     if len(matches) > 1:
         listed = ", ".join(f"{window.title!r} (id {window.id:#x})" for window in matches)
         raise WindowError(
-            f"{len(matches)} shown windows match {title_regex!r}: {listed}: "
-            "close one, or give a title only one matches"
+            f"{len(matches)} shown windows match {title_regex!r}: {listed}: close one, or give a title only one matches"
         )
     window = matches[0]
     if window.minimized:
         raise WindowError(f"the window {window.title!r} is minimized: restore it first")
     if window.zero_sized:
-        raise WindowError(
-            f"the window {window.title!r} is {window.width}x{window.height}: it shows nothing"
-        )
+        raise WindowError(f"the window {window.title!r} is {window.width}x{window.height}: it shows nothing")
     return window

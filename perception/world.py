@@ -62,12 +62,7 @@ class World:
 
     def free_cells(self):
         """Ground cells that are not walls, sorted."""
-        return [
-            (x, y, 0)
-            for x in range(self.width)
-            for y in range(self.depth)
-            if (x, y) not in self.walls
-        ]
+        return [(x, y, 0) for x in range(self.width) for y in range(self.depth) if (x, y) not in self.walls]
 
     @cached_property
     def view_cone(self):
@@ -83,6 +78,7 @@ class World:
             key=lambda name: (_squared_distance(origin, self.objects[name]), name),
         )
         return tuple(objects), cells, walls
+
 
 def _squared_distance(origin, cell):
     return (cell[0] - origin[0]) ** 2 + (cell[1] - origin[1]) ** 2
@@ -124,10 +120,7 @@ def _build_world(data, path):
         if object_name in objects:
             raise Invalid(f"object name '{object_name}' is used twice")
         objects[object_name] = cell
-    starts = tuple(
-        _agent_start(grid, number, entry)
-        for number, entry in enumerate(_list(data, "agents"), 1)
-    )
+    starts = tuple(_agent_start(grid, number, entry) for number, entry in enumerate(_list(data, "agents"), 1))
 
     return World(
         name=name,
@@ -160,11 +153,7 @@ def _list(data, key):
 def _size(value):
     if value is None:
         raise Invalid("'size' is missing: give [width, depth] or [width, depth, height]")
-    if (
-        not isinstance(value, list)
-        or len(value) not in (2, 3)
-        or not all(_is_int(n) and n > 0 for n in value)
-    ):
+    if not isinstance(value, list) or len(value) not in (2, 3) or not all(_is_int(n) and n > 0 for n in value):
         raise Invalid(f"'size' must be 2 or 3 positive integers, got {value!r}")
     width, depth, *height = value
     return width, depth, height[0] if height else 1
@@ -197,10 +186,7 @@ def _place(grid, value, what):
     """A checked (x, y, z) cell: on the grid and not inside a wall."""
     x, y, z = cell = _position(value, what)
     if not grid.in_bounds(x, y, z):
-        raise Invalid(
-            f"{what} at [{x}, {y}, {z}] is off the grid "
-            f"(size {grid.width}x{grid.depth}x{grid.height})"
-        )
+        raise Invalid(f"{what} at [{x}, {y}, {z}] is off the grid (size {grid.width}x{grid.depth}x{grid.height})")
     if (x, y) in grid.walls:
         raise Invalid(f"{what} at [{x}, {y}, {z}] is inside a wall")
     return cell

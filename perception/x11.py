@@ -31,9 +31,7 @@ ICONIC_STATE = 3  # ICCCM WM_STATE of a minimized window
 def _connect(display=None):
     name = display or os.environ.get("DISPLAY")
     if not name:
-        raise WindowError(
-            "no display: set DISPLAY to the X display the game runs on (e.g. DISPLAY=:0)"
-        )
+        raise WindowError("no display: set DISPLAY to the X display the game runs on (e.g. DISPLAY=:0)")
     try:
         connection = Display(name)
     except (DisplayError, XauthError, OSError) as error:
@@ -74,9 +72,7 @@ def _titled_windows(connection, root, parent, display_name):
 
 
 def _title(connection, window):
-    utf8 = window.get_full_property(
-        connection.intern_atom("_NET_WM_NAME"), connection.intern_atom("UTF8_STRING")
-    )
+    utf8 = window.get_full_property(connection.intern_atom("_NET_WM_NAME"), connection.intern_atom("UTF8_STRING"))
     if utf8 is not None:
         return _text(utf8.value, "utf-8")
     legacy = window.get_full_property(Xatom.WM_NAME, X.AnyPropertyType)
@@ -119,9 +115,7 @@ def focus_window(window):
         target.set_input_focus(X.RevertToParent, X.CurrentTime, onerror=failed)
         connection.sync()
         if failed.get_error():
-            raise WindowError(
-                f"cannot focus the window {window.title!r}: it is gone or no longer shown"
-            )
+            raise WindowError(f"cannot focus the window {window.title!r}: it is gone or no longer shown")
 
 
 def has_focus(window) -> bool:

@@ -91,7 +91,12 @@ def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
 
 
 def _file_kind(mode: int) -> str:
-    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
+    kinds = (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a device"),
+        (stat.S_ISBLK, "a device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
     return next((name for test, name in kinds if test(mode)), "not a file")
 
 
@@ -123,8 +128,11 @@ def _expanded_size(root):
         if id(node) in sizes:
             continue
         children = (
-            [part for pair in node.value for part in pair] if isinstance(node, yaml.MappingNode)
-            else node.value if isinstance(node, yaml.SequenceNode) else []
+            [part for pair in node.value for part in pair]
+            if isinstance(node, yaml.MappingNode)
+            else node.value
+            if isinstance(node, yaml.SequenceNode)
+            else []
         )
         if children_done:
             sizes[id(node)] = min(MAX_VALUES + 1, 1 + sum(sizes[id(child)] for child in children))

@@ -112,7 +112,9 @@ def test_no_module_imports_in_a_circle():
 def test_no_package_imports_in_a_circle():
     packages = {}
     for module, targets in import_graph().items():
-        packages.setdefault(package_of(module), set()).update(package_of(t) for t in targets if package_of(t) != package_of(module))
+        packages.setdefault(package_of(module), set()).update(
+            package_of(t) for t in targets if package_of(t) != package_of(module)
+        )
     assert cycles(packages) == []
 
 
@@ -156,7 +158,9 @@ def test_every_import_points_down_the_layers():
 
 def test_the_nodes_never_import_the_application():
     graph = import_graph()
-    assert not [(m, t) for m, targets in graph.items() if m.startswith("nodes") for t in targets if t.startswith("explorer")]
+    assert not [
+        (m, t) for m, targets in graph.items() if m.startswith("nodes") for t in targets if t.startswith("explorer")
+    ]
 
 
 def test_each_external_api_is_imported_by_its_own_module_only():

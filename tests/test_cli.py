@@ -40,13 +40,24 @@ def assert_one_line_error(result, *words):
         (["--mode", "vr"], ["unknown mode 'vr'"]),
         (["--mode", "unity"], ["--mode unity needs --window-title REGEX"]),
         (["--mode", "unity", "--window-title", "Game ("], ["'Game (' is not a valid regular expression"]),
-        (["--mode", "unity", "--window-title", "G", "--agents", "3", "--region", "0,0,9,9", "--region", "9,0,9,9"],
-         ["--region is given 2 times for 3 agents: give it once for all, or once per agent"]),
-        (["--mode", "unity", "--window-title", "G", "--keymap", "no/such.yaml"], ["key map file not found: no/such.yaml"]),
-        (["--mode", "unity", "--window-title", "G", "--region", "0,0,100"], ["argument --region: '0,0,100' is not X,Y,W,H"]),
+        (
+            ["--mode", "unity", "--window-title", "G", "--agents", "3", "--region", "0,0,9,9", "--region", "9,0,9,9"],
+            ["--region is given 2 times for 3 agents: give it once for all, or once per agent"],
+        ),
+        (
+            ["--mode", "unity", "--window-title", "G", "--keymap", "no/such.yaml"],
+            ["key map file not found: no/such.yaml"],
+        ),
+        (
+            ["--mode", "unity", "--window-title", "G", "--region", "0,0,100"],
+            ["argument --region: '0,0,100' is not X,Y,W,H"],
+        ),
         (["--mode", "unity", "--window-title", "G", "--region", "0,0,0,10"], ["W and H must be at least 2"]),
         (["--mode", "unity", "--window-title", "G", "--vision", "twice"], ["unknown --vision 'twice'"]),
-        (["--window-title", "Game"], ["--window-title, --keymap, --region, --vision and --pause-key are for --mode unity"]),
+        (
+            ["--window-title", "Game"],
+            ["--window-title, --keymap, --region, --vision and --pause-key are for --mode unity"],
+        ),
         (["--pause-key", "p"], ["--window-title, --keymap, --region, --vision and --pause-key are for --mode unity"]),
         (["--world", "no/such/world.yaml"], ["world file not found", "no/such/world.yaml"]),
         (["--frobnicate"], ["unrecognized arguments: --frobnicate"]),
@@ -84,7 +95,10 @@ def test_bad_arguments_give_one_line_and_exit_2(args, words):
             "name: x\nsize: [4, 4]\nwalls: [[0, 0]]\nobjects:\n  - {name: cup, position: [1, 1]}\nagents:\n  - {position: [0, 0]}\n",
             ["agent 1", "inside a wall"],
         ),
-        ("name: x\nsize: [100000, 100000]\nobjects:\n  - {name: cup, position: [1, 1]}\n", ["more than 1,000,000 cells"]),
+        (
+            "name: x\nsize: [100000, 100000]\nobjects:\n  - {name: cup, position: [1, 1]}\n",
+            ["more than 1,000,000 cells"],
+        ),
         ("name: x\nsize: [8, 6]\nview_distance: 1000\nobjects:\n  - {name: cup, position: [1, 1]}\n", ["at most 50"]),
         (
             "a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n"
@@ -111,7 +125,17 @@ def test_a_run_directory_that_holds_a_run_is_refused(tmp_path):
 def test_help_describes_the_options():
     result = main("--help")
     assert result.returncode == 0
-    for option in ("--mode", "--agents", "--steps", "--world", "--seed", "--model", "--api-base", "--no-comm", "--run-dir"):
+    for option in (
+        "--mode",
+        "--agents",
+        "--steps",
+        "--world",
+        "--seed",
+        "--model",
+        "--api-base",
+        "--no-comm",
+        "--run-dir",
+    ):
         assert option in result.stdout
 
 
@@ -128,7 +152,9 @@ def test_the_main_command_runs_and_writes_its_run(tmp_path):
     assert json.loads((run_dir / "config.json").read_text())["agents"] == 2
     log = (run_dir / "run.log").read_text()
     assert "] Agent1 found" in log  # the thread's name is bracketed, apart from what it says
-    assert log.splitlines()[-1].endswith(f"Run completed after 8 agent-steps: {len(summary['objects_discovered'])} of 12 objects found")
+    assert log.splitlines()[-1].endswith(
+        f"Run completed after 8 agent-steps: {len(summary['objects_discovered'])} of 12 objects found"
+    )
 
 
 def test_a_key_in_the_api_base_never_reaches_the_run_directory(tmp_path):
@@ -144,7 +170,9 @@ def test_a_key_in_the_api_base_never_reaches_the_run_directory(tmp_path):
 def start(run_dir, *args):
     return subprocess.Popen(
         [sys.executable, MAIN, "--agents", "2", "--steps", "500", "--run-dir", str(run_dir), "-q", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         # A harness may start us with SIGINT ignored, which children inherit.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
@@ -152,7 +180,13 @@ def start(run_dir, *args):
 
 @pytest.mark.parametrize(
     "signals",
-    [[signal.SIGINT], [signal.SIGTERM], [signal.SIGHUP], [signal.SIGINT] * 6, [signal.SIGTERM, signal.SIGINT, signal.SIGINT]],
+    [
+        [signal.SIGINT],
+        [signal.SIGTERM],
+        [signal.SIGHUP],
+        [signal.SIGINT] * 6,
+        [signal.SIGTERM, signal.SIGINT, signal.SIGINT],
+    ],
     ids=["ctrl-c", "sigterm", "sighup", "ctrl-c six times", "sigterm then ctrl-c"],
 )
 def test_a_stop_signal_keeps_finished_steps_writes_summary_and_memories_and_exits_128_plus_it(tmp_path, signals):
@@ -226,7 +260,9 @@ def test_markup_and_escape_codes_in_names_are_shown_as_text(tmp_path):
     assert json.loads((run_dir / "summary.json").read_text())["coverage"] == 1.0
 
 
-@pytest.mark.parametrize("model, variable", [("gpt-4o-mini", "OPENAI_API_KEY"), ("anthropic/claude-3-5-haiku-latest", "ANTHROPIC_API_KEY")])
+@pytest.mark.parametrize(
+    "model, variable", [("gpt-4o-mini", "OPENAI_API_KEY"), ("anthropic/claude-3-5-haiku-latest", "ANTHROPIC_API_KEY")]
+)
 def test_a_model_without_its_api_key_is_refused_before_the_run_starts(tmp_path, model, variable):
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     result = main("--model", model, "--run-dir", str(tmp_path / "run"), env=env)

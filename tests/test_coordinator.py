@@ -4,15 +4,15 @@ import json
 
 import pytest
 
+import explorer.policies.sentences as sentences
 from explorer.config.run_config import ConfigError, RunConfig
 from explorer.model.reading import ReplyError
-import explorer.policies.sentences as sentences
 from explorer.policies.directed import DirectedPolicy
 from explorer.policies.offline import OfflineExplorer
 from explorer.policies.replies import parse_directives
 from explorer.run.runner import ExplorationRun
-from explorer.team.store import InProcessStore
 from explorer.run.trace import read_trace
+from explorer.team.store import InProcessStore
 from nodes.interfaces import DIRECTIVE
 from perception.mock import MockPerception
 from tests.support.openai_stub_server import ChatServer, in_turn
@@ -41,9 +41,12 @@ def test_directive_sentences_are_read_back():
 
 
 def test_a_coordinators_reply_gives_one_directive_per_explorer():
-    reply = "```yaml\ndirectives:\n  agent2: {goal: [4, 1], facing: East}\n  Agent1: {action: Move Forward}\n  Agent3:\n```"
+    reply = (
+        "```yaml\ndirectives:\n  agent2: {goal: [4, 1], facing: East}\n  Agent1: {action: Move Forward}\n  Agent3:\n```"
+    )
     assert parse_directives(reply, TEAM, ACTIONS, (10, 10, 1)) == [
-        ("Agent1", None, "forward"), ("Agent2", (4, 1, 0, "east"), None),
+        ("Agent1", None, "forward"),
+        ("Agent2", (4, 1, 0, "east"), None),
     ]
     for bad, problem in (
         ("I would send them north.", "no `directives`"),
@@ -61,8 +64,11 @@ def test_a_coordinators_reply_gives_one_directive_per_explorer():
 
 
 def directed(tmp_path):
-    world = world_file(tmp_path, "name: w\nsize: [6, 6]\nwalls: [[3, 0], [3, 1], [3, 2], [3, 3], [3, 4], [3, 5]]\n"
-                                 "objects: [{name: cup, position: [5, 5]}]\nagents: [{position: [0, 0], facing: north}]\n")
+    world = world_file(
+        tmp_path,
+        "name: w\nsize: [6, 6]\nwalls: [[3, 0], [3, 1], [3, 2], [3, 3], [3, 4], [3, 5]]\n"
+        "objects: [{name: cup, position: [5, 5]}]\nagents: [{position: [0, 0], facing: north}]\n",
+    )
     perception = MockPerception(world, InProcessStore(), ["Agent1"], seed=1)
     return perception, DirectedPolicy(OfflineExplorer(), "Coordinator")
 
@@ -70,7 +76,9 @@ def directed(tmp_path):
 def step(perception, policy, number, text=None):
     """One step of the explorer; the directive's sentence, if given, is a message from its coordinator."""
     context = context_for(perception, "Agent1", number)
-    context = with_messages(context, [{"sender": "Coordinator", "recipient": "Agent1", "message": text}] if text else [])
+    context = with_messages(
+        context, [{"sender": "Coordinator", "recipient": "Agent1", "message": text}] if text else []
+    )
     outcome = policy.decide("", context)
     perception.execute_action("Agent1", outcome.decision.action)
     return outcome
@@ -109,10 +117,13 @@ def test_a_goal_to_look_from_is_outdated_once_its_view_is_seen(tmp_path):
     perception, policy = directed(tmp_path)
     assert step(perception, policy, 1, directive).directive["status"] == "followed"
     perception, policy = directed(tmp_path)
-    context = with_messages(context_for(perception, "Agent1", 1), [
-        {"sender": "Agent2", "recipient": None, "message": "Covered x 0-5, y 0-5, level 0."},
-        {"sender": "Coordinator", "recipient": "Agent1", "message": directive},
-    ])
+    context = with_messages(
+        context_for(perception, "Agent1", 1),
+        [
+            {"sender": "Agent2", "recipient": None, "message": "Covered x 0-5, y 0-5, level 0."},
+            {"sender": "Coordinator", "recipient": "Agent1", "message": directive},
+        ],
+    )
     outcome = policy.decide("", context)
     assert outcome.directive["status"] == "outdated" and outcome.decided_by is None  # its own choice
     perception.execute_action("Agent1", outcome.decision.action)
@@ -138,8 +149,11 @@ def test_an_offline_coordinator_directs_explorers_in_lockstep(tmp_path, embedder
     # Each directive reaches its explorer the round after it is sent, as a message from the Coordinator.
     for directive in sent:
         sent_at = next(r["time"] for r in lines if directive in r["directives"])
-        read = [r for r in trace if r["agent_id"] == directive["to"]
-                and any(m["message"] == directive["message"] for m in r["messages_in"])]
+        read = [
+            r
+            for r in trace
+            if r["agent_id"] == directive["to"] and any(m["message"] == directive["message"] for m in r["messages_in"])
+        ]
         assert read and read[0]["time"] == sent_at + 1
     followed = [r for r in trace if r["directive"] and r["directive"]["status"] == "followed"]
     assert followed and all(r["policy"] == DIRECTIVE for r in followed)
@@ -169,15 +183,17 @@ def test_a_model_coordinator_is_asked_through_litellm_and_a_bad_reply_sends_noth
     good = "```yaml\ndirectives:\n  Agent1: {goal: [1, 1, 0]}\n  Agent2: {action: look_left}\n```"
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with ChatServer(in_turn("no idea", "still no idea", good)) as server:
-        trace, summary = run(tmp_path, embedder, coordinator="openai/coordinator-model", api_base=server.api_base,
-                             steps=10)
+        trace, summary = run(
+            tmp_path, embedder, coordinator="openai/coordinator-model", api_base=server.api_base, steps=10
+        )
     lines = [r for r in trace if r["agent_id"] == "Coordinator"]
     assert len(server.requests) == 3 == summary["per_agent"]["Coordinator"]["llm"]["calls"]
     assert "You are the Coordinator of a team of 3 explorers" in server.requests[0]["messages"][-1]["content"]
     first, second = lines
     assert first["parse_failure"] and first["directives"] == [] and len(first["llm"]["calls"]) == 2
     assert [(d["to"], d["kind"], d["target"]) for d in second["directives"]] == [
-        ("Agent1", "goal", [1, 1, 0, None]), ("Agent2", "action", "look_left"),
+        ("Agent1", "goal", [1, 1, 0, None]),
+        ("Agent2", "action", "look_left"),
     ]
     agent2 = next(r for r in trace if r["agent_id"] == "Agent2" and r["time"] == 6)
     assert agent2["action"] == "look_left" and agent2["directive"]["status"] == "followed"

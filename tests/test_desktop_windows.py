@@ -51,8 +51,12 @@ def desktop(monkeypatch):
 
 def test_the_game_window_is_found_among_shown_titled_windows_and_focused(desktop):
     game = FakeWindow(0x51, "My Scene - Unity")
-    desktop.fake.windows = [FakeWindow(1, ""), FakeWindow(2, "My Scene (hidden)", visible=False), game,
-                            FakeWindow(3, "Terminal")]
+    desktop.fake.windows = [
+        FakeWindow(1, ""),
+        FakeWindow(2, "My Scene (hidden)", visible=False),
+        game,
+        FakeWindow(3, "Terminal"),
+    ]
     window = find_window("^My Scene", system=desktop)
     assert (window.id, window.title, window.bbox) == (0x51, "My Scene - Unity", (10, 20, 650, 380))
     assert [w.title for w in desktop.list_shown_windows()] == ["My Scene - Unity", "Terminal"]

@@ -21,7 +21,9 @@ def test_a_full_disk_stops_the_run_with_one_line_and_keeps_every_whole_trace_lin
     run_dir = small_disk / "run"
     result = subprocess.run(
         [sys.executable, str(ROOT / "main.py"), "--agents", "2", "--steps", "500", "--run-dir", str(run_dir), "-q"],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr + result.stdout

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from explorer.config.run_config import ConfigError, RunConfig
 from explorer.config.profiles import ProfileError, coordinator_profile, load_profiles
+from explorer.config.run_config import ConfigError, RunConfig
 from explorer.run.runner import ExplorationRun
 from explorer.run.trace import read_trace
 from perception.base import Pose
@@ -83,7 +83,7 @@ def test_an_observation_delay_shows_the_pose_of_that_time(run):
 
 
 def test_an_action_delay_moves_the_agent_that_much_later(run):
-    records, summary = run("slow", "default: {act_delay: 2}\n", agents=1, steps=15, schedule="event")
+    records, _summary = run("slow", "default: {act_delay: 2}\n", agents=1, steps=15, schedule="event")
     world = load_world(WORLDS / "apartment.yaml")
     assert all(r["result"]["outcome"] == "pending" for r in records)
     pose = Pose.from_dict(records[0]["pose"])
@@ -104,13 +104,17 @@ def test_mixed_intervals_and_delays_give_the_same_trace_for_the_same_seed(run):
     first, summary = run("one", profiles, agents=3, steps=20, schedule="event", seed=7)
     second, _ = run("two", profiles, agents=3, steps=20, schedule="event", seed=7)
     ticks = {agent: [r["time"] for r in first if r["agent_id"] == agent] for agent in ("Agent1", "Agent2", "Agent3")}
-    assert ticks == {"Agent1": [float(t) for t in range(20)], "Agent2": [float(t) for t in range(0, 20, 2)],
-                     "Agent3": [float(t) for t in range(0, 20, 3)]}
+    assert ticks == {
+        "Agent1": [float(t) for t in range(20)],
+        "Agent2": [float(t) for t in range(0, 20, 2)],
+        "Agent3": [float(t) for t in range(0, 20, 3)],
+    }
     assert summary["steps"] == {"Agent1": 20, "Agent2": 10, "Agent3": 7}
     assert [r["time"] for r in first] == sorted(r["time"] for r in first)  # committed in the clock's order
     assert [r for r in first if r["messages_in"]]
-    assert [{k: v for k, v in r.items() if k != "timings"} for r in first] == \
-        [{k: v for k, v in r.items() if k != "timings"} for r in second]
+    assert [{k: v for k, v in r.items() if k != "timings"} for r in first] == [
+        {k: v for k, v in r.items() if k != "timings"} for r in second
+    ]
 
 
 def test_timings_are_checked(tmp_path, embedder):
@@ -122,7 +126,11 @@ def test_timings_are_checked(tmp_path, embedder):
         path = tmp_path / "p.yaml"
         path.write_text(text)
         with pytest.raises(ProfileError, match=error):
-            (coordinator_profile(path, "offline") if text.startswith("coordinator") else load_profiles(path, 2, "offline"))
+            (
+                coordinator_profile(path, "offline")
+                if text.startswith("coordinator")
+                else load_profiles(path, 2, "offline")
+            )
     path = tmp_path / "p.yaml"
     path.write_text("default: {msg_delay: 2}\n")
     with pytest.raises(ConfigError, match="timings need --schedule event"):

@@ -1,4 +1,3 @@
-
 import pytest
 
 from perception.actions import ACTIONS
@@ -29,11 +28,7 @@ def write(tmp_path, text):
 def test_the_three_ways_to_bind_a_key(tmp_path):
     path = write(
         tmp_path,
-        "hold_seconds: 0.25\n"
-        "actions:\n"
-        "  look_left: {key: left, hold: 0.4}\n"
-        "  move_up: [shift, w]\n"
-        "  forward: w\n",
+        "hold_seconds: 0.25\nactions:\n  look_left: {key: left, hold: 0.4}\n  move_up: [shift, w]\n  forward: w\n",
     )
     keymap = load_keymap(path, known_key)
     assert keymap.actions == {
@@ -90,8 +85,14 @@ def test_hold_seconds_has_a_default_and_a_mapping_may_list_keys(tmp_path):
         ("hold_seconds: true\nactions: {forward: w}", "'hold_seconds' must be"),
         ("actions: {forward: w}\nfeedback: 0.1", "'feedback' must be a mapping of setting: number, not a number"),
         ("actions: {forward: w}\nfeedback: {settle: 1}", "unknown 'feedback' key 'settle' (allowed: settle_seconds,"),
-        ("actions: {forward: w}\nfeedback: {changed_share: 2}", "'feedback' changed_share must be a number from 0 to 1, got 2"),
-        ("actions: {forward: w}\nfeedback: {pixel_threshold: 8.5}", "pixel_threshold must be a whole number from 0 to 254"),
+        (
+            "actions: {forward: w}\nfeedback: {changed_share: 2}",
+            "'feedback' changed_share must be a number from 0 to 1, got 2",
+        ),
+        (
+            "actions: {forward: w}\nfeedback: {pixel_threshold: 8.5}",
+            "pixel_threshold must be a whole number from 0 to 254",
+        ),
     ],
 )
 def test_every_problem_is_one_line_naming_the_file(tmp_path, text, problem):
@@ -134,5 +135,7 @@ def test_the_shipped_keys_are_known_to_pyautogui():
 
 def test_the_frame_feedback_has_defaults_a_map_may_override(tmp_path):
     assert load_keymap(write(tmp_path, "actions: {forward: w}"), known_key).feedback == FrameFeedback()
-    keymap = load_keymap(write(tmp_path, "actions: {forward: w}\nfeedback: {changed_share: 0.05, settle_seconds: 0}"), known_key)
+    keymap = load_keymap(
+        write(tmp_path, "actions: {forward: w}\nfeedback: {changed_share: 0.05, settle_seconds: 0}"), known_key
+    )
     assert keymap.feedback == FrameFeedback(settle_seconds=0.0, pixel_threshold=8, changed_share=0.05)

@@ -17,9 +17,13 @@ def committed_step(perception, agent_id, step, action="forward"):
     observation = perception.observe(agent_id)
     result = perception.execute_action(agent_id, action)
     return {
-        "agent_id": agent_id, "step": step, "seen_cells": [list(c) for c in observation.seen_cells],
-        "seen_walls": [list(c) for c in observation.seen_walls], "object_cells": dict(observation.object_cells),
-        "new_objects": list(observation.visible_objects), "action": action,
+        "agent_id": agent_id,
+        "step": step,
+        "seen_cells": [list(c) for c in observation.seen_cells],
+        "seen_walls": [list(c) for c in observation.seen_walls],
+        "object_cells": dict(observation.object_cells),
+        "new_objects": list(observation.visible_objects),
+        "action": action,
         "result": {"outcome": result.outcome, "pose": result.pose.to_dict()},
     }
 
@@ -44,16 +48,29 @@ def test_every_shipped_world_fits_an_80x24_terminal_beside_the_table(world_file)
     assert "Team map" in lines[0]  # beside the table, not below it
     for index, agent_id in enumerate(AGENTS, 1):
         pose = perception.get_agent_state(agent_id)
-        assert f"{index}{'^>v<'['north east south west'.split().index(pose.facing)]}" in "\n".join(lines)
+        assert f"{index}{'^>v<'[['north', 'east', 'south', 'west'].index(pose.facing)]}" in "\n".join(lines)
 
 
 def test_the_map_draws_what_was_seen_met_and_found_and_crops_around_the_team():
     live = LiveMap(30, 20, ["Agent1", "Agent2"])
-    live.add({"agent_id": "Agent1", "seen_cells": [[20, 10, 0], [21, 10, 0]], "seen_walls": [[22, 10]],
-              "new_objects": ["lamp"], "object_cells": {"lamp": [21, 10, 0]},
-              "result": {"pose": {"position": [20, 11, 0], "facing": "east"}}})
-    live.add({"agent_id": "Agent2", "seen_cells": [], "seen_walls": [],
-              "result": {"pose": {"position": [22, 12, 0], "facing": "west"}}})
+    live.add(
+        {
+            "agent_id": "Agent1",
+            "seen_cells": [[20, 10, 0], [21, 10, 0]],
+            "seen_walls": [[22, 10]],
+            "new_objects": ["lamp"],
+            "object_cells": {"lamp": [21, 10, 0]},
+            "result": {"pose": {"position": [20, 11, 0], "facing": "east"}},
+        }
+    )
+    live.add(
+        {
+            "agent_id": "Agent2",
+            "seen_cells": [],
+            "seen_walls": [],
+            "result": {"pose": {"position": [22, 12, 0], "facing": "west"}},
+        }
+    )
     rows = live.render(columns=10, rows=5).plain.split("\n")
     assert len(rows) == 5 and all(len(row) == 20 for row in rows)  # cropped: 10 cells of 2 characters
     # x 16-25 and y 13 down to 9, around the team: y=12 holds Agent2, y=11 Agent1, y=10 the ground, find and wall.
@@ -66,7 +83,10 @@ def test_the_map_draws_what_was_seen_met_and_found_and_crops_around_the_team():
 def test_without_a_map_the_table_gives_the_whole_pose():
     console = RunConsole(["Agent1"], 5, None, 0)  # game mode: no grid to draw
     pose = {"position": [1, 2, 0], "facing": "east", "pitch": 1, "roll": 0}
-    console.step_committed([{"agent_id": "Agent1", "step": 1, "action": "look_up",
-                             "result": {"outcome": "turned", "pose": pose}}], [], True)
+    console.step_committed(
+        [{"agent_id": "Agent1", "step": 1, "action": "look_up", "result": {"outcome": "turned", "pose": pose}}],
+        [],
+        True,
+    )
     text = "\n".join(screen(console._view()))
     assert "(1, 2, 0) facing east, pitch +1" in text and "Team map" not in text

@@ -184,7 +184,9 @@ def test_a_stopping_run_abandons_its_calls_in_flight():
 
 def test_a_refused_connection_is_retried_then_reported_on_one_line():
     sleeps = []
-    settings = LLMSettings(model="openai/test-model", api_base=f"http://127.0.0.1:{closed_port()}/v1", timeout=2.0, max_retries=2)
+    settings = LLMSettings(
+        model="openai/test-model", api_base=f"http://127.0.0.1:{closed_port()}/v1", timeout=2.0, max_retries=2
+    )
     with pytest.raises(LLMError) as caught:
         llm.complete_prompt(settings, "hi", sleep=sleeps.append)
     assert caught.value.kind == "connection"  # litellm says InternalServerError 500; the cause says otherwise
@@ -213,7 +215,10 @@ def test_a_reply_without_text_is_a_bad_response_asked_again_once(kind):
 @pytest.mark.parametrize("status", [401, 403])  # litellm raises a bare APIError for 403
 def test_refused_credentials_stop_at_once(status, capsys):
     sleeps = []
-    with ChatServer(lambda request: error(status, "invalid api key")) as server, pytest.raises(AuthenticationFailed) as caught:
+    with (
+        ChatServer(lambda request: error(status, "invalid api key")) as server,
+        pytest.raises(AuthenticationFailed) as caught,
+    ):
         llm.complete_prompt(settings_for(server), "hi", sleep=sleeps.append)
     assert (caught.value.kind, caught.value.status, caught.value.retries) == ("auth", status, 0)
     assert len(server.requests) == 1 and sleeps == []
@@ -307,7 +312,9 @@ def test_a_jpeg_is_sent_as_image_jpeg(tmp_path):
 
 def test_describe_image_gets_caption_and_objects_in_one_call(png):
     many = ", ".join(f"thing{i}" for i in range(40))
-    answer = f'```yaml\ncaption: "A kitchen with a red kettle."\nobjects: [Kettle, " mug ", kettle, 42, null, {many}]\n```'
+    answer = (
+        f'```yaml\ncaption: "A kitchen with a red kettle."\nobjects: [Kettle, " mug ", kettle, 42, null, {many}]\n```'
+    )
     with ChatServer(lambda request: answer) as server:
         caption, objects, reply = vision.describe_image(settings_for(server), png)
     assert len(server.requests) == 1
@@ -332,7 +339,9 @@ def test_extract_objects_reads_a_fenced_list_inside_prose(png):
     assert "YAML list" in prompt_of(server.requests[0])
 
 
-@pytest.mark.parametrize("reply_text", ["I see a chair: and: a table: [", "caption: [unclosed", "objects: [sofa]", "A sofa."])
+@pytest.mark.parametrize(
+    "reply_text", ["I see a chair: and: a table: [", "caption: [unclosed", "objects: [sofa]", "A sofa."]
+)
 def test_an_unparseable_vision_reply_is_a_bad_response(png, reply_text):
     with ChatServer(lambda request: reply_text) as server, pytest.raises(LLMError) as caught:
         vision.describe_image(settings_for(server), png)

@@ -23,8 +23,12 @@ def test_a_litellm_model_decides_every_step(tmp_path, embedder, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with ChatServer(lambda request: REPLY) as server:
         config = RunConfig(
-            agents=2, steps=3, model="openai/test-model", api_base=server.api_base,
-            run_dir=tmp_path / "run", verbosity=-1,
+            agents=2,
+            steps=3,
+            model="openai/test-model",
+            api_base=server.api_base,
+            run_dir=tmp_path / "run",
+            verbosity=-1,
         )
         summary = ExplorationRun(config, embedder=embedder).execute()
     trace = read_trace(tmp_path / "run" / "trace.jsonl")
@@ -32,7 +36,13 @@ def test_a_litellm_model_decides_every_step(tmp_path, embedder, monkeypatch):
     assert summary["status"] == "completed"
     assert len(server.requests) == 6  # one call per agent-step
     llm = summary["llm"]
-    assert (llm["calls"], llm["prompt_tokens"], llm["completion_tokens"], llm["retries"], llm["errors"]) == (6, 600, 120, 0, 0)
+    assert (llm["calls"], llm["prompt_tokens"], llm["completion_tokens"], llm["retries"], llm["errors"]) == (
+        6,
+        600,
+        120,
+        0,
+        0,
+    )
     assert llm["cost_usd"] is None  # a model litellm has no price for, and no --price-in/--price-out
     assert 0 < llm["latency_seconds"]["p50"] <= llm["latency_seconds"]["p99"]
     assert summary["per_agent"]["Agent1"]["llm"]["calls"] == 3
@@ -60,6 +70,8 @@ assert llm._litellm().model_cost  # the local price table
 print(len(attempts))
 """
     env = {key: value for key, value in os.environ.items() if not key.startswith("LITELLM_")}
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "0"

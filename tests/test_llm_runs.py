@@ -43,9 +43,28 @@ def alternating(first, second):
 def run_main(tmp_path, api_base, *args, env=None, volume="-q"):
     run_dir = tmp_path / "run"
     result = subprocess.run(
-        [sys.executable, str(ROOT / "main.py"), "--mode", "mock", "--agents", "2", "--steps", "6",
-         "--model", "openai/test-model", "--api-base", api_base, "--run-dir", str(run_dir), volume, *args],
-        capture_output=True, text=True, timeout=300, env=env,
+        [
+            sys.executable,
+            str(ROOT / "main.py"),
+            "--mode",
+            "mock",
+            "--agents",
+            "2",
+            "--steps",
+            "6",
+            "--model",
+            "openai/test-model",
+            "--api-base",
+            api_base,
+            "--run-dir",
+            str(run_dir),
+            volume,
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
     )
     summary = json.loads((run_dir / "summary.json").read_text())
     return result, summary, read_trace(run_dir / "trace.jsonl"), run_dir
@@ -146,7 +165,9 @@ def test_a_refused_connection_is_reported_every_step_and_the_run_ends_failed(tmp
 def test_a_stall_past_the_timeout_is_cut_off(tmp_path):
     stall_then_answer = alternating(lambda n: Scripted(text=GOOD, delay=5), lambda n: GOOD)
     with ChatServer(stall_then_answer) as server:
-        result, summary, trace, _ = run_main(tmp_path, server.api_base, "--agents", "1", "--steps", "2", "--timeout", "0.5")
+        result, summary, trace, _ = run_main(
+            tmp_path, server.api_base, "--agents", "1", "--steps", "2", "--timeout", "0.5"
+        )
     assert result.returncode == 0, result.stderr
     assert [r["action"] for r in trace] == ["look_left", "look_left"]
     assert summary["llm"]["retries"] >= 1
@@ -189,9 +210,24 @@ def test_ctrl_c_is_felt_at_once_while_the_model_hangs(tmp_path):
     run_dir = tmp_path / "run"
     with ChatServer(lambda request: Scripted(text="action: forward", delay=120)) as server:
         process = subprocess.Popen(
-            [sys.executable, str(ROOT / "main.py"), "--agents", "2", "--steps", "6", "--model", "openai/test-model",
-             "--api-base", server.api_base, "--run-dir", str(run_dir), "-q"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                str(ROOT / "main.py"),
+                "--agents",
+                "2",
+                "--steps",
+                "6",
+                "--model",
+                "openai/test-model",
+                "--api-base",
+                server.api_base,
+                "--run-dir",
+                str(run_dir),
+                "-q",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         deadline = time.monotonic() + 60
@@ -212,7 +248,9 @@ def test_ctrl_c_is_felt_at_once_while_the_model_hangs(tmp_path):
 def test_goal_level_decisions_ask_the_model_only_when_there_is_something_to_decide(tmp_path):
     def answer(request):
         prompt = request["messages"][-1]["content"]
-        first_ask = prompt.startswith("You are Agent1") and "## Step 1 of" in prompt and "could not be used" not in prompt
+        first_ask = (
+            prompt.startswith("You are Agent1") and "## Step 1 of" in prompt and "could not be used" not in prompt
+        )
         return "goal: G9" if first_ask else "```yaml\ngoal: G1\nreason: nearest\n```"
 
     with ChatServer(answer) as server:
@@ -230,5 +268,8 @@ def test_goal_level_decisions_ask_the_model_only_when_there_is_something_to_deci
     # The prompt lists the goals; a goal that does not exist is refused and re-asked once.
     prompts = [record.body["messages"][-1]["content"] for record in server.records]
     assert all("- G1: look" in p and "goal: one of the goal ids" in p for p in prompts)
-    assert trace[0]["agent_id"] == "Agent1" and [c["reply_error"] for c in trace[0]["llm"]["calls"]] == ["unknown goal 'G9'", None]
+    assert trace[0]["agent_id"] == "Agent1" and [c["reply_error"] for c in trace[0]["llm"]["calls"]] == [
+        "unknown goal 'G9'",
+        None,
+    ]
     assert sum("a `goal` that is one of G1" in p for p in prompts) == 1

@@ -1,6 +1,5 @@
 """The mock perception backend: actions, sight and placement."""
 
-
 import pytest
 
 from perception.actions import ACTIONS
@@ -12,9 +11,7 @@ from tests.support.paths import WORLDS
 
 def make_world(objects=(), walls=(), size=(7, 7, 1), starts=(), view_distance=3):
     width, depth, height = size
-    return World(
-        "test", width, depth, height, frozenset(walls), dict(objects), tuple(starts), view_distance, 10
-    )
+    return World("test", width, depth, height, frozenset(walls), dict(objects), tuple(starts), view_distance, 10)
 
 
 def agent_at(pose, **world):

@@ -58,9 +58,19 @@ def agent_state(policy, schedule):
     for agent_id in ("Agent1", "Agent2"):
         store.register_agent(agent_id, perception.get_agent_state(agent_id).to_dict())
     state = new_agent_state(
-        agent_id="Agent1", team=["Agent1", "Agent2"], shared_memory=store, perception=perception,
-        environment=perception.get_environment_info(), role="scout", persona="Be quick.", policy=policy,
-        schedule=schedule, comm_enabled=True, coordinator=None, max_steps=2, memory_index=RememberingMemory(),
+        agent_id="Agent1",
+        team=["Agent1", "Agent2"],
+        shared_memory=store,
+        perception=perception,
+        environment=perception.get_environment_info(),
+        role="scout",
+        persona="Be quick.",
+        policy=policy,
+        schedule=schedule,
+        comm_enabled=True,
+        coordinator=None,
+        max_steps=2,
+        memory_index=RememberingMemory(),
     )
     return state, store
 
@@ -79,8 +89,17 @@ def test_a_flow_fills_every_part_of_each_step_record_and_ends_when_the_schedule_
     assert line["action"] == "look_left" and line["result"]["outcome"] == "turned"
     assert line["message_out"] == {"recipient": "Agent2", "message": "lamp ahead"}
     assert line["memory_text"].endswith("Reason: scan")
-    assert set(line["timings"]) == {"perception", "retrieve_memory", "communication", "decision", "execution", "update_memory"}
-    assert [(m.sender, m.recipient, m.message, m.step) for m in first.outgoing] == [("Agent1", "Agent2", "lamp ahead", 1)]
+    assert set(line["timings"]) == {
+        "perception",
+        "retrieve_memory",
+        "communication",
+        "decision",
+        "execution",
+        "update_memory",
+    }
+    assert [(m.sender, m.recipient, m.message, m.step) for m in first.outgoing] == [
+        ("Agent1", "Agent2", "lamp ahead", 1)
+    ]
     assert first.pose == line["result"]["pose"]
     # The second step remembers the first, and each step has its own record.
     assert schedule.reports[1].record is not first.record
@@ -119,8 +138,10 @@ def test_a_stop_run_from_the_policy_is_not_swallowed():
 
 
 def test_a_memory_keeps_what_fits_of_the_messages_read_and_counts_the_rest():
-    messages = [{"sender": f"Agent{i}", "message": f"Covered x 1-4, y {i}-10, level 0. Heading to ({i}, 4, 0)."}
-                for i in range(2, 33)]
+    messages = [
+        {"sender": f"Agent{i}", "message": f"Covered x 1-4, y {i}-10, level 0. Heading to ({i}, 4, 0)."}
+        for i in range(2, 33)
+    ]
     context = context_from(messages)
     kept = context.split(" (and ")[0].split("; ")
     assert kept == [f"{m['sender']}: {m['message']}" for m in messages[: len(kept)]]

@@ -74,7 +74,9 @@ def explore(perception, explorers, steps):
 
 
 def test_it_answers_a_decision_that_costs_no_model_call(tmp_path):
-    world = world_file(tmp_path, "name: w\nsize: [5, 5]\nobjects: [{name: cup, position: [4, 4]}]\nagents: [{position: [2, 2]}]\n")
+    world = world_file(
+        tmp_path, "name: w\nsize: [5, 5]\nobjects: [{name: cup, position: [4, 4]}]\nagents: [{position: [2, 2]}]\n"
+    )
     perception = MockPerception(world, InProcessStore(), ["Agent1"], seed=1)
     outcome = OfflineExplorer().decide("prompt", context_for(perception, "Agent1", 1))
     assert outcome.decision.action in ACTIONS and outcome.decision.thinking
@@ -83,14 +85,18 @@ def test_it_answers_a_decision_that_costs_no_model_call(tmp_path):
 
 def test_it_turns_to_scan_before_walking_off(tmp_path):
     # In the middle of an open room, turning shows more than walking ahead.
-    world = world_file(tmp_path, "name: w\nsize: [9, 9]\nobjects: [{name: cup, position: [0, 0]}]\nagents: [{position: [4, 4]}]\n")
+    world = world_file(
+        tmp_path, "name: w\nsize: [9, 9]\nobjects: [{name: cup, position: [0, 0]}]\nagents: [{position: [4, 4]}]\n"
+    )
     perception = MockPerception(world, InProcessStore(), ["Agent1"], seed=1)
     decision = OfflineExplorer().choose(context_for(perception, "Agent1", 1))
     assert decision.action in ("look_left", "look_right")
 
 
 def test_it_never_tilts_for_nothing(tmp_path):
-    world = world_file(tmp_path, "name: w\nsize: [6, 6]\nobjects: [{name: cup, position: [5, 5]}]\nagents: [{position: [0, 0]}]\n")
+    world = world_file(
+        tmp_path, "name: w\nsize: [6, 6]\nobjects: [{name: cup, position: [5, 5]}]\nagents: [{position: [0, 0]}]\n"
+    )
     perception = MockPerception(world, InProcessStore(), ["Agent1"], seed=3)
     explorer = OfflineExplorer()
     history = []
@@ -103,13 +109,18 @@ def test_it_never_tilts_for_nothing(tmp_path):
 
 def test_it_heads_for_ground_it_has_not_seen(tmp_path):
     # A corridor: after looking west, the east end is what is left.
-    world = world_file(tmp_path, "name: w\nsize: [15, 1]\nobjects: [{name: cup, position: [14, 0]}]\nagents: [{position: [7, 0], facing: west}]\n")
+    world = world_file(
+        tmp_path,
+        "name: w\nsize: [15, 1]\nobjects: [{name: cup, position: [14, 0]}]\nagents: [{position: [7, 0], facing: west}]\n",
+    )
     perception = MockPerception(world, InProcessStore(), ["Agent1"], seed=1)
     found = explore(perception, {"Agent1": OfflineExplorer()}, steps=12)
     assert "cup" in found
 
 
-@pytest.mark.parametrize("teammate_x, teammate_facing, expected", [(3, "west", "look_right"), (11, "east", "look_left")])
+@pytest.mark.parametrize(
+    "teammate_x, teammate_facing, expected", [(3, "west", "look_right"), (11, "east", "look_left")]
+)
 def test_it_leaves_to_a_teammate_the_side_the_teammate_stands_in(tmp_path, teammate_x, teammate_facing, expected):
     # A corridor: the teammate stands in one half (its position is in the team's store), so Agent1 turns to the other.
     world = world_file(
@@ -137,18 +148,29 @@ def test_it_looks_up_where_the_world_has_height(tmp_path):
 
 
 def test_it_learns_walls_it_bumps_into(tmp_path):
-    world = world_file(tmp_path, "name: w\nsize: [3, 3]\nobjects: [{name: cup, position: [2, 2]}]\nagents: [{position: [0, 0]}]\n")
+    world = world_file(
+        tmp_path, "name: w\nsize: [3, 3]\nobjects: [{name: cup, position: [2, 2]}]\nagents: [{position: [0, 0]}]\n"
+    )
     perception = MockPerception(world, InProcessStore(), ["Agent1"], seed=1)
     explorer = OfflineExplorer()
-    context = context_for(perception, "Agent1", 2, [{"step": 1, "action": "backward", "outcome": "blocked", "detail": ""}])
+    context = context_for(
+        perception, "Agent1", 2, [{"step": 1, "action": "backward", "outcome": "blocked", "detail": ""}]
+    )
     explorer.choose(context)
     assert explorer.map.walls == set()  # off the grid is not a wall
-    explorer.choose(context_for(perception, "Agent1", 3, [{"step": 2, "action": "forward", "outcome": "blocked", "detail": ""}]))
+    explorer.choose(
+        context_for(perception, "Agent1", 3, [{"step": 2, "action": "forward", "outcome": "blocked", "detail": ""}])
+    )
     assert explorer.map.walls == set()  # a cell it has seen is free: something else blocked it
-    walled = world_file(tmp_path, "name: w\nsize: [3, 3]\nwalls: [[1, 0]]\nobjects: [{name: cup, position: [2, 2]}]\n"
-                        "agents: [{position: [0, 0], facing: north}]\n")
+    walled = world_file(
+        tmp_path,
+        "name: w\nsize: [3, 3]\nwalls: [[1, 0]]\nobjects: [{name: cup, position: [2, 2]}]\n"
+        "agents: [{position: [0, 0], facing: north}]\n",
+    )
     perception = MockPerception(walled, InProcessStore(), ["Agent1"], seed=1)
-    context = context_for(perception, "Agent1", 2, [{"step": 1, "action": "move_right", "outcome": "blocked", "detail": ""}])
+    context = context_for(
+        perception, "Agent1", 2, [{"step": 1, "action": "move_right", "outcome": "blocked", "detail": ""}]
+    )
     assert (1, 0) not in context.view.seen_walls  # beside it, out of sight
     explorer = OfflineExplorer()
     explorer.choose(context)
@@ -156,7 +178,10 @@ def test_it_learns_walls_it_bumps_into(tmp_path):
 
 
 def test_it_tells_the_team_what_the_team_has_not_found(tmp_path):
-    world = world_file(tmp_path, "name: w\nsize: [5, 5]\nobjects: [{name: cup, position: [2, 2]}, {name: pen, position: [2, 3]}]\nagents: [{position: [2, 0]}, {position: [0, 4]}]\n")
+    world = world_file(
+        tmp_path,
+        "name: w\nsize: [5, 5]\nobjects: [{name: cup, position: [2, 2]}, {name: pen, position: [2, 3]}]\nagents: [{position: [2, 0]}, {position: [0, 4]}]\n",
+    )
     perception = MockPerception(world, InProcessStore(), ["Agent1", "Agent2"], seed=1)
     news = OfflineExplorer().choose(context_for(perception, "Agent1", 1)).message_to_others
     # Where each object is, not where the finder stands.
@@ -167,7 +192,10 @@ def test_it_tells_the_team_what_the_team_has_not_found(tmp_path):
 
 
 def test_asking_twice_gives_the_same_answer(tmp_path):
-    world = world_file(tmp_path, "name: w\nsize: [7, 7]\nwalls: [[3, 3]]\nobjects: [{name: cup, position: [6, 6]}]\nagents: [{position: [0, 0]}, {position: [6, 0]}]\n")
+    world = world_file(
+        tmp_path,
+        "name: w\nsize: [7, 7]\nwalls: [[3, 3]]\nobjects: [{name: cup, position: [6, 6]}]\nagents: [{position: [0, 0]}, {position: [6, 0]}]\n",
+    )
     perception = MockPerception(world, InProcessStore(), ["Agent1", "Agent2"], seed=1)
     explorer = OfflineExplorer()
     context = context_for(perception, "Agent1", 3)

@@ -29,7 +29,9 @@ def memory_like_texts(count, seed):
         seen = ", ".join(rng.sample(OBJECTS, rng.randint(0, 4))) or "nothing notable"
         text = f"At position ({i}, {rng.randint(0, 9)}, 0), I saw {seen}. I decided to forward. Reason: step {i}."
         if rng.random() < 0.4:
-            text += " | Context from others: " + "; ".join(f"Agent{k}: found a {rng.choice(OBJECTS)}" for k in range(rng.randint(1, 30)))
+            text += " | Context from others: " + "; ".join(
+                f"Agent{k}: found a {rng.choice(OBJECTS)}" for k in range(rng.randint(1, 30))
+            )
         texts.append(text)
     return texts + ["x", "", "word " * 300]
 
@@ -99,8 +101,17 @@ def test_a_first_run_announces_the_export_and_a_cache_that_cannot_be_a_folder_is
     assert run.stderr.startswith("Exporting the embedding model to ONNX, once, into ")
     blocked = tmp_path / "a-file"
     blocked.write_text("not a folder")
-    failed = main("--agents", "1", "--steps", "1", "--embedder-cache", str(blocked / "cache"),
-                  "--run-dir", str(tmp_path / "failed"), "-q")
+    failed = main(
+        "--agents",
+        "1",
+        "--steps",
+        "1",
+        "--embedder-cache",
+        str(blocked / "cache"),
+        "--run-dir",
+        str(tmp_path / "failed"),
+        "-q",
+    )
     assert_one_line_error(failed, "--embedder-cache", "is a file, not a folder")
     assert not (tmp_path / "failed").exists()
 

@@ -11,10 +11,25 @@ from tests.support.paths import ROOT
 def test_the_wheel_holds_every_package_the_shipped_worlds_key_maps_and_prompts(tmp_path):
     # Built from a copy: setuptools writes build/ beside the sources.
     copy = tmp_path / "src"
-    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".git", ".venv", "runs", "build", "*.egg-info", "__pycache__"))
+    shutil.copytree(
+        ROOT, copy, ignore=shutil.ignore_patterns(".git", ".venv", "runs", "build", "*.egg-info", "__pycache__")
+    )
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(copy), "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path)],
-        check=True, capture_output=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            str(copy),
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
     )
     (wheel,) = tmp_path.glob("*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
@@ -24,8 +39,12 @@ def test_the_wheel_holds_every_package_the_shipped_worlds_key_maps_and_prompts(t
         for path in (ROOT / package).rglob("*")
         if path.suffix in (".py", ".yaml", ".md", ".j2") and "__pycache__" not in path.parts
     }
-    assert {"perception/worlds/apartment.yaml", "perception/keymaps/unity_fps.yaml", "prompts/decision.md",
-            "explorer/report/templates/run.html.j2"} <= source
+    assert {
+        "perception/worlds/apartment.yaml",
+        "perception/keymaps/unity_fps.yaml",
+        "prompts/decision.md",
+        "explorer/report/templates/run.html.j2",
+    } <= source
     assert source - names == set()
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "multi-agent-explorer = explorer.cli.main:entry_point" in zipfile.ZipFile(wheel).read(entry_points).decode()

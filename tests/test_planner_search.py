@@ -63,8 +63,12 @@ def reference_nearer_others(grid, mine, others):
         while queue:
             x, y, z = cell = queue.popleft()
             for after in ((x + 1, y, z), (x - 1, y, z), (x, y + 1, z), (x, y - 1, z), (x, y, z + 1), (x, y, z - 1)):
-                if after not in distance and grid.in_grid(*after[:2]) and 0 <= after[2] < grid.size[2] \
-                        and after[:2] not in grid.walls:
+                if (
+                    after not in distance
+                    and grid.in_grid(*after[:2])
+                    and 0 <= after[2] < grid.size[2]
+                    and after[:2] not in grid.walls
+                ):
                     distance[after] = distance[cell] + 1
                     queue.append(after)
         return distance

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from explorer.config.run_config import RunConfig
 from explorer.config.profiles import Profile, ProfileError, load_profiles
+from explorer.config.run_config import RunConfig
 from explorer.run.runner import ExplorationRun
 from explorer.run.trace import read_trace
 from tests.test_cli import assert_one_line_error, main
@@ -70,9 +70,20 @@ def test_each_agent_runs_with_its_own_role_persona_and_model(tmp_path, embedder)
     # What each agent ran with is on record, as resolved.
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     clock = {"tick_interval": 1.0, "obs_delay": 0.0, "act_delay": 0.0, "msg_delay": 0.0}
-    assert summary["per_agent"]["Agent1"]["profile"] == {"role": "scout", "model": "random", "temperature": 0.2, **clock}
+    assert summary["per_agent"]["Agent1"]["profile"] == {
+        "role": "scout",
+        "model": "random",
+        "temperature": 0.2,
+        **clock,
+    }
     assert summary["per_agent"]["Agent2"]["profile"] == {
-        "role": "cartographer", "model": "offline", "temperature": 0.2, **clock}
+        "role": "cartographer",
+        "model": "offline",
+        "temperature": 0.2,
+        **clock,
+    }
     config = json.loads((tmp_path / "run" / "config.json").read_text())
     assert config["agent_profiles"]["Agent1"]["persona"] == "Hurry to the far rooms."
-    assert "Agent1 as scout with random, Agent2 as cartographer with offline" in (tmp_path / "run" / "run.log").read_text()
+    assert (
+        "Agent1 as scout with random, Agent2 as cartographer with offline" in (tmp_path / "run" / "run.log").read_text()
+    )

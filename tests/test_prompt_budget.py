@@ -17,7 +17,9 @@ def context(step, objects, messages, memory_chars, caption_chars):
             world="test",
             size=(20, 20, 1),
             view_distance=4,
-            discoveries={f"object number {n}": {"finder": "Agent1", "step": 1, "cell": [n, 0, 0]} for n in range(objects)},
+            discoveries={
+                f"object number {n}": {"finder": "Agent1", "step": 1, "cell": [n, 0, 0]} for n in range(objects)
+            },
         ),
         setup=AgentSetup(role="explorer", persona="You explore.", comm_enabled=True, coordinator=None),
         view=View(
@@ -32,13 +34,15 @@ def context(step, objects, messages, memory_chars, caption_chars):
         ),
         teammates=Teammates(
             messages=tuple(
-                {"sender": "Agent2", "recipient": "all", "message": f"found thing {n} " + "x" * 280} for n in range(messages)
+                {"sender": "Agent2", "recipient": "all", "message": f"found thing {n} " + "x" * 280}
+                for n in range(messages)
             ),
             positions={"Agent2": Pose(3, 4, 0, "east")},
         ),
         memories=(("m" * memory_chars, 0.5),) * 3,
         recent_actions=tuple(
-            {"step": n, "action": "forward", "outcome": "moved", "detail": "moved to (1, 2, 0)", "message": ""} for n in range(5)
+            {"step": n, "action": "forward", "outcome": "moved", "detail": "moved to (1, 2, 0)", "message": ""}
+            for n in range(5)
         ),
         available_actions=ACTIONS,
     )
@@ -55,7 +59,11 @@ def test_the_prompt_at_step_200_is_about_the_size_of_the_one_at_step_10():
 
 def test_short_contexts_are_not_cut():
     prompt = render_prompt(context(3, objects=2, messages=1, memory_chars=50, caption_chars=40))
-    assert "object number 0 at (0, 0, 0), object number 1 at (1, 0, 0)" in prompt and "c" * 40 in prompt and "not shown" not in prompt
+    assert (
+        "object number 0 at (0, 0, 0), object number 1 at (1, 0, 0)" in prompt
+        and "c" * 40 in prompt
+        and "not shown" not in prompt
+    )
 
 
 def test_a_large_team_shows_its_nearest_teammates_and_counts_the_rest():

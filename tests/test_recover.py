@@ -21,10 +21,15 @@ MAIN = str(ROOT / "main.py")
 def test_the_summary_rebuilt_from_a_trace_is_the_one_the_run_wrote(tmp_path, clock):
     run_dir = tmp_path / "run"
     profiles = tmp_path / "timings.yaml"  # mixed intervals and delays, and messages the run ends before
-    profiles.write_text("default: {msg_delay: 2}\nagents: [{tick_interval: 2}, {act_delay: 1}]\ncoordinator: {tick_interval: 3}\n")
+    profiles.write_text(
+        "default: {msg_delay: 2}\nagents: [{tick_interval: 2}, {act_delay: 1}]\ncoordinator: {tick_interval: 3}\n"
+    )
     clock = [str(profiles) if arg == "PROFILES" else arg for arg in clock]
     steps = "20" if clock else "12"
-    assert main("--agents", "3", "--steps", steps, "--world", "office", "--run-dir", str(run_dir), "-q", *clock).returncode == 0
+    assert (
+        main("--agents", "3", "--steps", steps, "--world", "office", "--run-dir", str(run_dir), "-q", *clock).returncode
+        == 0
+    )
     written = json.loads((run_dir / "summary.json").read_text())
     (run_dir / "summary.json").unlink()
     result = main("--recover", str(run_dir))
@@ -52,7 +57,8 @@ def test_a_killed_run_is_recovered_and_its_memories_resumed_from_its_trace(tmp_p
     killed = tmp_path / "killed"
     process = subprocess.Popen(
         [sys.executable, MAIN, "--agents", "2", "--steps", "500", "--run-dir", str(killed), "-q"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     trace = killed / "trace.jsonl"
     deadline = time.monotonic() + 120
@@ -89,6 +95,7 @@ def test_a_cut_last_line_is_left_out(tmp_path):
 def model_run(run_dir):
     """A model run of 2 agents and 4 steps whose calls give every kind of record: a reply refused and
     asked again, a call that failed, and good replies; its summary as it wrote it."""
+
     def answer(request):
         prompt = request["messages"][-1]["content"]
         if "Agent1" in prompt.split("\n", 1)[0] and "## Step 2 of" in prompt:
@@ -98,8 +105,19 @@ def model_run(run_dir):
         return "```yaml\naction: look_left\nreason: scan\n```"
 
     with ChatServer(answer) as server:
-        result = main("--agents", "2", "--steps", "4", "--model", "openai/test-model", "--api-base", server.api_base,
-                      "--run-dir", str(run_dir), "-q")
+        result = main(
+            "--agents",
+            "2",
+            "--steps",
+            "4",
+            "--model",
+            "openai/test-model",
+            "--api-base",
+            server.api_base,
+            "--run-dir",
+            str(run_dir),
+            "-q",
+        )
     assert result.returncode == 0, result.stderr
     summary = json.loads((run_dir / "summary.json").read_text())
     (run_dir / "summary.json").unlink()
@@ -109,7 +127,9 @@ def model_run(run_dir):
 def test_a_version_1_trace_is_recovered_to_the_summary_the_run_wrote(tmp_path):
     run_dir = tmp_path / "run"
     written = model_run(run_dir)
-    assert written["llm"]["failed_calls"] == 1 and written["llm"]["parse_failures"] == 0 and written["llm"]["calls"] == 10
+    assert (
+        written["llm"]["failed_calls"] == 1 and written["llm"]["parse_failures"] == 0 and written["llm"]["calls"] == 10
+    )
     rewrite_trace(run_dir, as_version_1)
     assert main("--recover", str(run_dir)).returncode == 0
     rebuilt = json.loads((run_dir / "summary.json").read_text())

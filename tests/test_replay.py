@@ -113,7 +113,9 @@ def line_of(trace, agent, step):
 def test_the_recording_holds_every_kind_of_call_a_replay_must_give_back(recorded):
     _, trace, summary = recorded
     reprompted = line_of(trace, "Agent1", 2)
-    assert len(reprompted["llm"]["calls"]) == 2 and not reprompted["parse_failure"] and reprompted["action"] == "look_left"
+    assert (
+        len(reprompted["llm"]["calls"]) == 2 and not reprompted["parse_failure"] and reprompted["action"] == "look_left"
+    )
     assert line_of(trace, "Agent2", 3)["parse_failure"]
     assert [c["error"] for c in line_of(trace, "Agent1", 4)["llm"]["calls"]] == ["not_found"]
     assert [c["error"] for c in line_of(trace, "Agent2", 5)["llm"]["calls"]] == ["bad_response"]
@@ -148,21 +150,43 @@ def test_a_replay_needs_no_server_and_no_api_key(recorded, tmp_path, embedder, n
 def test_other_arguments_stop_the_replay_at_the_first_prompt_that_differs(recorded, tmp_path, no_api_key):
     run_dir = tmp_path / "replay"
     process = subprocess.run(
-        [sys.executable, str(ROOT / "main.py"), "--mode", "mock", "--agents", "2", "--steps", "6", "--model", MODEL,
-         "--no-comm", "--replay-replies", str(recorded[0]), "--run-dir", str(run_dir), "-q"],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            str(ROOT / "main.py"),
+            "--mode",
+            "mock",
+            "--agents",
+            "2",
+            "--steps",
+            "6",
+            "--model",
+            MODEL,
+            "--no-comm",
+            "--replay-replies",
+            str(recorded[0]),
+            "--run-dir",
+            str(run_dir),
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert process.returncode == 2, process.stderr
     [line] = process.stderr.strip().splitlines()
     assert re.match(
         rf"main\.py: error: --replay-replies {re.escape(str(recorded[0]))}: Agent[12]'s prompt at step 1 differs from "
-        r"the recorded one \(first difference at character \d+\): recorded .+, now .+", line,
+        r"the recorded one \(first difference at character \d+\): recorded .+, now .+",
+        line,
     ), line
     assert json.loads((run_dir / "summary.json").read_text())["status"] == "failed"
 
 
 def test_a_prompt_that_differs_later_is_named_with_its_step_and_the_steps_before_are_kept(
-    recorded, tmp_path, embedder, no_api_key,
+    recorded,
+    tmp_path,
+    embedder,
+    no_api_key,
 ):
     def change(lines):
         line = line_of(lines, "Agent2", 4)
@@ -174,8 +198,10 @@ def test_a_prompt_that_differs_later_is_named_with_its_step_and_the_steps_before
     with pytest.raises(RunFailed) as failed:
         run(tmp_path / "replay", embedder, replay_replies=changed)
     assert failed.value.users_mistake
-    assert f"Agent2's prompt at step 4 differs from the recorded one (first difference at character {at}): " \
+    assert (
+        f"Agent2's prompt at step 4 differs from the recorded one (first difference at character {at}): "
         "recorded '6\\n" in str(failed.value)
+    )
     replayed = read_trace(tmp_path / "replay" / "trace.jsonl")
     before = [line for line in recorded[1] if line["step"] < 4]
     assert comparable([line for line in replayed if line["step"] < 4]) == comparable(before)
@@ -199,13 +225,23 @@ def test_a_reply_the_trace_kept_only_the_start_of_is_refused(tmp_path, embedder,
         run(tmp_path / "recorded", embedder, agents=1, steps=2, api_base=server.api_base)
     with pytest.raises(RunFailed) as failed:
         run(tmp_path / "replay", embedder, agents=1, steps=2, replay_replies=tmp_path / "recorded")
-    assert f"Agent1's reply at step 1 cannot be replayed: the trace kept only the start of its {len(long_reply):,} " \
+    assert (
+        f"Agent1's reply at step 1 cannot be replayed: the trace kept only the start of its {len(long_reply):,} "
         "characters" in str(failed.value)
+    )
 
 
 def test_a_vision_call_is_refused_naming_the_agent_and_step(tmp_path):
-    call = {"purpose": "vision", "model": MODEL, "prompt_tokens": 9, "completion_tokens": 9, "latency": 1.0,
-            "retries": 0, "cost_usd": None, "error": None}
+    call = {
+        "purpose": "vision",
+        "model": MODEL,
+        "prompt_tokens": 9,
+        "completion_tokens": 9,
+        "latency": 1.0,
+        "retries": 0,
+        "cost_usd": None,
+        "error": None,
+    }
     line = {"agent_id": "Agent1", "step": 1, "prompt": "", "attempts": [], "errors": [], "llm": {"calls": [call]}}
     (tmp_path / "trace.jsonl").write_text(json.dumps(line) + "\n")
     image = tmp_path / "view.png"
@@ -237,8 +273,10 @@ def test_a_trace_of_an_unknown_version_is_refused_in_one_line_naming_it(recorded
     with pytest.raises(RunFailed) as failed:
         run(tmp_path / "replay", embedder, replay_replies=future)
     assert failed.value.users_mistake and "\n" not in str(failed.value)
-    assert f"--replay-replies {future}: {future / 'trace.jsonl'}: trace_version 99 is not one this program reads " \
+    assert (
+        f"--replay-replies {future}: {future / 'trace.jsonl'}: trace_version 99 is not one this program reads "
         "(versions 1 to 2)" in str(failed.value)
+    )
 
 
 # ---- goals and a coordinator --------------------------------------------------------------------
@@ -256,8 +294,14 @@ def test_goal_decisions_and_a_model_coordinator_replay_too(tmp_path, embedder, n
             return "no idea" if first else "```yaml\ndirectives:\n  Agent1: {goal: [1, 1, 0]}\n```"
         return "```yaml\ngoal: G1\nreason: the nearest\n```"
 
-    settings = {"agents": 2, "steps": 10, "world": WORLDS / "office.yaml", "decide": "goals",
-                "coordinator": "openai/coordinator-model", "schedule": "event"}
+    settings = {
+        "agents": 2,
+        "steps": 10,
+        "world": WORLDS / "office.yaml",
+        "decide": "goals",
+        "coordinator": "openai/coordinator-model",
+        "schedule": "event",
+    }
     with ChatServer(answer) as server:
         trace, summary = run(tmp_path / "recorded", embedder, api_base=server.api_base, **settings)
     coordinator = [line for line in trace if line["agent_id"] == "Coordinator" and line["llm"]["calls"]]

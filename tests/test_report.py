@@ -80,12 +80,14 @@ def test_the_report_says_what_the_team_found_and_said(finished_run):
 
 def test_report_rebuilds_an_earlier_runs_page_and_refuses_a_directory_with_no_run(finished_run, tmp_path):
     (finished_run / "report.html").unlink()
-    result = subprocess.run([sys.executable, MAIN, "--report", str(finished_run)], capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        [sys.executable, MAIN, "--report", str(finished_run)], capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     assert (finished_run / "report.html").stat().st_size > 1_000_000  # plotly's script is in it
-    result = subprocess.run([sys.executable, MAIN, "--report", str(tmp_path)], capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        [sys.executable, MAIN, "--report", str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         f"main.py: error: --report: {tmp_path} has no config.json or trace.jsonl or summary.json"
@@ -101,7 +103,9 @@ def test_report_reads_a_version_1_trace_and_refuses_one_of_an_unknown_version(fi
     result = subprocess.run([sys.executable, MAIN, "--report", str(old)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert (old / "report.html").stat().st_size > 1_000_000
-    result = subprocess.run([sys.executable, MAIN, "--report", str(future)], capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, MAIN, "--report", str(future)], capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 2 and not (future / "report.html").exists()
     assert result.stderr.strip().splitlines() == [
         f"main.py: error: {future / 'trace.jsonl'}: trace_version 99 is not one this program reads (versions 1 to 2)"
@@ -116,19 +120,47 @@ def test_a_game_run_is_shown_as_a_filmstrip_of_its_screenshots(tmp_path):
     Image.new("RGB", (640, 360), (200, 30, 30)).save(run_dir / "screenshots" / "Agent1_step001.png")
     (run_dir / "config.json").write_text(json.dumps({"mode": "unity", "agent_ids": ["Agent1"]}))
     pose = {"position": [0, 1, 0], "facing": "north", "pitch": 0, "roll": 0}
-    record = {"agent_id": "Agent1", "step": 1, "time": 0, "pose": pose, "visible_objects": ["red cube"],
-              "visible_caption": "A red cube ahead.", "image_path": str(run_dir / "screenshots" / "Agent1_step001.png"),
-              "action": "forward", "decision": {"action": "forward", "reason": "go see it"},
-              "result": {"outcome": "moved", "pose": pose}, "message_out": None, "new_objects": ["red cube"]}
+    record = {
+        "agent_id": "Agent1",
+        "step": 1,
+        "time": 0,
+        "pose": pose,
+        "visible_objects": ["red cube"],
+        "visible_caption": "A red cube ahead.",
+        "image_path": str(run_dir / "screenshots" / "Agent1_step001.png"),
+        "action": "forward",
+        "decision": {"action": "forward", "reason": "go see it"},
+        "result": {"outcome": "moved", "pose": pose},
+        "message_out": None,
+        "new_objects": ["red cube"],
+    }
     (run_dir / "trace.jsonl").write_text(json.dumps(record) + "\n")
     llm = {"calls": 2, "prompt_tokens": 10, "completion_tokens": 5, "cost_usd": None, "parse_failures": 0, "errors": 0}
-    (run_dir / "summary.json").write_text(json.dumps({
-        "status": "completed", "world": "Stand-in Game", "model": "gpt-4o-mini", "agents": ["Agent1"],
-        "steps": {"Agent1": 1}, "objects_discovered": ["red cube"], "total_objects": None,
-        "first_full_discovery_step": None, "discovery_curve": [[1, 1]], "discoveries": {},
-        "per_agent": {"Agent1": {"policy": "gpt-4o-mini", "steps": 1, "found_first": ["red cube"],
-                                 "messages_sent": 0, "llm": llm}},
-    }))
+    (run_dir / "summary.json").write_text(
+        json.dumps(
+            {
+                "status": "completed",
+                "world": "Stand-in Game",
+                "model": "gpt-4o-mini",
+                "agents": ["Agent1"],
+                "steps": {"Agent1": 1},
+                "objects_discovered": ["red cube"],
+                "total_objects": None,
+                "first_full_discovery_step": None,
+                "discovery_curve": [[1, 1]],
+                "discoveries": {},
+                "per_agent": {
+                    "Agent1": {
+                        "policy": "gpt-4o-mini",
+                        "steps": 1,
+                        "found_first": ["red cube"],
+                        "messages_sent": 0,
+                        "llm": llm,
+                    }
+                },
+            }
+        )
+    )
     html = write_report(run_dir).read_text()
     assert html.count('src="data:image/jpeg;base64,') == 1  # embedded: the page travels alone
     assert "A red cube ahead." in html and "go see it" in html and "(0, 1, 0) facing north" in html

@@ -16,12 +16,39 @@ from perception.world import DEFAULT_WORLD, load_world
 from tests.support.paths import WORLDS
 
 TRACE_FIELDS = {
-    "agent_id", "step", "pose", "visible_objects", "retrieved_memories", "messages_in", "prompt",
-    "trace_version", "llm", "decision", "action", "result", "message_out", "new_objects", "timings", "errors",
+    "agent_id",
+    "step",
+    "pose",
+    "visible_objects",
+    "retrieved_memories",
+    "messages_in",
+    "prompt",
+    "trace_version",
+    "llm",
+    "decision",
+    "action",
+    "result",
+    "message_out",
+    "new_objects",
+    "timings",
+    "errors",
 }
 SUMMARY_FIELDS = {
-    "mode", "world", "seed", "model", "agents", "steps", "objects_discovered", "total_objects", "coverage",
-    "first_full_discovery_step", "discovery_curve", "messages_sent", "llm", "wall_seconds", "startup",
+    "mode",
+    "world",
+    "seed",
+    "model",
+    "agents",
+    "steps",
+    "objects_discovered",
+    "total_objects",
+    "coverage",
+    "first_full_discovery_step",
+    "discovery_curve",
+    "messages_sent",
+    "llm",
+    "wall_seconds",
+    "startup",
 }
 
 
@@ -55,7 +82,7 @@ def scripted(replies):
 def test_two_agents_explore_the_default_world_and_record_everything(tmp_path, embedder):
     summary, trace = run(tmp_path, embedder, agents=2)
 
-    assert SUMMARY_FIELDS <= set(summary)
+    assert set(summary) >= SUMMARY_FIELDS
     assert summary["status"] == "completed"
     assert summary["agents"] == ["Agent1", "Agent2"]
     assert summary["steps"] == {"Agent1": 40, "Agent2": 40}
@@ -71,7 +98,8 @@ def test_two_agents_explore_the_default_world_and_record_everything(tmp_path, em
     # The built-in explorer decides every step and makes no model call.
     assert summary["decisions"] == 80 and summary["llm"]["calls"] == 0 and summary["llm"]["parse_failures"] == 0
     assert {a: (s["policy"], s["decisions"]) for a, s in summary["per_agent"].items()} == {
-        "Agent1": ("offline", 40), "Agent2": ("offline", 40)
+        "Agent1": ("offline", 40),
+        "Agent2": ("offline", 40),
     }
     assert all(r["policy"] == "offline" and r["llm"]["calls"] == [] and "attempts" not in r for r in trace)
     assert json.loads((tmp_path / "run" / "summary.json").read_text()) == summary
@@ -86,7 +114,7 @@ def test_two_agents_explore_the_default_world_and_record_everything(tmp_path, em
     assert len(trace) == 80
     assert [(r["step"], r["agent_id"]) for r in trace] == [(k, a) for k in range(1, 41) for a in ("Agent1", "Agent2")]
     for record in trace:
-        assert TRACE_FIELDS <= set(record)
+        assert set(record) >= TRACE_FIELDS
     # Every discovery is credited once, to the step that found it.
     credited = [name for record in trace for name in record["new_objects"]]
     assert sorted(credited) == summary["objects_discovered"]
@@ -167,7 +195,9 @@ def test_a_failing_policy_is_recorded_and_the_run_goes_on(tmp_path, embedder):
 def test_an_oversized_reply_is_read_and_kept_once_bounded(tmp_path, embedder):
     huge = "thinking: " + "w" * 1_000_000 + "\naction: forward\nreason: go"
     model = ScriptedModel([huge, "I refuse " * 100_000, "action: look_left"])
-    summary, trace = run(tmp_path, embedder, agents=1, steps=2, policy_factory=lambda *args: ModelPolicy("stub", model))
+    _summary, trace = run(
+        tmp_path, embedder, agents=1, steps=2, policy_factory=lambda *args: ModelPolicy("stub", model)
+    )
     first, second = trace
     # The fields after a megabyte of thinking are read.
     assert first["action"] == "forward" and first["decision"]["reason"] == "go" and not first["parse_failure"]
@@ -191,7 +221,7 @@ def test_a_message_to_an_unknown_agent_goes_to_all_and_is_noted(tmp_path, embedd
 
 def test_direct_messages_reach_only_their_recipient(tmp_path, embedder):
     reply = "action: look_left\nmessage_to_others: psst\nmessage_to: agent3"
-    summary, trace = run(tmp_path, embedder, agents=3, steps=2, policy_factory=scripted([reply]))
+    _summary, trace = run(tmp_path, embedder, agents=3, steps=2, policy_factory=scripted([reply]))
     step2 = {r["agent_id"]: [m["sender"] for m in r["messages_in"]] for r in trace if r["step"] == 2}
     # Agent3's own note to itself goes to all instead, and says so.
     assert step2 == {"Agent1": ["Agent3"], "Agent2": ["Agent3"], "Agent3": ["Agent1", "Agent2"]}
@@ -218,11 +248,19 @@ def test_random_policy_takes_valid_varied_actions(tmp_path, embedder):
 def test_the_prompt_carries_the_context(tmp_path, embedder):
     _, trace = run(tmp_path, embedder, agents=2, steps=3)
     prompt = trace[-1]["prompt"]
-    for part in ("Agent2", "Step 3 of 3", "(x grows to the east", "Found by the team so far",
-                 "Where the other agents are", "- Agent1: (", "Your last actions", "step 2: ",
-                 "- forward: move one cell ahead", "message_to_others"):
+    for part in (
+        "Agent2",
+        "Step 3 of 3",
+        "(x grows to the east",
+        "Found by the team so far",
+        "Where the other agents are",
+        "- Agent1: (",
+        "Your last actions",
+        "step 2: ",
+        "- forward: move one cell ahead",
+        "message_to_others",
+    ):
         assert part in prompt, part
-
 
 
 @pytest.mark.parametrize("world", sorted(WORLDS.glob("*.yaml")), ids=lambda path: path.stem)
@@ -240,11 +278,20 @@ def test_a_provider_failure_after_a_bad_reply_keeps_the_bad_reply_in_the_trace(t
     record = trace[0]
     assert record["action"] == "look_right"
     bad_reply, failed = record["llm"]["calls"]
-    assert (bad_reply["reply"], bad_reply["chars"], bad_reply["reply_error"]) == ("action: fly", 11, "unknown action 'fly'")
+    assert (bad_reply["reply"], bad_reply["chars"], bad_reply["reply_error"]) == (
+        "action: fly",
+        11,
+        "unknown action 'fly'",
+    )
     assert "server down" in record["errors"][0]
     # The failed call is counted too, with what it cost and how it failed.
     assert summary["llm"]["calls"] == 2 and summary["llm"]["failed_calls"] == 1 and summary["llm"]["errors"] == 1
-    assert (bad_reply["error"], failed["error"], failed["error_message"], failed["reply"]) == (None, "server", "server down", None)
+    assert (bad_reply["error"], failed["error"], failed["error_message"], failed["reply"]) == (
+        None,
+        "server",
+        "server down",
+        None,
+    )
     assert (failed["retries"], failed["latency"]) == (4, 9.5)
 
 
@@ -295,4 +342,6 @@ def test_a_memory_saved_with_another_embedding_model_is_refused(tmp_path, embedd
     meta = tmp_path / "first" / "memory" / "Agent1" / "meta.json"
     meta.write_text(meta.read_text().replace("all-MiniLM-L6-v2", "all-mpnet-base-v2"))
     with pytest.raises(MemoryFileError, match="saved with embedding model 'sentence-transformers/all-mpnet-base-v2'"):
-        ExplorationRun(RunConfig(agents=1, run_dir=tmp_path / "second", resume_memory=tmp_path / "first"), embedder=embedder)
+        ExplorationRun(
+            RunConfig(agents=1, run_dir=tmp_path / "second", resume_memory=tmp_path / "first"), embedder=embedder
+        )

@@ -52,8 +52,12 @@ def reference_segment(dx, dy):
         for k in range(abs(dx)):
             corner_x2, rise2 = step_x * (2 * k + 1), Fraction((2 * k + 1) * dy, abs(dx))
             if rise2.denominator == 1 and rise2.numerator % 2 == 1:
-                squeezes.append((((corner_x2 + step_x) // 2, (rise2.numerator - step_y) // 2),
-                                 ((corner_x2 - step_x) // 2, (rise2.numerator + step_y) // 2)))
+                squeezes.append(
+                    (
+                        ((corner_x2 + step_x) // 2, (rise2.numerator - step_y) // 2),
+                        ((corner_x2 - step_x) // 2, (rise2.numerator + step_y) // 2),
+                    )
+                )
     return crossed, tuple(squeezes)
 
 
@@ -76,18 +80,24 @@ def test_sight_matches_the_reference_from_every_pose(path):
     cone = ViewCone(world.view_distance)
     poses = [
         Pose(x, y, z, facing, pitch)
-        for x in range(world.width) for y in range(world.depth) for z in range(world.height)
-        for facing in FACINGS for pitch in (-1, 0, 1)
+        for x in range(world.width)
+        for y in range(world.depth)
+        for z in range(world.height)
+        for facing in FACINGS
+        for pitch in (-1, 0, 1)
     ]
     for pose in poses:
         assert cone.sight(pose, world.size, world.walls) == reference_sight(
-            pose, world.view_distance, world.size, world.walls), pose
+            pose, world.view_distance, world.size, world.walls
+        ), pose
 
 
 def test_line_of_sight_matches_the_reference_with_any_wall_or_corner_pair_near_it():
     for dx in range(-6, 7):
         for dy in range(-6, 7):
-            near = [(x, y) for x in range(min(0, dx) - 1, max(0, dx) + 2) for y in range(min(0, dy) - 1, max(0, dy) + 2)]
+            near = [
+                (x, y) for x in range(min(0, dx) - 1, max(0, dx) + 2) for y in range(min(0, dy) - 1, max(0, dy) + 2)
+            ]
             corner_pairs = [{a, b} for a in near for b in near if b[0] == a[0] + 1 and abs(b[1] - a[1]) == 1]
             for walls in [{cell} for cell in near] + corner_pairs:
                 expected = reference_line_of_sight((0, 0), (dx, dy), walls)

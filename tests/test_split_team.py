@@ -11,8 +11,8 @@ import pytest
 
 from explorer.config.run_config import ConfigError, RunConfig
 from explorer.run.runner import ExplorationRun
-from explorer.team.redis_store import RedisRun
 from explorer.run.trace import TIMING_FIELDS, read_trace
+from explorer.team.redis_store import RedisRun
 from nodes.interfaces import StepReport
 from perception.base import Message
 from tests.support.paths import ROOT, WORLDS
@@ -37,7 +37,9 @@ def one_process_run(run_dir, embedder, **settings):
 def start(run_dir, *args):
     return subprocess.Popen(
         [sys.executable, MAIN, "--run-dir", str(run_dir), "-q", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
@@ -86,12 +88,28 @@ def test_an_event_driven_team_with_a_coordinator_split_in_two_runs_as_one(tmp_pa
         "  - {tick_interval: 2, act_delay: 1}\n"
         "  - {tick_interval: 3}\n"
     )
-    settings = dict(agents=3, steps=12, world=WORLDS / "warehouse.yaml", seed=5, schedule="event",
-                    profiles=profiles, coordinator="offline")
+    settings = dict(
+        agents=3,
+        steps=12,
+        world=WORLDS / "warehouse.yaml",
+        seed=5,
+        schedule="event",
+        profiles=profiles,
+        coordinator="offline",
+    )
     alone = one_process_run(tmp_path / "alone", embedder, **settings)
     runs = [
-        ExplorationRun(RunConfig(run_dir=tmp_path / name, verbosity=-1, store=redis_server.url, run_id=run_id,
-                                 local_agents=local, **settings).check(), embedder=embedder)
+        ExplorationRun(
+            RunConfig(
+                run_dir=tmp_path / name,
+                verbosity=-1,
+                store=redis_server.url,
+                run_id=run_id,
+                local_agents=local,
+                **settings,
+            ).check(),
+            embedder=embedder,
+        )
         for name, local in (("first", ("Agent1",)), ("second", ("Agent2", "Agent3")))
     ]
     threads = [threading.Thread(target=run.execute) for run in runs]
@@ -107,8 +125,19 @@ def test_an_event_driven_team_with_a_coordinator_split_in_two_runs_as_one(tmp_pa
 
 
 def test_an_agent_that_does_not_join_in_time_is_named_and_the_run_exits_1(tmp_path, redis_server, run_id):
-    process = start(tmp_path / "run", "--agents", "3", "--store", redis_server.url, "--run-id", run_id,
-                    "--local-agents", "Agent1", "--join-timeout", "1")
+    process = start(
+        tmp_path / "run",
+        "--agents",
+        "3",
+        "--store",
+        redis_server.url,
+        "--run-id",
+        run_id,
+        "--local-agents",
+        "Agent1",
+        "--join-timeout",
+        "1",
+    )
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 1
     assert "Agent2, Agent3 did not join run" in error_line(stderr)
@@ -147,14 +176,18 @@ def test_keys_expire_a_day_after_but_a_heartbeat_lives_seconds(redis_server, run
     [
         (["--local-agents", "Agent1"], ["--local-agents", "need --store"]),
         (["--store", "redis://127.0.0.1:9/0", "--local-agents", "Agent1"], ["--run-id"]),
-        (["--store", "redis://127.0.0.1:9/0", "--run-id", "x", "--local-agents", "Agent7"], ["Agent7", "not in this team"]),
+        (
+            ["--store", "redis://127.0.0.1:9/0", "--run-id", "x", "--local-agents", "Agent7"],
+            ["Agent7", "not in this team"],
+        ),
         (["--store", "http://127.0.0.1:9/0"], ["--store must be a Redis URL"]),
         (["--store", "redis://:hunter2@127.0.0.1:9/0"], ["cannot reach Redis", "redis://127.0.0.1:9/0"]),
     ],
 )
 def test_split_arguments_are_checked_in_one_line(tmp_path, args, words):
-    result = subprocess.run([sys.executable, MAIN, "--run-dir", str(tmp_path / "run"), *args],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, MAIN, "--run-dir", str(tmp_path / "run"), *args], capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 2
     line = error_line(result.stderr)
     assert all(word in line for word in words), line
@@ -168,8 +201,10 @@ def test_split_arguments_are_checked_in_one_line(tmp_path, args, words):
 def test_each_change_is_made_once_whichever_process_makes_it_first(redis_server, run_id):
     """Two processes' stores make the same changes in the same order, as a split team's processes do."""
     stores = [RedisRun(redis_server.url, run_id).store() for _ in range(2)]
-    step = [StepReport("Agent1", 1, None, ["lamp"], [Message("Agent1", "all", "lamp here", 1)], {"position": [1, 0, 0]}),
-            StepReport("Agent2", 1, None, ["lamp", "sofa"], [], {"position": [2, 0, 0]})]
+    step = [
+        StepReport("Agent1", 1, None, ["lamp"], [Message("Agent1", "all", "lamp here", 1)], {"position": [1, 0, 0]}),
+        StepReport("Agent2", 1, None, ["lamp", "sofa"], [], {"position": [2, 0, 0]}),
+    ]
     for store in stores:
         store.register_agent("Agent1", {"position": [0, 0, 0]})
     stores[1].register_agent("Agent2", {"position": [0, 0, 0]})  # the second process is ahead
@@ -186,8 +221,10 @@ def test_each_change_is_made_once_whichever_process_makes_it_first(redis_server,
 
 def start_pair(tmp_path, redis_url, run_id, *more):
     team = ["--agents", "2", "--steps", "400", "--store", redis_url, "--run-id", run_id, *more]
-    return (start(tmp_path / "first", *team, "--local-agents", "Agent1"),
-            start(tmp_path / "second", *team, "--local-agents", "Agent2"))
+    return (
+        start(tmp_path / "first", *team, "--local-agents", "Agent1"),
+        start(tmp_path / "second", *team, "--local-agents", "Agent2"),
+    )
 
 
 def committed(run_dir):

@@ -80,8 +80,15 @@ def test_a_message_to_no_teammate_is_refused_and_delivers_nothing(team, recipien
 
 def test_a_step_commit_delivers_adds_and_moves_in_report_order(team):
     store = team("Agent1", "Agent2")
-    first = StepReport("Agent1", 1, None, ["lamp", "sofa"], [Message("Agent1", "all", "lamp here", 1)], {"position": [1, 0, 0]},
-                       object_cells={"sofa": (3, 4, 0)})
+    first = StepReport(
+        "Agent1",
+        1,
+        None,
+        ["lamp", "sofa"],
+        [Message("Agent1", "all", "lamp here", 1)],
+        {"position": [1, 0, 0]},
+        object_cells={"sofa": (3, 4, 0)},
+    )
     second = StepReport("Agent2", 1, None, ["sofa", "bed"], [], {"position": [2, 0, 0]})
     assert store.commit_step([first, second]) == [["lamp", "sofa"], ["bed"]]
     assert store.discoveries()["sofa"] == {"finder": "Agent1", "step": 1, "cell": [3, 4, 0]}
@@ -99,8 +106,18 @@ def test_objects_only_grow_and_remember_the_first_finder(team):
 
 def test_sight_reports_reach_the_coordinator_once_and_whole(team):
     store = team("Agent1", "Coordinator")
-    sight = SightReport("Agent1", 3, {"position": [0, 0, 0]}, {"position": [0, 1, 0]}, ((0, 1, 0), (0, 2, 0)),
-                        ((1, 1),), {"lamp": (0, 2, 0)}, "lamp ahead", 2.0, 3.0)
+    sight = SightReport(
+        "Agent1",
+        3,
+        {"position": [0, 0, 0]},
+        {"position": [0, 1, 0]},
+        ((0, 1, 0), (0, 2, 0)),
+        ((1, 1),),
+        {"lamp": (0, 2, 0)},
+        "lamp ahead",
+        2.0,
+        3.0,
+    )
     store.send_report("Coordinator", sight)
     assert store.read_reports("Coordinator") == [sight]
     assert store.read_reports("Coordinator") == []
@@ -137,9 +154,7 @@ def test_many_threads_lose_and_duplicate_no_message(team):
     # messages of the agent before it, each exactly once and in send order.
     for index, agent in enumerate(agents):
         previous = agents[index - 1]
-        expected = sorted(
-            f"{s}:{i}" for s in agents if s != agent for i in range(per_sender) if i % 2 or s == previous
-        )
+        expected = sorted(f"{s}:{i}" for s in agents if s != agent for i in range(per_sender) if i % 2 or s == previous)
         assert sorted(received[agent]) == expected
         for sender in agents:
             from_sender = [int(m.split(":")[1]) for m in received[agent] if m.startswith(sender + ":")]
@@ -150,7 +165,9 @@ def test_many_threads_lose_and_duplicate_no_message(team):
 def test_lockstep_commits_each_step_once_in_agent_order_whatever_the_arrival_order():
     agents = ["Agent1", "Agent2", "Agent3"]
     commits = []
-    schedule = LockstepSchedule(agents, 3, lambda reports, at, complete: commits.append([(r.agent_id, r.step) for r in reports]))
+    schedule = LockstepSchedule(
+        agents, 3, lambda reports, at, complete: commits.append([(r.agent_id, r.step) for r in reports])
+    )
     goes_on = []
 
     def agent(agent_id, delays):
@@ -175,7 +192,9 @@ def test_lockstep_commits_each_step_once_in_agent_order_whatever_the_arrival_ord
 def test_an_agent_every_n_rounds_takes_part_in_those_rounds_only():
     commits = []
     schedule = LockstepSchedule(
-        ["Agent1", "Coordinator"], 5, lambda reports, at, complete: commits.append((at, [r.agent_id for r in reports])),
+        ["Agent1", "Coordinator"],
+        5,
+        lambda reports, at, complete: commits.append((at, [r.agent_id for r in reports])),
         every={"Coordinator": 2},
     )
     ticks = {"Agent1": [], "Coordinator": []}
@@ -193,8 +212,13 @@ def test_an_agent_every_n_rounds_takes_part_in_those_rounds_only():
     for thread in threads:
         thread.join(5)
     assert ticks == {"Agent1": [1, 2, 3, 4, 5], "Coordinator": [1, 2, 3]}
-    assert commits == [(0, ["Agent1", "Coordinator"]), (1, ["Agent1"]), (2, ["Agent1", "Coordinator"]),
-                       (3, ["Agent1"]), (4, ["Agent1", "Coordinator"])]
+    assert commits == [
+        (0, ["Agent1", "Coordinator"]),
+        (1, ["Agent1"]),
+        (2, ["Agent1", "Coordinator"]),
+        (3, ["Agent1"]),
+        (4, ["Agent1", "Coordinator"]),
+    ]
 
 
 def test_lockstep_stop_commits_the_finished_steps_and_releases_the_waiting():

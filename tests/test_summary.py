@@ -5,9 +5,16 @@ from explorer.run.summary import RunStats
 
 def line(agent_id, step, cells, message=None, calls=0):
     return {
-        "agent_id": agent_id, "step": step, "policy": "offline", "seen_cells": cells, "new_objects": [],
+        "agent_id": agent_id,
+        "step": step,
+        "policy": "offline",
+        "seen_cells": cells,
+        "new_objects": [],
         "message_out": {"recipient": "all", "message": message} if message else None,
-        "llm": {"calls": [{"prompt_tokens": 1, "completion_tokens": 1, "retries": 0, "latency": 0.1, "cost_usd": None}] * calls},
+        "llm": {
+            "calls": [{"prompt_tokens": 1, "completion_tokens": 1, "retries": 0, "latency": 0.1, "cost_usd": None}]
+            * calls
+        },
     }
 
 

@@ -28,13 +28,18 @@ fixed:
 """
 RUN_NAMES = [
     f"world={world},comm={comm},seed={seed}"
-    for world in ("apartment", "office") for comm in ("true", "false") for seed in (1, 2)
+    for world in ("apartment", "office")
+    for comm in ("true", "false")
+    for seed in (1, 2)
 ]
 
 
 def sweep(sweep_file, *args, **kwargs):
     return subprocess.run(
-        [sys.executable, MAIN, "--sweep", str(sweep_file), *args], capture_output=True, text=True, timeout=600,
+        [sys.executable, MAIN, "--sweep", str(sweep_file), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
         **kwargs,
     )
 
@@ -84,13 +89,13 @@ def test_a_sweep_runs_every_condition_and_writes_a_row_per_run(finished_sweep):
         config = json.loads((out / row["run_dir"] / "config.json").read_text())
         # Each run is a normal run with the options of its row.
         assert Path(config["world"]).stem == row["world"] and config["comm"] == (row["comm"] == "true")
-        assert (config["seed"], config["agents"], summary["steps"]) == (
-            int(row["seed"]), 2, {"Agent1": 5, "Agent2": 5}
-        )
+        assert (config["seed"], config["agents"], summary["steps"]) == (int(row["seed"]), 2, {"Agent1": 5, "Agent2": 5})
         assert row["status"] == summary["status"] == "completed"
         assert int(row["objects_found"]) == len(summary["objects_discovered"])
         assert int(row["total_objects"]) == summary["total_objects"]
-        assert float(row["cell_coverage"]) == pytest.approx(summary["team"]["cells_seen"] / summary["team"]["total_cells"], abs=1e-4)
+        assert float(row["cell_coverage"]) == pytest.approx(
+            summary["team"]["cells_seen"] / summary["team"]["total_cells"], abs=1e-4
+        )
         assert float(row["overlap_ratio"]) == summary["team"]["overlap_ratio"]
         assert row["steps_to_50_objects"] == str(summary["team"]["steps_to_objects"]["50%"] or "")
         assert int(row["model_calls"]) == 0 and row["cost_usd"] == ""  # the built-in explorer calls no model
@@ -133,8 +138,12 @@ def test_the_page_shows_each_metric_with_intervals_offline(finished_sweep, brows
     assert len(charts) >= 5 and all(chart.find_elements(By.CSS_SELECTOR, "svg") for chart in charts)
     # The discovery curves: per condition a band (two seeds each) and its mean.
     traces = browser.execute_script("return document.getElementById('discovery').data.map(t => t.name)")
-    conditions = ["world=apartment, comm=true", "world=apartment, comm=false", "world=office, comm=true",
-                  "world=office, comm=false"]
+    conditions = [
+        "world=apartment, comm=true",
+        "world=apartment, comm=false",
+        "world=office, comm=true",
+        "world=office, comm=false",
+    ]
     assert [name for name in traces if "CI" not in name] == conditions
     assert len(traces) == 8
     # Objects found per condition: the mean over two seeds and its interval, as the rows give them.
@@ -163,7 +172,10 @@ def test_ctrl_c_stops_every_run_and_the_same_command_resumes(tmp_path):
     # As from a terminal: the sweep leads its own process group, and Ctrl-C goes to the whole group.
     process = subprocess.Popen(
         [sys.executable, MAIN, "--sweep", str(sweep_file), "--parallel", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a harness may have it ignored
     )
     running = None
@@ -200,16 +212,20 @@ def test_ctrl_c_stops_every_run_and_the_same_command_resumes(tmp_path):
 def test_a_failed_run_is_recorded_and_the_sweep_goes_on(tmp_path):
     out = tmp_path / "out"
     # Nothing listens on port 9: every call of the second run's model fails, so that run fails (exit code 1).
-    sweep_file = write_sweep(tmp_path, f"""\
+    sweep_file = write_sweep(
+        tmp_path,
+        f"""\
 out: {out}
 grid:
   model: [offline, openai/unreachable]
 fixed: {{agents: 1, steps: 1, api_base: "http://127.0.0.1:9/v1", timeout: 1}}
-""")
+""",
+    )
     result = sweep(sweep_file, "--parallel", "2")
     assert result.returncode == 1, result.stderr
     assert [(row["model"], row["status"]) for row in read_results(out)] == [
-        ("offline", "completed"), ("openai/unreachable", "failed")
+        ("offline", "completed"),
+        ("openai/unreachable", "failed"),
     ]
     assert "every model call of the run failed" in result.stdout
     assert "1 of 2 runs did not complete" in result.stdout
@@ -227,7 +243,10 @@ fixed: {{agents: 1, steps: 1, api_base: "http://127.0.0.1:9/v1", timeout: 1}}
         ("grid:\n  seed: [1, 1]\n", ["`seed` lists 1 twice"]),
         ("grid:\n  seed: 3\n", ["`seed` must be a non-empty list"]),
         ("grid:\n  seed: [1]\nfixed:\n  run_dir: x\n", ["`run_dir` cannot be set per run"]),
-        ("grid:\n  comm: [true, false]\nfixed:\n  no-comm: true\n", ["`no-comm` sets what the grid's `comm` already sets"]),
+        (
+            "grid:\n  comm: [true, false]\nfixed:\n  no-comm: true\n",
+            ["`no-comm` sets what the grid's `comm` already sets"],
+        ),
         ("grd:\n  seed: [1]\n", ["unknown key 'grd'"]),
         ("fixed:\n  seed: 1\n", ["`grid` is missing"]),
         ("grid: [1, 2\n", ["invalid YAML"]),

@@ -2,8 +2,8 @@
 
 import pytest
 
-from explorer.model.client import Reply
 import explorer.policies.sentences as sentences
+from explorer.model.client import Reply
 from explorer.policies.goals import REASK_STEPS, GoalPolicy
 from explorer.policies.offline import OfflineExplorer
 from explorer.policies.replies import ReplyError, parse_goal_decision
@@ -98,13 +98,16 @@ def test_it_learns_walls_a_teammate_met_but_not_over_ground_it_saw_open(tmp_path
 
 
 def test_it_says_the_walls_it_met_but_not_those_a_teammate_said(tmp_path):
-    world = world_file(tmp_path, """\
+    world = world_file(
+        tmp_path,
+        """\
         name: w
         size: [9, 3]
         walls: [[2, 0], [2, 2], [5, 0], [5, 1], [5, 2]]
         objects: [{name: cup, position: [8, 2]}]
         agents: [{position: [0, 1], facing: east}, {position: [8, 0], facing: west}]
-        """)
+        """,
+    )
     perception = MockPerception(world, InProcessStore(), ["Agent1", "Agent2"], seed=1)
     said = OfflineExplorer().choose(context_for(perception, "Agent1", 1)).message_to_others
     assert sentences.read_walls(said) == [(2, 2, 0, 0), (2, 2, 2, 2)]
@@ -120,14 +123,21 @@ def test_without_messages_claims_change_nothing(tmp_path):
     assert alone.message_to_others == ""
     # Positions stay shared without messages: a teammate standing west still sends Agent2 east.
     perception = MockPerception(
-        world_file(tmp_path, CROSSROADS.replace("{position: [7, 0], facing: north}]", "{position: [4, 0], facing: west}]")),
-        InProcessStore(), ["Agent2", "Agent1"], seed=1,
+        world_file(
+            tmp_path, CROSSROADS.replace("{position: [7, 0], facing: north}]", "{position: [4, 0], facing: west}]")
+        ),
+        InProcessStore(),
+        ["Agent2", "Agent1"],
+        seed=1,
     )
     assert OfflineExplorer().choose(context_for(perception, "Agent2", 2, comm=False)).action == "look_right"
 
 
 def test_it_announces_a_new_goal_once_with_the_ground_it_covered(tmp_path):
-    world = world_file(tmp_path, "name: w\nsize: [9, 9]\nobjects: [{name: cup, position: [8, 8]}]\nagents: [{position: [0, 0], facing: east}, {position: [8, 0]}]\n")
+    world = world_file(
+        tmp_path,
+        "name: w\nsize: [9, 9]\nobjects: [{name: cup, position: [8, 8]}]\nagents: [{position: [0, 0], facing: east}, {position: [8, 0]}]\n",
+    )
     perception = MockPerception(world, InProcessStore(), ["Agent1", "Agent2"], seed=1)
     explorer = OfflineExplorer()
     first = explorer.choose(context_for(perception, "Agent1", 1)).message_to_others
@@ -147,8 +157,14 @@ def test_a_reply_names_a_goal_or_an_action_which_overrides_it():
     assert goal is None and decision.action == "forward"
 
 
-@pytest.mark.parametrize("reply, problem", [("goal: G5", "unknown goal 'G5'"), ("goal: the kitchen", "unknown goal"),
-                                            ("thinking: hmm", "neither a `goal` nor an `action`")])
+@pytest.mark.parametrize(
+    "reply, problem",
+    [
+        ("goal: G5", "unknown goal 'G5'"),
+        ("goal: the kitchen", "unknown goal"),
+        ("thinking: hmm", "neither a `goal` nor an `action`"),
+    ],
+)
 def test_a_goal_that_does_not_exist_is_a_rejected_reply(reply, problem):
     with pytest.raises(ReplyError, match=problem):
         parse_goal_decision(reply, ACTIONS, 4)
@@ -172,7 +188,9 @@ def walk(perception, policy, steps, agent_id="Agent1", messages=None):
     for step in range(1, steps + 1):
         context = context_for(perception, agent_id, step, history, messages=(messages or {}).get(step, ()))
         heard = context.teammates.messages
-        context = with_messages(context, [dict(m, recipient=agent_id) if m["message"].startswith("@") else m for m in heard])
+        context = with_messages(
+            context, [dict(m, recipient=agent_id) if m["message"].startswith("@") else m for m in heard]
+        )
         outcome = policy.decide("unused", context)
         action = outcome.decision.action if outcome.decision else "look_right"
         result = perception.execute_action(agent_id, action)
@@ -181,7 +199,9 @@ def walk(perception, policy, steps, agent_id="Agent1", messages=None):
     return outcomes
 
 
-OPEN_ROOM = "name: w\nsize: [12, 12]\nobjects: [{name: cup, position: [11, 11]}]\nagents: [{position: [0, 0], facing: east}]\n"
+OPEN_ROOM = (
+    "name: w\nsize: [12, 12]\nobjects: [{name: cup, position: [11, 11]}]\nagents: [{position: [0, 0], facing: east}]\n"
+)
 
 
 def test_the_planner_walks_to_the_chosen_goal_and_asks_again_when_it_is_reached(tmp_path):
@@ -197,11 +217,16 @@ def test_the_planner_walks_to_the_chosen_goal_and_asks_again_when_it_is_reached(
         assert outcome.prompt == "" and outcome.model_calls == () and outcome.decision.action
     # Asked again only once the goal was reached (or had little left to show): each call's notes say why.
     reasons = [note for o in asked[1:] for note in o.notes]
-    assert reasons and all(note.startswith(("goal reached", "goal no longer worth")) or "new object" in note for note in reasons), reasons
+    assert reasons and all(
+        note.startswith(("goal reached", "goal no longer worth")) or "new object" in note for note in reasons
+    ), reasons
 
 
 def test_a_goal_is_replaced_when_a_new_object_comes_into_sight(tmp_path):
-    world = world_file(tmp_path, "name: w\nsize: [12, 3]\nobjects: [{name: cup, position: [6, 1]}]\nagents: [{position: [0, 1], facing: east}]\n")
+    world = world_file(
+        tmp_path,
+        "name: w\nsize: [12, 3]\nobjects: [{name: cup, position: [6, 1]}]\nagents: [{position: [0, 1], facing: east}]\n",
+    )
     perception = MockPerception(world, InProcessStore(), ["Agent1"], seed=1)
     model = ScriptedModel("goal: G1")
     outcomes = walk(perception, GoalPolicy("scripted", model), 8)
@@ -210,7 +235,10 @@ def test_a_goal_is_replaced_when_a_new_object_comes_into_sight(tmp_path):
 
 def test_an_unreachable_goal_is_dropped_and_the_model_asked_again(tmp_path):
     # The goal lies behind a wall not yet seen: once met, the planner finds no way and asks.
-    world = world_file(tmp_path, "name: w\nsize: [7, 3]\nwalls: [[3, 0], [3, 1], [3, 2]]\nobjects: [{name: cup, position: [0, 2]}]\nagents: [{position: [1, 1], facing: west}]\n")
+    world = world_file(
+        tmp_path,
+        "name: w\nsize: [7, 3]\nwalls: [[3, 0], [3, 1], [3, 2]]\nobjects: [{name: cup, position: [0, 2]}]\nagents: [{position: [1, 1], facing: west}]\n",
+    )
     perception = MockPerception(world, InProcessStore(), ["Agent1"], seed=1)
     policy = GoalPolicy("scripted", ScriptedModel("goal: G1"))
     context = context_for(perception, "Agent1", 1)
@@ -222,7 +250,9 @@ def test_an_unreachable_goal_is_dropped_and_the_model_asked_again(tmp_path):
 
 
 def test_a_teammate_writing_to_the_agent_or_ten_steps_ask_the_model_again(tmp_path):
-    perception = MockPerception(world_file(tmp_path, OPEN_ROOM.replace("[12, 12]", "[40, 40]")), InProcessStore(), ["Agent1"], seed=1)
+    perception = MockPerception(
+        world_file(tmp_path, OPEN_ROOM.replace("[12, 12]", "[40, 40]")), InProcessStore(), ["Agent1"], seed=1
+    )
     model = ScriptedModel("goal: G1")
     outcomes = walk(perception, GoalPolicy("scripted", model), 3, messages={3: [("Agent2", "@Agent1 come north")]})
     assert any("Agent2 wrote to me" in note for note in outcomes[2].notes)

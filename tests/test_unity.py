@@ -24,7 +24,9 @@ from tests.support.paths import KEYMAPS, ROOT
 from tests.support.plain_windows import other_window
 
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
-from tests.support.stand_in_game import OBJECTS, pose_changed_between  # noqa: E402  (after the variable that quiets pygame)
+import itertools
+
+from tests.support.stand_in_game import OBJECTS, pose_changed_between
 
 pytest_plugins = ("tests.support.xvfb", "tests.support.redis_server")  # x_display, start_game; redis_server, run_id
 pytestmark = pytest.mark.usefixtures("x_display")
@@ -64,8 +66,20 @@ def run_unity(tmp_path, server, *args):
     """main.py --mode unity in a subprocess, as a user runs it; returns (process, run_dir)."""
     run_dir = tmp_path / "run"
     process = subprocess.run(
-        [sys.executable, str(ROOT / "main.py"), "--mode", "unity", "--model", MODEL, "--api-base", server.api_base,
-         "--run-dir", str(run_dir), "-v", *args],
+        [
+            sys.executable,
+            str(ROOT / "main.py"),
+            "--mode",
+            "unity",
+            "--model",
+            MODEL,
+            "--api-base",
+            server.api_base,
+            "--run-dir",
+            str(run_dir),
+            "-v",
+            *args,
+        ],
         capture_output=True,
         text=True,
         timeout=300,
@@ -93,7 +107,9 @@ def test_one_agent_moves_the_game_and_records_what_it_sees(start_game, tmp_path)
     _, _, pose_file = start_game("Stand-in Game (one agent)")
     actions = ["forward", "look_right", "forward", "move_left", "look_up"]
     with ChatServer(colour_vision({("Agent1", n): a for n, a in enumerate(actions, 1)})) as server:
-        process, run_dir = run_unity(tmp_path, server, "--agents", "1", "--steps", "5", "--window-title", r"^Stand-in Game \(one")
+        process, run_dir = run_unity(
+            tmp_path, server, "--agents", "1", "--steps", "5", "--window-title", r"^Stand-in Game \(one"
+        )
     assert process.returncode == 0, process.stderr
     pose = settled_pose(pose_file)
     # Each held key moved the game as its action says: forward along +y, a right turn, a left strafe, a look up.
@@ -110,7 +126,9 @@ def test_one_agent_moves_the_game_and_records_what_it_sees(start_game, tmp_path)
     # The first view is grabbed; each later one is the after-frame of the action before it.
     screenshots = sorted(path.name for path in (run_dir / "screenshots").iterdir())
     assert screenshots == ["Agent1_step001.png"] + frame_files("Agent1", 5)
-    assert [Path(r["image_path"]).name for r in trace] == ["Agent1_step001.png"] + [f"Agent1_step{n:03d}_after.png" for n in range(1, 5)]
+    assert [Path(r["image_path"]).name for r in trace] == ["Agent1_step001.png"] + [
+        f"Agent1_step{n:03d}_after.png" for n in range(1, 5)
+    ]
     assert Image.open(run_dir / "screenshots" / "Agent1_step001.png").size == (640, 360)
     assert all(r["result"]["view_change"] >= FrameFeedback().changed_share for r in trace)
     assert trace[0]["visible_objects"] and trace[0]["visible_objects"][0] == "red cube"
@@ -131,7 +149,9 @@ def test_walking_into_the_fence_is_seen_as_blocked_and_the_next_prompt_says_so(s
     _, _, pose_file = start_game("Arena Game", "--arena", "2", "--pose-log", str(log))
     actions = ["forward"] * 10 + ["look_right"]
     with ChatServer(colour_vision({("Agent1", n): a for n, a in enumerate(actions, 1)})) as server:
-        process, run_dir = run_unity(tmp_path, server, "--agents", "1", "--steps", "11", "--window-title", "^Arena Game$")
+        process, run_dir = run_unity(
+            tmp_path, server, "--agents", "1", "--steps", "11", "--window-title", "^Arena Game$"
+        )
     assert process.returncode == 0, process.stderr
     trace = read_trace(run_dir / "trace.jsonl")
     outcomes = [r["result"]["outcome"] for r in trace]
@@ -147,7 +167,9 @@ def test_walking_into_the_fence_is_seen_as_blocked_and_the_next_prompt_says_so(s
     assert poses == [poses[0]] * len(poses)
     assert trace[first_blocked]["result"]["detail"].startswith("the view did not change")
     assert all(r["result"]["view_change"] == 0 for r in trace[first_blocked:10])
-    assert f"step {first_blocked + 1}: forward -> blocked: the view did not change" in trace[first_blocked + 1]["prompt"]
+    assert (
+        f"step {first_blocked + 1}: forward -> blocked: the view did not change" in trace[first_blocked + 1]["prompt"]
+    )
 
 
 def test_a_pause_key_pauses_the_game_while_the_model_is_asked(start_game, tmp_path):
@@ -167,7 +189,7 @@ def test_a_pause_key_pauses_the_game_while_the_model_is_asked(start_game, tmp_pa
     assert process.returncode == 0, process.stderr
     entries = [json.loads(line) for line in log.read_text().splitlines()]
     # Paused once per step, and resumed once, before the step's action.
-    toggles = [entry["paused"] for before, entry in zip(entries, entries[1:]) if entry["paused"] != before["paused"]]
+    toggles = [entry["paused"] for before, entry in itertools.pairwise(entries) if entry["paused"] != before["paused"]]
     assert toggles == [True, False] * 3
     assert len(asked) == 6 and all([e for e in entries if e["t"] <= t][-1]["paused"] for t in asked)
     trace = read_trace(run_dir / "trace.jsonl")
@@ -176,20 +198,38 @@ def test_a_pause_key_pauses_the_game_while_the_model_is_asked(start_game, tmp_pa
 
 
 def test_two_agents_on_a_split_screen_with_two_key_maps(start_game, tmp_path):
-    _, game, pose_file = start_game("Split Game", "--split", "--size", "640x360")
+    _, _game, pose_file = start_game("Split Game", "--split", "--size", "640x360")
     script = {("Agent1", n): "forward" for n in range(1, 4)} | {("Agent2", n): "forward" for n in range(1, 4)}
     with ChatServer(colour_vision(script)) as server:
         process, run_dir = run_unity(
-            tmp_path, server, "--agents", "2", "--steps", "3", "--window-title", "^Split Game$",
-            "--region", "0,0,320,360", "--region", "320,0,320,360",
-            "--keymap", str(KEYMAPS / "unity_fps.yaml"), "--keymap", str(RIGHT_KEYMAP), "--vision", "split",
+            tmp_path,
+            server,
+            "--agents",
+            "2",
+            "--steps",
+            "3",
+            "--window-title",
+            "^Split Game$",
+            "--region",
+            "0,0,320,360",
+            "--region",
+            "320,0,320,360",
+            "--keymap",
+            str(KEYMAPS / "unity_fps.yaml"),
+            "--keymap",
+            str(RIGHT_KEYMAP),
+            "--vision",
+            "split",
         )
     assert process.returncode == 0, process.stderr
     pose = settled_pose(pose_file)
     assert pose["left"]["y"] > 1.0  # three holds of w
     assert pose["right"]["y"] < -1.0  # three holds of i; the right viewport faces -y
     trace = read_trace(run_dir / "trace.jsonl")
-    seen = {agent: {o for r in trace if r["agent_id"] == agent for o in r["visible_objects"]} for agent in ("Agent1", "Agent2")}
+    seen = {
+        agent: {o for r in trace if r["agent_id"] == agent for o in r["visible_objects"]}
+        for agent in ("Agent1", "Agent2")
+    }
     assert "red cube" in seen["Agent1"] and "magenta sphere" not in seen["Agent1"]
     assert seen["Agent2"] == {"magenta sphere"}  # each agent sees only its half
     summary = json.loads((run_dir / "summary.json").read_text())
@@ -203,20 +243,55 @@ def test_two_agents_on_a_split_screen_with_two_key_maps(start_game, tmp_path):
     assert "- forward:" in agent2_prompt and "- look_left:" not in agent2_prompt
 
 
-def test_a_team_split_over_two_processes_plays_one_game_each_from_its_own_half(start_game, tmp_path, redis_server, run_id):
+def test_a_team_split_over_two_processes_plays_one_game_each_from_its_own_half(
+    start_game, tmp_path, redis_server, run_id
+):
     """Two processes, as two machines would run them: each drives its own agent's part of the game."""
     _, _, pose_file = start_game("Team Game", "--split", "--size", "640x360")
     script = {("Agent1", n): "forward" for n in range(1, 4)} | {("Agent2", n): "forward" for n in range(1, 4)}
-    team = ["--mode", "unity", "--model", MODEL, "--agents", "2", "--steps", "3", "--window-title", "^Team Game$",
-            "--region", "0,0,320,360", "--region", "320,0,320,360",
-            "--keymap", str(KEYMAPS / "unity_fps.yaml"), "--keymap", str(RIGHT_KEYMAP),
-            "--store", redis_server.url, "--run-id", run_id, "-q"]
+    team = [
+        "--mode",
+        "unity",
+        "--model",
+        MODEL,
+        "--agents",
+        "2",
+        "--steps",
+        "3",
+        "--window-title",
+        "^Team Game$",
+        "--region",
+        "0,0,320,360",
+        "--region",
+        "320,0,320,360",
+        "--keymap",
+        str(KEYMAPS / "unity_fps.yaml"),
+        "--keymap",
+        str(RIGHT_KEYMAP),
+        "--store",
+        redis_server.url,
+        "--run-id",
+        run_id,
+        "-q",
+    ]
     with ChatServer(colour_vision(script)) as server:
         processes = [
             subprocess.Popen(
-                [sys.executable, str(ROOT / "main.py"), *team, "--api-base", server.api_base, "--local-agents", agent,
-                 "--run-dir", str(tmp_path / agent)],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, OPENAI_API_KEY="test-key"),
+                [
+                    sys.executable,
+                    str(ROOT / "main.py"),
+                    *team,
+                    "--api-base",
+                    server.api_base,
+                    "--local-agents",
+                    agent,
+                    "--run-dir",
+                    str(tmp_path / agent),
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=dict(os.environ, OPENAI_API_KEY="test-key"),
             )
             for agent in ("Agent1", "Agent2")
         ]
@@ -225,13 +300,20 @@ def test_a_team_split_over_two_processes_plays_one_game_each_from_its_own_half(s
             assert process.returncode == 0, stderr
     pose = settled_pose(pose_file)
     assert pose["left"]["y"] > 1.0 and pose["right"]["y"] < -1.0  # each process held its own agent's keys
-    traces = [[{k: v for k, v in r.items() if k != "timings"} for r in read_trace(tmp_path / a / "trace.jsonl")]
-              for a in ("Agent1", "Agent2")]
+    traces = [
+        [{k: v for k, v in r.items() if k != "timings"} for r in read_trace(tmp_path / a / "trace.jsonl")]
+        for a in ("Agent1", "Agent2")
+    ]
     assert traces[0] == traces[1] and len(traces[0]) == 6  # each process holds the whole team's trace
-    seen = {agent: {o for r in traces[0] if r["agent_id"] == agent for o in r["visible_objects"]} for agent in ("Agent1", "Agent2")}
+    seen = {
+        agent: {o for r in traces[0] if r["agent_id"] == agent for o in r["visible_objects"]}
+        for agent in ("Agent1", "Agent2")
+    }
     assert "red cube" in seen["Agent1"] and seen["Agent2"] == {"magenta sphere"}
     # Each machine keeps the screenshots of the agent it runs.
-    assert sorted(p.name for p in (tmp_path / "Agent2" / "screenshots").iterdir()) == ["Agent2_step001.png"] + frame_files("Agent2", 3)
+    assert sorted(p.name for p in (tmp_path / "Agent2" / "screenshots").iterdir()) == [
+        "Agent2_step001.png"
+    ] + frame_files("Agent2", 3)
 
 
 def test_the_run_stops_with_one_line_when_the_window_goes(start_game, tmp_path):
@@ -287,11 +369,13 @@ def test_two_matching_windows_are_an_error(start_game, start_up_error):
 def test_minimized_and_zero_sized_windows_are_errors(start_up_error):
     with other_window("Iconified Game", shown=False, minimized=True):
         assert start_up_error("--window-title", "Iconified") == (
-            2, "main.py: error: the window 'Iconified Game' is minimized: restore it first"
+            2,
+            "main.py: error: the window 'Iconified Game' is minimized: restore it first",
         )
     with other_window("Tiny Game", size=(1, 1)):
         assert start_up_error("--window-title", "Tiny") == (
-            2, "main.py: error: the window 'Tiny Game' is 1x1: it shows nothing"
+            2,
+            "main.py: error: the window 'Tiny Game' is 1x1: it shows nothing",
         )
 
 

@@ -74,7 +74,12 @@ def test_actions_press_the_mapped_keys_and_dead_reckon_the_pose(tmp_path):
     result = perception.execute_action("Agent1", "look_left")
     assert keyboard.held == [(("w",), 0.25), (("left",), 0.25)]
     assert result.outcome == "turned" and result.detail == "held left for 0.25 s"
-    assert perception.get_agent_state("Agent1").to_dict() == {"position": [0, 1, 0], "facing": "west", "pitch": 0, "roll": 0}
+    assert perception.get_agent_state("Agent1").to_dict() == {
+        "position": [0, 1, 0],
+        "facing": "west",
+        "pitch": 0,
+        "roll": 0,
+    }
     assert result.view_change == 1.0 and sorted(result.frames) == ["after", "at", "before"]
 
 
@@ -87,7 +92,10 @@ def test_a_move_that_leaves_the_view_unchanged_is_blocked_and_not_counted(tmp_pa
     assert result.outcome == "blocked" and result.view_change == 0.0
     assert result.detail == "the view did not change (held w for 0.25 s; 0.0% of it changed)"
     assert perception.get_agent_state("Agent1").to_dict()["position"] == [0, 0, 0]
-    assert result.frames["before"].endswith("Agent1_step003_before.png") and (tmp_path / "Agent1_step003_after.png").is_file()
+    assert (
+        result.frames["before"].endswith("Agent1_step003_before.png")
+        and (tmp_path / "Agent1_step003_after.png").is_file()
+    )
     assert perception.execute_action("Agent1", "look_left").outcome == "blocked"
     assert perception.get_agent_state("Agent1").facing == "north"
 

@@ -230,9 +230,7 @@ def test_every_object_is_reachable_from_every_start(path):
     world = load_world(path)
     # Without given starts an agent may be placed on any free cell, so the
     # whole floor must be one connected region.
-    starts = [(pose.x, pose.y) for pose in world.agent_starts] or [
-        (x, y) for x, y, _ in world.free_cells()
-    ]
+    starts = [(pose.x, pose.y) for pose in world.agent_starts] or [(x, y) for x, y, _ in world.free_cells()]
     for start in starts:
         reachable = reachable_ground(world, start)
         for name, (x, y, _z) in world.objects.items():

@@ -10,12 +10,11 @@ from perception.keymap import KeyMapError, load_keymap
 from perception.world import WorldError, load_world
 from perception.yaml_files import MAX_PROBLEM_CHARS
 
-BOMB = (
-    "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
-    + "".join(f"{n}: &{n} [{', '.join(['*' + p] * 9)}]\n" for p, n in zip("abcdefgh", "bcdefghi"))
+BOMB = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"{n}: &{n} [{', '.join(['*' + p] * 9)}]\n" for p, n in zip("abcdefgh", "bcdefghi")
 )
 LOADERS = [
-    (lambda path: load_world(path), WorldError, "size: *i\nname: w\n"),
+    (load_world, WorldError, "size: *i\nname: w\n"),
     (lambda path: load_profiles(path, 2, "offline"), ProfileError, "default: {role: *i}\n"),
     (lambda path: load_keymap(path, lambda key: True), KeyMapError, "actions: {forward: *i}\n"),
 ]

@@ -19,8 +19,8 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from explorer.config.run_config import COORDINATOR
 from explorer.cli.live_map import LiveMap
+from explorer.config.run_config import COORDINATOR
 from perception.base import Pose
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab and newline
@@ -55,7 +55,9 @@ class RunConsole:
         self.console = Console(markup=False, emoji=False, highlight=False)
         self.verbosity = verbosity
         self.total_objects = total_objects
-        self.rows = {agent_id: {"step": 0, "pose": "", "action": "", "result": "", "found": 0} for agent_id in agent_ids}
+        self.rows = {
+            agent_id: {"step": 0, "pose": "", "action": "", "result": "", "found": 0} for agent_id in agent_ids
+        }
         self.team_found: list[str] = []
         self.progress = Progress(
             TextColumn("steps"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=self.console
@@ -105,11 +107,22 @@ class RunConsole:
 
     def _view(self):
         if self.map is None:
-            table = self._table(("Agent", "Step", "Pose", "Last action", "Result", "Found first"), lambda row: (
-                Pose.from_dict(row["pose"]).describe() if row["pose"] else "", plain(row["action"]), row["result"]))
+            table = self._table(
+                ("Agent", "Step", "Pose", "Last action", "Result", "Found first"),
+                lambda row: (
+                    Pose.from_dict(row["pose"]).describe() if row["pose"] else "",
+                    plain(row["action"]),
+                    row["result"],
+                ),
+            )
         else:  # narrow, so that the map fits beside it in 80 columns: the pose short, "!" for a blocked move
-            table = self._table(("Agent", "Step", "At", "Did", "Found"), lambda row: (
-                _short_pose(row["pose"]), plain(row["action"]) + ("!" if row["result"] == "blocked" else "")))
+            table = self._table(
+                ("Agent", "Step", "At", "Did", "Found"),
+                lambda row: (
+                    _short_pose(row["pose"]),
+                    plain(row["action"]) + ("!" if row["result"] == "blocked" else ""),
+                ),
+            )
         total = f"/{self.total_objects}" if self.total_objects else ""
         found = plain(f"Team found {len(self.team_found)}{total}: {', '.join(self.team_found) or '-'}")
         if self.map is None:
@@ -136,8 +149,11 @@ class RunConsole:
         columns = free_width if beside else (self.console.width - 4) // 2
         # The found line and the progress bar, the panel's borders and its legend's two lines.
         rows = self.console.height - 6 - (0 if beside else table_lines)
-        panel = Panel(Group(self.map.render(columns, max(3, rows)), self.map.legend()), title="Team map",
-                      width=max(2 * min(columns, self.map.width) + 4, 24))  # the legend wraps to the map's width
+        panel = Panel(
+            Group(self.map.render(columns, max(3, rows)), self.map.legend()),
+            title="Team map",
+            width=max(2 * min(columns, self.map.width) + 4, 24),
+        )  # the legend wraps to the map's width
         if not beside:
             return Group(table, panel)
         grid = Table.grid(padding=(0, 2))
@@ -147,7 +163,16 @@ class RunConsole:
     def print_summary(self, summary, run_dir):
         self.console.print()
         table = Table(title=plain(f"Run summary: {summary['world']} ({summary['status']})"))
-        for column in ("Agent", "Steps", "Found first", "Messages", "Policy", "Model calls", "Parse failures", "Errors"):
+        for column in (
+            "Agent",
+            "Steps",
+            "Found first",
+            "Messages",
+            "Policy",
+            "Model calls",
+            "Parse failures",
+            "Errors",
+        ):
             table.add_column(column)
         for agent_id, agent in summary["per_agent"].items():
             llm = agent["llm"]
@@ -172,7 +197,9 @@ class RunConsole:
         llm = summary["llm"]
         cost = "unknown" if llm["cost_usd"] is None else f"${llm['cost_usd']:.4f}"
         latency = llm["latency_seconds"]
-        latency_text = "" if latency["p50"] is None else f", latency p50 {latency['p50']:.2f} s, p90 {latency['p90']:.2f} s"
+        latency_text = (
+            "" if latency["p50"] is None else f", latency p50 {latency['p50']:.2f} s, p90 {latency['p90']:.2f} s"
+        )
         self.console.print(
             f"Model calls: {llm['calls']} ({llm['retries']} retries, tokens {llm['prompt_tokens']} in, "
             f"{llm['completion_tokens']} out, "
@@ -182,9 +209,17 @@ class RunConsole:
             f"Decisions: {summary['decisions']}"
             + (f" ({summary['planner_steps']} by the planner)" if summary.get("planner_steps") else "")
             + f"    Messages sent: {summary['messages']['sent']}"
-            + (f" ({summary['messages']['never_delivered']} never delivered)" if summary["messages"]["never_delivered"] else "")
+            + (
+                f" ({summary['messages']['never_delivered']} never delivered)"
+                if summary["messages"]["never_delivered"]
+                else ""
+            )
             + "    "
-            + ("Wall time: not on record" if summary["wall_seconds"] is None else f"Wall time: {summary['wall_seconds']:.1f} s")
+            + (
+                "Wall time: not on record"
+                if summary["wall_seconds"] is None
+                else f"Wall time: {summary['wall_seconds']:.1f} s"
+            )
         )
         self.console.print(plain(f"Run directory: {run_dir}"), soft_wrap=True)
         if (run_dir / "report.html").is_file():

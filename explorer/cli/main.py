@@ -21,7 +21,9 @@ def build_parser() -> RunParser:
         description="Several LLM agents explore a world together, each with its own PocketFlow loop.",
     )
     parser.add_argument(
-        "--recover", type=Path, metavar="RUN_DIR",
+        "--recover",
+        type=Path,
+        metavar="RUN_DIR",
         help="write the summary.json of a run that was killed, from its trace, and exit",
     )
     parser.add_argument("--report", type=Path, metavar="RUN_DIR", help="rebuild an earlier run's report.html and exit")
@@ -29,7 +31,10 @@ def build_parser() -> RunParser:
         "--sweep", type=Path, metavar="FILE", help="run the grid of conditions a sweep file gives, and exit"
     )
     parser.add_argument(
-        "--parallel", type=int, default=os.cpu_count() or 1, metavar="N",
+        "--parallel",
+        type=int,
+        default=os.cpu_count() or 1,
+        metavar="N",
         help="with --sweep: runs at once (default: the number of cores)",
     )
     parser.sections["embedding"].add_argument(

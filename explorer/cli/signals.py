@@ -13,7 +13,9 @@ from __future__ import annotations
 import signal
 
 STOP_SIGNALS = tuple(
-    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)  # no SIGHUP on Windows
+    getattr(signal, name)
+    for name in ("SIGINT", "SIGTERM", "SIGHUP")
+    if hasattr(signal, name)  # no SIGHUP on Windows
 )
 
 

@@ -138,7 +138,14 @@ def option(
     how config.json holds it, None where it does not.
     """
     spec = Option(
-        flag, help, metavar=metavar, type=type, repeat=repeat, switch_off=switch_off, group=group, check=check,
+        flag,
+        help,
+        metavar=metavar,
+        type=type,
+        repeat=repeat,
+        switch_off=switch_off,
+        group=group,
+        check=check,
         record=record,
     )
     return {OPTION: spec}

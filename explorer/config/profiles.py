@@ -110,12 +110,16 @@ def _profile(path, entry, base, what):
     for key in TIMING_KEYS:
         value = entry.get(key, getattr(base, key))
         least = "more than 0" if key == "tick_interval" else "0 or more"
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-            (0 < value if key == "tick_interval" else 0 <= value) and value <= MAX_TIME
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not ((value > 0 if key == "tick_interval" else value >= 0) and value <= MAX_TIME)
         ):
             raise ProfileError(path, f"{what} {key} must be a number of simulated seconds, {least}, not {value!r}")
         timing[key] = float(value)
     return replace(
-        base, **{k: entry[k].strip() for k in ("role", "persona", "model") if k in entry},
-        temperature=float(temperature), **timing,
+        base,
+        **{k: entry[k].strip() for k in ("role", "persona", "model") if k in entry},
+        temperature=float(temperature),
+        **timing,
     )

@@ -80,121 +80,289 @@ class RunConfig:
     """A run's settings. A field that is a run option declares it in its metadata: flag, help, default, check
     and place in config.json. `check` adds what involves several options."""
 
-    mode: str = field(default="mock", metadata=option(
-        "--mode", f"perception backend: {' or '.join(MODES)} (default %(default)s)", check=OneOf(MODES, label="mode"),
-    ))
-    agents: int = field(default=2, metadata=option(
-        "--agents", "number of agents (default %(default)s)", type=int, check=Count(1, MAX_AGENTS),
-    ))
-    steps: int | None = field(default=None, metadata=option(
-        "--steps", "steps per agent (default: the world's max_steps)", type=int, check=Count(1),
-    ))
-    world: Path = field(default=DEFAULT_WORLD, metadata=option(
-        "--world",
-        "world file for mock mode, or a shipped world's name: apartment (default), office, warehouse, garden",
-        type=_shipped_world, record=PATH,
-    ))
-    seed: int = field(default=42, metadata=option(
-        "--seed", "seed for placement and the built-in backends", type=int,
-    ))
-    model: str = field(default="offline", metadata=option(
-        "--model", "offline (built-in explorer, the default), random, or a litellm model such as gpt-4o-mini",
-        check=NotBlank(),
-    ))
-    api_base: str | None = field(default=None, metadata=option(
-        "--api-base", "base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1", record=SECRET_URL,
-    ))
-    comm: bool = field(default=True, metadata=option(
-        "--no-comm", "turn off all messages between agents", switch_off=True,
-    ))
-    decide: str = field(default="actions", metadata=option(
-        "--decide", "what a model chooses: each step's action (default), or a goal the planner walks to (mock mode)",
-        check=OneOf(DECIDE_LEVELS, in_parser=True),
-    ))
-    schedule: str = field(default="lockstep", metadata=option(
-        "--schedule", "lockstep (default): every agent takes step k before any takes k + 1; event: a simulated clock "
-        "with each agent's tick_interval, obs_delay, act_delay and msg_delay from --profiles (mock mode)",
-        check=OneOf(SCHEDULES, in_parser=True),
-    ))
-    coordinator: str | None = field(default=None, metadata=option(
-        "--coordinator", "add a Coordinator that directs the explorers: offline, or a model (mock mode)",
-        metavar="MODEL",
-    ))
-    run_dir: Path | None = field(default=None, metadata=option(
-        "--run-dir", "where to write the run (default runs/<timestamp>/ here)", type=Path, record=None,
-    ))
-    profiles: Path | None = field(default=None, metadata=option(
-        "--profiles", "YAML file of agent profiles: role, persona, model, temperature", type=Path, record=PATH,
-    ))
-    resume_memory: Path | None = field(default=None, metadata=option(
-        "--resume-memory", "start each agent with the memory it saved in an earlier run", type=Path,
-        metavar="RUN_DIR", record=PATH,
-    ))
-    replay_replies: Path | None = field(default=None, metadata=option(
-        "--replay-replies",
-        "answer each model call with the reply recorded in an earlier run's trace, instead of calling the model",
-        type=Path, metavar="RUN_DIR", record=PATH,
-    ))
-    timeout: float = field(default=60.0, metadata=option(
-        "--timeout", "seconds before a model call is cut off (default %(default)g)", type=float, check=Seconds(),
-    ))
-    max_concurrency: int = field(default=32, metadata=option(
-        "--max-concurrency", "model calls in flight at once, over all agents (default %(default)s)", type=int,
-        check=Count(1),
-    ))
-    price_in: float | None = field(default=None, metadata=option(
-        "--price-in", "dollars per million prompt tokens, for models litellm cannot price", type=float,
-        check=Dollars(),
-    ))
-    price_out: float | None = field(default=None, metadata=option(
-        "--price-out", "dollars per million completion tokens, likewise", type=float, check=Dollars(),
-    ))
+    mode: str = field(
+        default="mock",
+        metadata=option(
+            "--mode",
+            f"perception backend: {' or '.join(MODES)} (default %(default)s)",
+            check=OneOf(MODES, label="mode"),
+        ),
+    )
+    agents: int = field(
+        default=2,
+        metadata=option(
+            "--agents",
+            "number of agents (default %(default)s)",
+            type=int,
+            check=Count(1, MAX_AGENTS),
+        ),
+    )
+    steps: int | None = field(
+        default=None,
+        metadata=option(
+            "--steps",
+            "steps per agent (default: the world's max_steps)",
+            type=int,
+            check=Count(1),
+        ),
+    )
+    world: Path = field(
+        default=DEFAULT_WORLD,
+        metadata=option(
+            "--world",
+            "world file for mock mode, or a shipped world's name: apartment (default), office, warehouse, garden",
+            type=_shipped_world,
+            record=PATH,
+        ),
+    )
+    seed: int = field(
+        default=42,
+        metadata=option(
+            "--seed",
+            "seed for placement and the built-in backends",
+            type=int,
+        ),
+    )
+    model: str = field(
+        default="offline",
+        metadata=option(
+            "--model",
+            "offline (built-in explorer, the default), random, or a litellm model such as gpt-4o-mini",
+            check=NotBlank(),
+        ),
+    )
+    api_base: str | None = field(
+        default=None,
+        metadata=option(
+            "--api-base",
+            "base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1",
+            record=SECRET_URL,
+        ),
+    )
+    comm: bool = field(
+        default=True,
+        metadata=option(
+            "--no-comm",
+            "turn off all messages between agents",
+            switch_off=True,
+        ),
+    )
+    decide: str = field(
+        default="actions",
+        metadata=option(
+            "--decide",
+            "what a model chooses: each step's action (default), or a goal the planner walks to (mock mode)",
+            check=OneOf(DECIDE_LEVELS, in_parser=True),
+        ),
+    )
+    schedule: str = field(
+        default="lockstep",
+        metadata=option(
+            "--schedule",
+            "lockstep (default): every agent takes step k before any takes k + 1; event: a simulated clock "
+            "with each agent's tick_interval, obs_delay, act_delay and msg_delay from --profiles (mock mode)",
+            check=OneOf(SCHEDULES, in_parser=True),
+        ),
+    )
+    coordinator: str | None = field(
+        default=None,
+        metadata=option(
+            "--coordinator",
+            "add a Coordinator that directs the explorers: offline, or a model (mock mode)",
+            metavar="MODEL",
+        ),
+    )
+    run_dir: Path | None = field(
+        default=None,
+        metadata=option(
+            "--run-dir",
+            "where to write the run (default runs/<timestamp>/ here)",
+            type=Path,
+            record=None,
+        ),
+    )
+    profiles: Path | None = field(
+        default=None,
+        metadata=option(
+            "--profiles",
+            "YAML file of agent profiles: role, persona, model, temperature",
+            type=Path,
+            record=PATH,
+        ),
+    )
+    resume_memory: Path | None = field(
+        default=None,
+        metadata=option(
+            "--resume-memory",
+            "start each agent with the memory it saved in an earlier run",
+            type=Path,
+            metavar="RUN_DIR",
+            record=PATH,
+        ),
+    )
+    replay_replies: Path | None = field(
+        default=None,
+        metadata=option(
+            "--replay-replies",
+            "answer each model call with the reply recorded in an earlier run's trace, instead of calling the model",
+            type=Path,
+            metavar="RUN_DIR",
+            record=PATH,
+        ),
+    )
+    timeout: float = field(
+        default=60.0,
+        metadata=option(
+            "--timeout",
+            "seconds before a model call is cut off (default %(default)g)",
+            type=float,
+            check=Seconds(),
+        ),
+    )
+    max_concurrency: int = field(
+        default=32,
+        metadata=option(
+            "--max-concurrency",
+            "model calls in flight at once, over all agents (default %(default)s)",
+            type=int,
+            check=Count(1),
+        ),
+    )
+    price_in: float | None = field(
+        default=None,
+        metadata=option(
+            "--price-in",
+            "dollars per million prompt tokens, for models litellm cannot price",
+            type=float,
+            check=Dollars(),
+        ),
+    )
+    price_out: float | None = field(
+        default=None,
+        metadata=option(
+            "--price-out",
+            "dollars per million completion tokens, likewise",
+            type=float,
+            check=Dollars(),
+        ),
+    )
     verbosity: int = 0  # -1 quiet, 0 normal, 1 verbose: the command line's -q and -v
     # Unity mode: each given once for all agents, or once per agent in order.
-    window_titles: tuple[str, ...] = field(default=(), metadata=option(
-        "--window-title", "the game window, by its title", metavar="REGEX", repeat=True, group="unity", record=TEXTS,
-    ))
-    keymaps: tuple[Path, ...] = field(default=(), metadata=option(  # none: perception.keymap.DEFAULT_KEYMAP
-        "--keymap", f"key map file, or a shipped key map's name (default {DEFAULT_KEYMAP.stem})",
-        type=_shipped_keymap, metavar="PATH", repeat=True, group="unity", record=PATHS,
-    ))
-    regions: tuple[tuple[int, int, int, int], ...] = field(default=(), metadata=option(
-        "--region", "the part of the window an agent sees, in window pixels (split screen)",
-        type=_region, metavar="X,Y,W,H", repeat=True, group="unity", record=RECTANGLES,
-    ))
-    vision: str = field(default="combined", metadata=option(
-        "--vision",
-        f"vision calls per step: {' or '.join(VISION_CALLS)} (combined: one call gives caption and objects)",
-        group="unity", check=OneOf(VISION_CALLS),
-    ))
-    pause_key: str | None = field(default=None, metadata=option(
-        "--pause-key", "a key that pauses the game: pressed before the model is asked and again before the action",
-        metavar="KEY", group="unity",
-    ))
+    window_titles: tuple[str, ...] = field(
+        default=(),
+        metadata=option(
+            "--window-title",
+            "the game window, by its title",
+            metavar="REGEX",
+            repeat=True,
+            group="unity",
+            record=TEXTS,
+        ),
+    )
+    keymaps: tuple[Path, ...] = field(
+        default=(),
+        metadata=option(  # none: perception.keymap.DEFAULT_KEYMAP
+            "--keymap",
+            f"key map file, or a shipped key map's name (default {DEFAULT_KEYMAP.stem})",
+            type=_shipped_keymap,
+            metavar="PATH",
+            repeat=True,
+            group="unity",
+            record=PATHS,
+        ),
+    )
+    regions: tuple[tuple[int, int, int, int], ...] = field(
+        default=(),
+        metadata=option(
+            "--region",
+            "the part of the window an agent sees, in window pixels (split screen)",
+            type=_region,
+            metavar="X,Y,W,H",
+            repeat=True,
+            group="unity",
+            record=RECTANGLES,
+        ),
+    )
+    vision: str = field(
+        default="combined",
+        metadata=option(
+            "--vision",
+            f"vision calls per step: {' or '.join(VISION_CALLS)} (combined: one call gives caption and objects)",
+            group="unity",
+            check=OneOf(VISION_CALLS),
+        ),
+    )
+    pause_key: str | None = field(
+        default=None,
+        metadata=option(
+            "--pause-key",
+            "a key that pauses the game: pressed before the model is asked and again before the action",
+            metavar="KEY",
+            group="unity",
+        ),
+    )
     # A team split across processes: the Redis store they share, the team's run id, this process's agents.
-    store: str | None = field(default=None, metadata=option(
-        "--store", "the team store: redis://HOST:PORT/DB (default: in this process)", metavar="URL", group="team",
-        record=SECRET_URL,
-    ))
-    run_id: str | None = field(default=None, metadata=option(
-        "--run-id", "the run the processes share (with --store)", metavar="NAME", group="team",
-    ))
-    local_agents: tuple[str, ...] = field(default=(), metadata=option(
-        "--local-agents", "the agents this process runs (default all; the Coordinator runs with Agent1)",
-        type=_agent_list, metavar="Agent1,Agent2", group="team", record=TEXTS,
-    ))
-    join_timeout: float = field(default=120.0, metadata=option(
-        "--join-timeout", "how long to wait for the other processes' agents to join (default %(default)g)",
-        type=float, metavar="SECONDS", group="team", check=Seconds(),
-    ))
-    embedder: str = field(default="onnx", metadata=option(
-        "--embedder", "onnx (default): ONNX Runtime on a one-time export, quick to start; torch: sentence-transformers",
-        group="embedding", check=OneOf(BACKENDS, in_parser=True),
-    ))
-    embedder_cache: Path | None = field(default=None, metadata=option(
-        "--embedder-cache", f"where the ONNX export is kept (default ${CACHE_ENV}, else ~/.cache/multi-agent-explorer)",
-        type=Path, metavar="DIR", group="embedding", record=PATH,
-    ))
+    store: str | None = field(
+        default=None,
+        metadata=option(
+            "--store",
+            "the team store: redis://HOST:PORT/DB (default: in this process)",
+            metavar="URL",
+            group="team",
+            record=SECRET_URL,
+        ),
+    )
+    run_id: str | None = field(
+        default=None,
+        metadata=option(
+            "--run-id",
+            "the run the processes share (with --store)",
+            metavar="NAME",
+            group="team",
+        ),
+    )
+    local_agents: tuple[str, ...] = field(
+        default=(),
+        metadata=option(
+            "--local-agents",
+            "the agents this process runs (default all; the Coordinator runs with Agent1)",
+            type=_agent_list,
+            metavar="Agent1,Agent2",
+            group="team",
+            record=TEXTS,
+        ),
+    )
+    join_timeout: float = field(
+        default=120.0,
+        metadata=option(
+            "--join-timeout",
+            "how long to wait for the other processes' agents to join (default %(default)g)",
+            type=float,
+            metavar="SECONDS",
+            group="team",
+            check=Seconds(),
+        ),
+    )
+    embedder: str = field(
+        default="onnx",
+        metadata=option(
+            "--embedder",
+            "onnx (default): ONNX Runtime on a one-time export, quick to start; torch: sentence-transformers",
+            group="embedding",
+            check=OneOf(BACKENDS, in_parser=True),
+        ),
+    )
+    embedder_cache: Path | None = field(
+        default=None,
+        metadata=option(
+            "--embedder-cache",
+            f"where the ONNX export is kept (default ${CACHE_ENV}, else ~/.cache/multi-agent-explorer)",
+            type=Path,
+            metavar="DIR",
+            group="embedding",
+            record=PATH,
+        ),
+    )
 
     def check(self) -> RunConfig:
         """This config, if its options make a run; else ConfigError, one line saying what is wrong."""
@@ -237,7 +405,9 @@ class RunConfig:
     def _check_split(self) -> None:
         if self.store is None:
             if self.run_id is not None or self.local_agents:
-                raise ConfigError("--run-id and --local-agents split a team over processes: they need --store redis://HOST:PORT/DB")
+                raise ConfigError(
+                    "--run-id and --local-agents split a team over processes: they need --store redis://HOST:PORT/DB"
+                )
             return
         if not self.store.startswith(STORE_SCHEMES):
             raise ConfigError(f"--store must be a Redis URL, redis://HOST:PORT/DB, not {redact_url(self.store)!r}")
@@ -248,7 +418,9 @@ class RunConfig:
             if agent_id == COORDINATOR:
                 raise ConfigError("--local-agents: the Coordinator runs in Agent1's process; name explorers only")
             if agent_id not in explorers:
-                raise ConfigError(f"--local-agents: {agent_id!r} is not in this team ({explorers[0]} to {explorers[-1]})")
+                raise ConfigError(
+                    f"--local-agents: {agent_id!r} is not in this team ({explorers[0]} to {explorers[-1]})"
+                )
         if len(set(self.local_agents)) != len(self.local_agents):
             raise ConfigError("--local-agents names an agent twice")
         if len(self.local_agents) not in (0, len(explorers)) and self.run_id is None:
@@ -299,7 +471,11 @@ class RunConfig:
                 re.compile(title)
             except re.error as error:
                 raise ConfigError(f"--window-title {title!r} is not a valid regular expression: {error}") from None
-        for flag, values in (("--window-title", self.window_titles), ("--keymap", self.keymaps), ("--region", self.regions)):
+        for flag, values in (
+            ("--window-title", self.window_titles),
+            ("--keymap", self.keymaps),
+            ("--region", self.regions),
+        ):
             if len(values) not in (0, 1, self.agents):
                 raise ConfigError(
                     f"{flag} is given {len(values)} times for {self.agents} agents: give it once for all, or once per agent"

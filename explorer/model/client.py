@@ -91,7 +91,10 @@ class CallGate:
         return self
 
     def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None,
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
     ) -> None:
         self._slots.release()
 
@@ -214,7 +217,9 @@ def _clean(text: object) -> str:
 
 
 def complete(
-    settings: LLMSettings, messages: list[ChatMessage], sleep: Callable[[float], object] | None = None,
+    settings: LLMSettings,
+    messages: list[ChatMessage],
+    sleep: Callable[[float], object] | None = None,
 ) -> Reply:
     """One chat completion (OpenAI message list), retried on rate limits, server errors, timeouts
     and lost connections; raises LLMError (AuthenticationFailed for refused credentials)."""
@@ -235,7 +240,9 @@ def complete(
         if retries >= settings.max_retries or not _retryable(failure.kind, bad_replies):
             raise _error(failure, settings.model, retries, round(time.perf_counter() - start, 4))
         delay = _backoff(retries, rng, failure.retry_after)
-        log.info("%s: %s; retry %d of %d in %.1f s", settings.model, failure.detail, retries + 1, settings.max_retries, delay)
+        log.info(
+            "%s: %s; retry %d of %d in %.1f s", settings.model, failure.detail, retries + 1, settings.max_retries, delay
+        )
         (sleep or cancelled.wait)(delay)  # a stopping run does not wait out a backoff
         retries += 1
         if cancelled.is_set():
@@ -261,13 +268,18 @@ def complete_prompt(settings: LLMSettings, prompt: str, sleep: Callable[[float],
 
 
 def _attempt(
-    litellm: ModuleType, settings: LLMSettings, messages: list[ChatMessage], cancelled: threading.Event,
+    litellm: ModuleType,
+    settings: LLMSettings,
+    messages: list[ChatMessage],
+    cancelled: threading.Event,
 ) -> tuple[Any, str] | _Failure:
     """(response, text), or the failure. The failure is built outside the except block, so
     nothing raised later carries litellm's exception, whose text may hold the key."""
     failures: tuple[type[BaseException], ...] = (*_api_errors(litellm), TimeoutError)
     try:
-        response = _within_deadline(lambda: litellm.completion(**_request(settings, messages)), settings.timeout, cancelled)
+        response = _within_deadline(
+            lambda: litellm.completion(**_request(settings, messages)), settings.timeout, cancelled
+        )
     except failures as error:
         failure = _classify(error)
     except _Abandoned:
@@ -456,7 +468,11 @@ def _retry_after(error: BaseException) -> float | None:
 
 
 def _cost(
-    litellm: ModuleType, response: Any, settings: LLMSettings, prompt_tokens: int, completion_tokens: int,
+    litellm: ModuleType,
+    response: Any,
+    settings: LLMSettings,
+    prompt_tokens: int,
+    completion_tokens: int,
 ) -> float | None:
     """litellm's price for the model if it has one, else the settings' prices, else None."""
     try:

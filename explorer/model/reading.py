@@ -28,7 +28,9 @@ class ReplyError(ValueError):
 
 
 def read_structured(
-    text: str | None, usable: Callable[[Any], bool], unfenced_block: Callable[[str], str] | None = None,
+    text: str | None,
+    usable: Callable[[Any], bool],
+    unfenced_block: Callable[[str], str] | None = None,
 ) -> Any:
     """The first YAML value in the reply that `usable(value)` accepts, or None.
 

@@ -107,7 +107,7 @@ class RecordedReplies:
             which = "prompt" if recorded.first else "re-prompt"
             raise self._stop(
                 f"{self.agent_id}'s {which} at step {step} differs from the recorded one (first difference at "
-                f"character {at}): recorded {expected[at:at + SHOWN_CHARS]!r}, now {sent[at:at + SHOWN_CHARS]!r}"
+                f"character {at}): recorded {expected[at : at + SHOWN_CHARS]!r}, now {sent[at : at + SHOWN_CHARS]!r}"
             )
         if call.reply is not None and call.chars is not None and is_excerpt(call.reply, call.chars):
             raise self._stop(
@@ -141,7 +141,12 @@ def _recorded_calls(lines: list[dict[str, Any]]) -> tuple[deque[_Recorded], dequ
 def _replayed(call: ModelCall) -> Reply:
     """The recorded reply, costing nothing and taking no time; or the recorded failure, raised."""
     reply = Reply(
-        call.reply or "", call.model, call.prompt_tokens, call.completion_tokens, cost_usd=0.0, replayed=True,
+        call.reply or "",
+        call.model,
+        call.prompt_tokens,
+        call.completion_tokens,
+        cost_usd=0.0,
+        replayed=True,
     )
     if call.error is not None:
         raise LLMError(call.error_message or "", call.error, model=call.model, reply=reply)

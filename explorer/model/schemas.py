@@ -46,7 +46,7 @@ def directives_schema(explorers: Sequence[str], actions: Sequence[str], size: Se
     }
     directives = {
         "type": "object",
-        "properties": {explorer: directive for explorer in explorers},
+        "properties": dict.fromkeys(explorers, directive),
         "additionalProperties": False,
     }
     return _object({"directives": directives})

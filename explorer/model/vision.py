@@ -27,7 +27,13 @@ from perception.unity import Sight
 from prompts import render
 
 MAX_OBJECTS = 30
-IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
+IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
 
 
 def make_vision(settings: LLMSettings, split: bool = False) -> Callable[[str | Path], Sight]:
@@ -105,9 +111,14 @@ def _image_message(image_path: str | Path, prompt: str) -> ChatMessage:
         raise LLMError(f"cannot read image {path}: {error.strerror or error}", "bad_request") from None
     mime = IMAGE_TYPES.get(path.suffix.lower())
     if mime is None:
-        raise LLMError(f"unsupported image type {path.suffix or '(none)'!r} for {path}: use PNG, JPEG, GIF or WebP", "bad_request")
+        raise LLMError(
+            f"unsupported image type {path.suffix or '(none)'!r} for {path}: use PNG, JPEG, GIF or WebP", "bad_request"
+        )
     url = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
-    return {"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}, {"type": "text", "text": prompt}]}
+    return {
+        "role": "user",
+        "content": [{"type": "image_url", "image_url": {"url": url}}, {"type": "text", "text": prompt}],
+    }
 
 
 def _read(reply: Reply, usable: Callable[[object], bool]) -> Any:

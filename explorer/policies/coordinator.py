@@ -53,7 +53,9 @@ class OfflineCoordinator:
         self.poses: dict[str, PoseKey] = {}  # explorer -> where it last reported being
         self.headings: dict[str, PoseKey] = {}  # explorer -> the pose it last said it is heading for
         self.seen_by: dict[str, set[Cell]] = {}  # explorer -> the cells it reported seeing
-        self.targets: dict[str, tuple[PoseKey, int]] = {}  # explorer -> (the goal last sent to it, the tick it was sent)
+        self.targets: dict[
+            str, tuple[PoseKey, int]
+        ] = {}  # explorer -> (the goal last sent to it, the tick it was sent)
         self.sent = 0  # directives numbered in order
         self._decided: tuple[int, DecisionOutcome] | None = None
 
@@ -72,8 +74,9 @@ class OfflineCoordinator:
         assert size is not None and view_distance is not None, "a coordinator directs in a grid world"
         for report in context.reports:
             for grid in (self.map, self.maps.setdefault(report.sender, GridMap())):
-                grid.learn_view(size, view_distance, Pose.from_dict(report.seen_from), report.seen_cells,
-                                report.seen_walls)
+                grid.learn_view(
+                    size, view_distance, Pose.from_dict(report.seen_from), report.seen_cells, report.seen_walls
+                )
             self.seen_by.setdefault(report.sender, set()).update(report.seen_cells)
             self.poses[report.sender] = pose_key(Pose.from_dict(report.pose))
             heading = sentences.read_heading(report.said)
@@ -104,7 +107,9 @@ class OfflineCoordinator:
             for explorer, goals in candidates.items():
                 for goal in goals:
                     worth, new = self.map.gain(goal.pose, claimed)
-                    if worth < STILL_NEW * new or any(cell_distance(goal.pose, g.pose) <= 2 for g in assignment.values()):
+                    if worth < STILL_NEW * new or any(
+                        cell_distance(goal.pose, g.pose) <= 2 for g in assignment.values()
+                    ):
                         continue  # mostly what another explorer will see: not worth sending anyone there
                     if best is None or utility(worth, goal.cost) > best[0]:
                         best = (utility(worth, goal.cost), explorer, goal)
@@ -156,11 +161,19 @@ class OfflineCoordinator:
         return sent
 
     def directive(
-        self, explorer: str, target: Sequence[int | str | None] | None = None, action: str | None = None,
+        self,
+        explorer: str,
+        target: Sequence[int | str | None] | None = None,
+        action: str | None = None,
     ) -> Directive:
         self.sent += 1
-        return Directive(id=self.sent, to=explorer, kind="action" if action else "goal",
-                         target=action or list(target or ()), message=sentences.directive(self.sent, target, action))
+        return Directive(
+            id=self.sent,
+            to=explorer,
+            kind="action" if action else "goal",
+            target=action or list(target or ()),
+            message=sentences.directive(self.sent, target, action),
+        )
 
 
 class ModelCoordinator:
@@ -193,7 +206,9 @@ class ModelCoordinator:
         )
         choices = f"`directives`: a mapping from {', '.join(team)} to a `goal` [x, y, level] or an `action` ({', '.join(actions)})"
         outcome, given = self.model.ask_for(
-            prompt, lambda text: (Decision(""), parse_directives(text, team, actions, size)), choices,
+            prompt,
+            lambda text: (Decision(""), parse_directives(text, team, actions, size)),
+            choices,
         )
         directives = []
         for explorer, target, action in given or ():
@@ -215,7 +230,8 @@ class ModelCoordinator:
             goal = suggested.get(explorer)
             suggestion = (
                 f" Suggested: goal [{goal.pose[0]}, {goal.pose[1]}, {goal.pose[2]}] facing {goal.pose[3]}, "
-                f"{goal.steps} steps away, about {goal.new_cells} unseen cells." if goal
+                f"{goal.steps} steps away, about {goal.new_cells} unseen cells."
+                if goal
                 else " No change suggested: its own way still shows ground the team has not seen."
             )
             lines.append(

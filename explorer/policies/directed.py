@@ -56,8 +56,13 @@ class DirectedPolicy:
         if self.directive is None:
             return self.policy.decide(prompt, context)
         number, target, action = self.directive
-        about = DirectiveFollowed(id=number, kind="action" if action else "goal",
-                                  target=action or list(target or ()), replaced=replaced, status="followed")
+        about = DirectiveFollowed(
+            id=number,
+            kind="action" if action else "goal",
+            target=action or list(target or ()),
+            replaced=replaced,
+            status="followed",
+        )
         if action:
             self.directive = None  # carried out once, as it stands
             if action not in context.available_actions:
@@ -79,8 +84,11 @@ class DirectedPolicy:
             self.directive = None
             return self._own(prompt, context, about, "unreachable")
         where = f"({x}, {y}, {z})" + (f" facing {facing}" if facing else "")
-        decision = Decision(first, reason=f"directive {number} from {self.coordinator}: walking to {where}",
-                            message_to_others=self.planner.news(context, view))
+        decision = Decision(
+            first,
+            reason=f"directive {number} from {self.coordinator}: walking to {where}",
+            message_to_others=self.planner.news(context, view),
+        )
         return DecisionOutcome(decision, decided_by=DIRECTIVE, prompt="", directive=about)
 
     def _still_unseen(self, goal: PoseKey) -> bool:

@@ -28,8 +28,16 @@ MAX_GOALS = 6
 REASK_STEPS = 10
 AROUND = 2  # cells and steps: at its goal the agent looks around this close before asking again
 NEAR = 5  # cells (by the grid, not the path): a teammate this close to a goal is "near" it
-COMPASS = {(0, 1): "north", (1, 1): "north-east", (1, 0): "east", (1, -1): "south-east",
-           (0, -1): "south", (-1, -1): "south-west", (-1, 0): "west", (-1, 1): "north-west"}
+COMPASS = {
+    (0, 1): "north",
+    (1, 1): "north-east",
+    (1, 0): "east",
+    (1, -1): "south-east",
+    (0, -1): "south",
+    (-1, -1): "south-west",
+    (-1, 0): "west",
+    (-1, 1): "north-west",
+}
 
 
 class GoalPolicy:
@@ -64,22 +72,36 @@ class GoalPolicy:
             action = self.explorer.map.path_to(pose, self.goal, context.available_actions)
             assert action is not None
             x, y, z, facing, _ = self.goal
-            decision = Decision(action, reason=f"walking to my goal: ({x}, {y}, {z}) facing {facing}",
-                                message_to_others=self.explorer.news(context, None))
+            decision = Decision(
+                action,
+                reason=f"walking to my goal: ({x}, {y}, {z}) facing {facing}",
+                message_to_others=self.explorer.news(context, None),
+            )
             return DecisionOutcome(decision, decided_by=PLANNER, prompt="")
         if not goals:
             self.goal = None
-            decision = Decision(safe_action(context.available_actions), reason="no unseen ground left in reach",
-                                message_to_others=self.explorer.news(context, None))
+            decision = Decision(
+                safe_action(context.available_actions),
+                reason="no unseen ground left in reach",
+                message_to_others=self.explorer.news(context, None),
+            )
             return DecisionOutcome(decision, decided_by=PLANNER, prompt="")
         self.asked_at = context.team.step
-        reply = render("reply_goals", goals=self._goal_lines(context, pose, goals), reask_steps=REASK_STEPS,
-                       comm_note=comm_note(context))
-        choices = f"a `goal` that is one of {', '.join(f'G{n}' for n in range(1, len(goals) + 1))}, or " + \
-            action_choices(context.available_actions)
+        reply = render(
+            "reply_goals",
+            goals=self._goal_lines(context, pose, goals),
+            reask_steps=REASK_STEPS,
+            comm_note=comm_note(context),
+        )
+        choices = (
+            f"a `goal` that is one of {', '.join(f'G{n}' for n in range(1, len(goals) + 1))}, or "
+            + action_choices(context.available_actions)
+        )
         outcome, number = self.model.ask_for(
-            render_prompt(context, reply), lambda text: parse_goal_decision(text, context.available_actions, len(goals)),
-            choices, context,
+            render_prompt(context, reply),
+            lambda text: parse_goal_decision(text, context.available_actions, len(goals)),
+            choices,
+            context,
         )
         if outcome.decision is None or number is None:  # no usable reply, or an action: asked again next step
             self.goal = None
@@ -87,8 +109,12 @@ class GoalPolicy:
         self.goal = goals[number - 1].pose
         news = self.explorer.news(context, self.goal)
         message = " ".join(part for part in (outcome.decision.message_to_others, news) if part)
-        decision = replace(outcome.decision, action=goals[number - 1].first_action, message_to_others=message,
-                           reason=outcome.decision.reason or f"goal G{number}")
+        decision = replace(
+            outcome.decision,
+            action=goals[number - 1].first_action,
+            message_to_others=message,
+            reason=outcome.decision.reason or f"goal G{number}",
+        )
         return replace(outcome, decision=decision, notes=outcome.notes + (f"{why}; chose G{number}",))
 
     def _look_around(self, goals: list[Goal], here: PoseKey) -> PoseKey | None:
@@ -98,7 +124,12 @@ class GoalPolicy:
         return nearby[0].pose if nearby else None
 
     def _reason_to_ask(
-        self, context: DecisionContext, pose: PoseKey, current: Goal | None, seen_new: AbstractSet[str], reached: bool,
+        self,
+        context: DecisionContext,
+        pose: PoseKey,
+        current: Goal | None,
+        seen_new: AbstractSet[str],
+        reached: bool,
     ) -> str:
         """Why the model must be asked this step ("" when the planner walks on)."""
         seen = [f"new object in sight: {', '.join(sorted(seen_new))}"] if seen_new else []
@@ -107,13 +138,17 @@ class GoalPolicy:
         reasons = []
         if current is None:  # the goal is no longer among the goals: why not?
             unreachable = self.explorer.map.path_to(pose, self.goal, context.available_actions) is None
-            reasons.append("goal unreachable" if unreachable else "goal no longer worth the way: little left to see there")
+            reasons.append(
+                "goal unreachable" if unreachable else "goal no longer worth the way: little left to see there"
+            )
         reasons += seen
         messages = context.teammates.messages
         reasons += [f"{m['sender']} wrote to me" for m in messages if m.get("recipient") == context.team.agent_id]
         # A heading said this step, not one already known: that would wake the model every step.
         headings = [(m["sender"], sentences.read_heading(m["message"])) for m in messages]
-        reasons += [f"{sender} is heading for my goal" for sender, heading in headings if heading and _near(heading, self.goal)]
+        reasons += [
+            f"{sender} is heading for my goal" for sender, heading in headings if heading and _near(heading, self.goal)
+        ]
         if context.team.step - self.asked_at >= REASK_STEPS:
             reasons.append(f"{REASK_STEPS} steps since I was last asked")
         return "; ".join(reasons)

@@ -47,7 +47,7 @@ PITCHES = {"look_up": 1, "look_down": -1}
 # What an action costs the planner: a step each, but a step sideways or back
 # is blind (it shows nothing new ahead), so a long walk is made facing forward.
 ACTION_COST = {"forward": 1.0, "backward": 1.5, "move_left": 1.5, "move_right": 1.5}
-ACTION_COST.update({a: 1.0 for a in ("move_up", "move_down", "look_left", "look_right", "look_up", "look_down")})
+ACTION_COST.update(dict.fromkeys(("move_up", "move_down", "look_left", "look_right", "look_up", "look_down"), 1.0))
 # A little over any sum of cell worths, for the rounding of float sums: it keeps a bound a bound.
 ROUNDING_MARGIN = 1e-9
 
@@ -103,7 +103,12 @@ class GridMap:
         return self.learn_view(team.size, team.view_distance, view.pose, view.seen_cells, view.seen_walls)
 
     def learn_view(
-        self, size: Sequence[int], view_distance: int, pose: Pose, seen_cells: Iterable[Cell], seen_walls: Iterable[Wall],
+        self,
+        size: Sequence[int],
+        view_distance: int,
+        pose: Pose,
+        seen_cells: Iterable[Cell],
+        seen_walls: Iterable[Wall],
     ) -> PoseKey:
         """Learn what one view showed: the cells seen from `pose`; returns the pose as a map key."""
         width, depth, height = size
@@ -169,7 +174,10 @@ class GridMap:
         return [cell for cell in cells if cell not in self.seen and cell not in hidden]
 
     def gain(
-        self, pose: PoseKey, claimed: AbstractSet[Cell] = frozenset(), theirs: AbstractSet[Cell] = frozenset(),
+        self,
+        pose: PoseKey,
+        claimed: AbstractSet[Cell] = frozenset(),
+        theirs: AbstractSet[Cell] = frozenset(),
     ) -> tuple[float, int]:
         """(worth, unseen cells) of what `pose` would show; `claimed` cells are worth TEAM_WEIGHT,
         `theirs` (nearer a teammate) REGION_WEIGHT."""
@@ -185,7 +193,9 @@ class GridMap:
     def _unseen_worths(self, claimed: AbstractSet[Cell], theirs: AbstractSet[Cell]) -> dict[Cell, float]:
         """Each unseen cell's worth (_cell_worth), worked out once for a search rather than for each pose."""
         width, depth, height = self.extent
-        cells = ((x, y, z) for x in range(width) for y in range(depth) if (x, y) not in self.walls for z in range(height))
+        cells = (
+            (x, y, z) for x in range(width) for y in range(depth) if (x, y) not in self.walls for z in range(height)
+        )
         return {cell: self._cell_worth(cell, claimed, theirs) for cell in cells if cell not in self.seen}
 
     @property
@@ -241,7 +251,12 @@ class GridMap:
         width, depth, height = self.extent
         x, y, z = cell
         for after in ((x + 1, y, z), (x - 1, y, z), (x, y + 1, z), (x, y - 1, z), (x, y, z + 1), (x, y, z - 1)):
-            if 0 <= after[0] < width and 0 <= after[1] < depth and 0 <= after[2] < height and after[:2] not in self.walls:
+            if (
+                0 <= after[0] < width
+                and 0 <= after[1] < depth
+                and 0 <= after[2] < height
+                and after[:2] not in self.walls
+            ):
                 yield after
 
     # Where to go
@@ -266,8 +281,13 @@ class GridMap:
                     yield action, (x, y, z, facing, tilted)
 
     def goals(
-        self, start: PoseKey, actions: Sequence[str], claimed: AbstractSet[Cell] = frozenset(),
-        theirs: AbstractSet[Cell] = frozenset(), limit: int = 1, keep: PoseKey | None = None,
+        self,
+        start: PoseKey,
+        actions: Sequence[str],
+        claimed: AbstractSet[Cell] = frozenset(),
+        theirs: AbstractSet[Cell] = frozenset(),
+        limit: int = 1,
+        keep: PoseKey | None = None,
     ) -> tuple[list[Goal], Goal | None]:
         """The `limit` best goals, best first, no two within a few cells of each other.
 

@@ -31,12 +31,16 @@ class ModelPolicy:
     def decide(self, prompt: str, context: DecisionContext) -> DecisionOutcome:
         """Never raises for a bad reply or a provider that stays down: the outcome says what happened."""
         actions = context.available_actions
-        outcome, _ = self.ask_for(prompt, lambda text: (parse_decision(text, actions), None), action_choices(actions),
-                                  context)
+        outcome, _ = self.ask_for(
+            prompt, lambda text: (parse_decision(text, actions), None), action_choices(actions), context
+        )
         return outcome
 
     def ask_for(
-        self, prompt: str, read: Callable[[str], tuple[Decision, Extra]], choices: str,
+        self,
+        prompt: str,
+        read: Callable[[str], tuple[Decision, Extra]],
+        choices: str,
         context: DecisionContext | None = None,
     ) -> tuple[DecisionOutcome, Extra | None]:
         """(outcome, extra): the model's decision read by `read(text) -> (Decision, extra)`, which raises

@@ -73,8 +73,12 @@ class OfflineExplorer:
         goal = self._next_goal(context, pose)
         if goal is None:
             self.goal = None
-            return Decision(safe_action(available), "Everything within reach has been seen.", "keep scanning",
-                            self.news(context, None))
+            return Decision(
+                safe_action(available),
+                "Everything within reach has been seen.",
+                "keep scanning",
+                self.news(context, None),
+            )
         self.goal = goal.pose
         x, y, z, facing, _ = goal.pose
         where = "one step away" if goal.steps == 1 else f"{goal.steps} steps away"
@@ -103,7 +107,11 @@ class OfflineExplorer:
         return pose
 
     def ranked_goals(
-        self, context: DecisionContext, pose: PoseKey, limit: int = 1, keep: PoseKey | None = None,
+        self,
+        context: DecisionContext,
+        pose: PoseKey,
+        limit: int = 1,
+        keep: PoseKey | None = None,
     ) -> tuple[list[Goal], Goal | None]:
         """(the best goals, best first; the goal `keep` as it stands now, or None)."""
         claimed = self._claimed_cells(context)
@@ -138,8 +146,11 @@ class OfflineExplorer:
         for message in context.teammates.messages:
             # Walls first: what a claim shows is reckoned with them.
             for x0, x1, y0, y1 in sentences.read_walls(message["message"]):
-                for wall in ((x, y) for x in range(max(x0, 0), min(x1, width - 1) + 1)
-                             for y in range(max(y0, 0), min(y1, depth - 1) + 1)):
+                for wall in (
+                    (x, y)
+                    for x in range(max(x0, 0), min(x1, width - 1) + 1)
+                    for y in range(max(y0, 0), min(y1, depth - 1) + 1)
+                ):
                     if wall not in self.map.open:  # what it saw open stays open
                         self.map.add_wall(wall)
                         self.heard_walls.add(wall)
@@ -156,7 +167,8 @@ class OfflineExplorer:
                 levels = [level] if level is not None else range(height)
                 self.map.teammates_ground.update(
                     (x, y, z)
-                    for z in levels if 0 <= z < height
+                    for z in levels
+                    if 0 <= z < height
                     for x in range(max(x0, 0), min(x1, width - 1) + 1)
                     for y in range(max(y0, 0), min(y1, depth - 1) + 1)
                 )

@@ -23,16 +23,38 @@ _FIELD_LINE = re.compile(rf"^({'|'.join(FIELDS + ('goal',))})[ \t]*:", re.MULTIL
 _GOAL_ID = re.compile(r"g?(\d+)")
 # Phrasings models use for the actions, after lower-casing and joining words with "_".
 ACTION_SYNONYMS = {
-    "move_forward": "forward", "go_forward": "forward", "walk_forward": "forward", "ahead": "forward",
-    "move_ahead": "forward", "step_forward": "forward", "go_straight": "forward",
-    "move_backward": "backward", "move_back": "backward", "go_back": "backward", "step_back": "backward",
-    "back": "backward", "walk_backward": "backward",
-    "strafe_left": "move_left", "step_left": "move_left", "strafe_right": "move_right", "step_right": "move_right",
-    "go_up": "move_up", "ascend": "move_up", "rise": "move_up", "up": "move_up",
-    "go_down": "move_down", "descend": "move_down", "down": "move_down",
-    "turn_left": "look_left", "rotate_left": "look_left", "turn_right": "look_right", "rotate_right": "look_right",
-    "tilt_up": "look_up", "tilt_down": "look_down",
-    "roll_left": "tilt_left", "roll_right": "tilt_right",
+    "move_forward": "forward",
+    "go_forward": "forward",
+    "walk_forward": "forward",
+    "ahead": "forward",
+    "move_ahead": "forward",
+    "step_forward": "forward",
+    "go_straight": "forward",
+    "move_backward": "backward",
+    "move_back": "backward",
+    "go_back": "backward",
+    "step_back": "backward",
+    "back": "backward",
+    "walk_backward": "backward",
+    "strafe_left": "move_left",
+    "step_left": "move_left",
+    "strafe_right": "move_right",
+    "step_right": "move_right",
+    "go_up": "move_up",
+    "ascend": "move_up",
+    "rise": "move_up",
+    "up": "move_up",
+    "go_down": "move_down",
+    "descend": "move_down",
+    "down": "move_down",
+    "turn_left": "look_left",
+    "rotate_left": "look_left",
+    "turn_right": "look_right",
+    "rotate_right": "look_right",
+    "tilt_up": "look_up",
+    "tilt_down": "look_down",
+    "roll_left": "tilt_left",
+    "roll_right": "tilt_right",
 }
 BROADCAST_NAMES = {"all", "everyone", "everybody", "team", "all_agents", "*", "others", "broadcast"}
 
@@ -52,7 +74,9 @@ def parse_goal_decision(text: str, available_actions: Sequence[str], goal_count:
     fields = read_structured(
         text, lambda loaded: isinstance(loaded, dict) and ("action" in loaded or "goal" in loaded), _field_block
     )
-    if fields is None or not (isinstance(fields.get("action"), str) and fields["action"].strip() or _given(fields.get("goal"))):
+    if fields is None or not (
+        (isinstance(fields.get("action"), str) and fields["action"].strip()) or _given(fields.get("goal"))
+    ):
         raise ReplyError("the reply has neither a `goal` nor an `action` field")
     if isinstance(fields.get("action"), str) and fields["action"].strip():
         return _decision(fields, normalise_action(fields["action"], available_actions)), None
@@ -99,7 +123,7 @@ def _field_block(text: str) -> str:
     matches = list(_FIELD_LINE.finditer(text))
     if not matches:
         return ""
-    lines = text[matches[0].start():].splitlines()
+    lines = text[matches[0].start() :].splitlines()
     block: list[str] = []
     for line in lines:
         if block and line.strip() and not line[0].isspace() and not _FIELD_LINE.match(line):
@@ -126,7 +150,10 @@ FACING_NAMES = ("north", "east", "south", "west")
 
 
 def parse_directives(
-    text: str, team: Sequence[str], available_actions: Sequence[str], size: tuple[int, int, int],
+    text: str,
+    team: Sequence[str],
+    available_actions: Sequence[str],
+    size: tuple[int, int, int],
 ) -> list[tuple[str, Heading | None, str | None]]:
     """[(explorer, (x, y, level, facing or None) or None, action or None)], in team order, from a
     coordinator's reply: `directives: {Agent1: {goal: [x, y, level], facing: east}, Agent2: {action: ...}}`."""

@@ -15,7 +15,9 @@ from perception.base import objects_text
 
 _NUMBER = r"(-?\d+)"
 _CELL = rf"\(\s*{_NUMBER}\s*,\s*{_NUMBER}\s*(?:,\s*{_NUMBER}\s*)?\)"
-_HEADING = re.compile(rf"heading (?:to|for|towards)\s*{_CELL}(?:\s*,?\s*(?:facing|looking)\s+(north|east|south|west))?", re.I)
+_HEADING = re.compile(
+    rf"heading (?:to|for|towards)\s*{_CELL}(?:\s*,?\s*(?:facing|looking)\s+(north|east|south|west))?", re.I
+)
 _COVERED = re.compile(
     rf"covered\s+x\s*{_NUMBER}\s*(?:-|to)\s*{_NUMBER}\s*,?\s*y\s*{_NUMBER}\s*(?:-|to)\s*{_NUMBER}(?:\s*,?\s*(?:on\s+)?level\s*{_NUMBER})?",
     re.I,

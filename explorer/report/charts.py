@@ -26,13 +26,24 @@ def line_chart(div_id, title, x_title, y_title, series) -> str:
     figure = go.Figure()
     for name, (xs, ys) in series.items():
         figure.add_trace(go.Scatter(x=list(xs), y=list(ys), mode="lines", name=name, line={"shape": "hv"}))
-    figure.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=360,
-                         margin={"l": 50, "r": 20, "t": 50, "b": 40})
+    figure.update_layout(
+        title=title, xaxis_title=x_title, yaxis_title=y_title, height=360, margin={"l": 50, "r": 20, "t": 50, "b": 40}
+    )
     return fragment(figure, div_id)
 
 
-AGENT_COLOURS = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#e377c2", "#8c564b",
-                 "#bcbd22", "#7f7f7f")
+AGENT_COLOURS = (
+    "#d62728",
+    "#1f77b4",
+    "#2ca02c",
+    "#9467bd",
+    "#ff7f0e",
+    "#17becf",
+    "#e377c2",
+    "#8c564b",
+    "#bcbd22",
+    "#7f7f7f",
+)
 FACING_SYMBOLS = {"north": "triangle-up", "east": "triangle-right", "south": "triangle-down", "west": "triangle-left"}
 
 
@@ -50,28 +61,69 @@ def replay_map(div_id, world, frames, agents):
     width, depth = world["width"], world["depth"]
     seen = [[world["first_seen"].get((x, y)) for x in range(width)] for y in range(depth)]
     figure = go.Figure()
-    figure.add_trace(go.Heatmap(
-        z=seen, x=list(range(width)), y=list(range(depth)), colorscale="Greens", reversescale=True, opacity=0.45,
-        zmin=0, showscale=True, colorbar={"title": "first seen<br>at step", "len": 0.6},
-        hovertemplate="(%{x}, %{y}) first seen at step %{z}<extra></extra>", name="ground seen",
-    ))
+    figure.add_trace(
+        go.Heatmap(
+            z=seen,
+            x=list(range(width)),
+            y=list(range(depth)),
+            colorscale="Greens",
+            reversescale=True,
+            opacity=0.45,
+            zmin=0,
+            showscale=True,
+            colorbar={"title": "first seen<br>at step", "len": 0.6},
+            hovertemplate="(%{x}, %{y}) first seen at step %{z}<extra></extra>",
+            name="ground seen",
+        )
+    )
     missed = [o for o in world["objects"] if o["finder"] is None]
-    figure.add_trace(go.Scatter(
-        x=[o["x"] for o in missed], y=[o["y"] for o in missed], mode="markers", name="not found",
-        marker={"symbol": "circle-open", "size": 12, "color": "#777", "line": {"width": 2}},
-        text=[f"{o['name']} (level {o['level']}): never found" for o in missed], hoverinfo="text",
-    ))
+    figure.add_trace(
+        go.Scatter(
+            x=[o["x"] for o in missed],
+            y=[o["y"] for o in missed],
+            mode="markers",
+            name="not found",
+            marker={"symbol": "circle-open", "size": 12, "color": "#777", "line": {"width": 2}},
+            text=[f"{o['name']} (level {o['level']}): never found" for o in missed],
+            hoverinfo="text",
+        )
+    )
     animated = []  # the traces each frame replaces: per agent its trail and its marker, then the finds
     for index, agent in enumerate(agents):
         colour = agent_colour(index)
-        figure.add_trace(go.Scatter(x=[], y=[], mode="lines", name=f"{agent} path", showlegend=False,
-                                    line={"color": colour, "width": 2}, opacity=0.6, hoverinfo="skip"))
-        figure.add_trace(go.Scatter(x=[], y=[], mode="markers+text", name=agent, textposition="top center",
-                                    textfont={"color": colour, "size": 13},
-                                    marker={"size": 16, "color": colour, "line": {"width": 1, "color": "#000"}}))
+        figure.add_trace(
+            go.Scatter(
+                x=[],
+                y=[],
+                mode="lines",
+                name=f"{agent} path",
+                showlegend=False,
+                line={"color": colour, "width": 2},
+                opacity=0.6,
+                hoverinfo="skip",
+            )
+        )
+        figure.add_trace(
+            go.Scatter(
+                x=[],
+                y=[],
+                mode="markers+text",
+                name=agent,
+                textposition="top center",
+                textfont={"color": colour, "size": 13},
+                marker={"size": 16, "color": colour, "line": {"width": 1, "color": "#000"}},
+            )
+        )
         animated += [len(figure.data) - 2, len(figure.data) - 1]
-    figure.add_trace(go.Scatter(x=[], y=[], mode="markers", name="found",
-                                marker={"symbol": "star", "size": 15, "line": {"width": 1, "color": "#000"}}))
+    figure.add_trace(
+        go.Scatter(
+            x=[],
+            y=[],
+            mode="markers",
+            name="found",
+            marker={"symbol": "star", "size": 15, "line": {"width": 1, "color": "#000"}},
+        )
+    )
     animated.append(len(figure.data) - 1)
     colours = {agent: agent_colour(i) for i, agent in enumerate(agents)}
 
@@ -81,18 +133,26 @@ def replay_map(div_id, world, frames, agents):
             xs, ys = frame["trails"].get(agent, ([], []))
             data.append(go.Scatter(x=xs, y=ys))
             pose = frame["poses"].get(agent)
-            data.append(go.Scatter(
-                x=[pose[0]] if pose else [], y=[pose[1]] if pose else [], text=[agent.replace("Agent", "A")] if pose else [],
-                marker={"symbol": FACING_SYMBOLS.get(pose[2], "circle") if pose else "circle"},
-                hovertext=[f"{agent} at ({pose[0]}, {pose[1]}) facing {pose[2]}"] if pose else [], hoverinfo="text",
-            ))
+            data.append(
+                go.Scatter(
+                    x=[pose[0]] if pose else [],
+                    y=[pose[1]] if pose else [],
+                    text=[agent.replace("Agent", "A")] if pose else [],
+                    marker={"symbol": FACING_SYMBOLS.get(pose[2], "circle") if pose else "circle"},
+                    hovertext=[f"{agent} at ({pose[0]}, {pose[1]}) facing {pose[2]}"] if pose else [],
+                    hoverinfo="text",
+                )
+            )
         found = [o for o in world["objects"] if o["name"] in frame["found"]]
-        data.append(go.Scatter(
-            x=[o["x"] for o in found], y=[o["y"] for o in found],
-            marker={"color": [colours.get(o["finder"], "#000") for o in found]},
-            text=[f"{o['name']} (level {o['level']}): found by {o['finder']} at step {o['step']}" for o in found],
-            hoverinfo="text",
-        ))
+        data.append(
+            go.Scatter(
+                x=[o["x"] for o in found],
+                y=[o["y"] for o in found],
+                marker={"color": [colours.get(o["finder"], "#000") for o in found]},
+                text=[f"{o['name']} (level {o['level']}): found by {o['finder']} at step {o['step']}" for o in found],
+                hoverinfo="text",
+            )
+        )
         return data
 
     for trace, data in zip(animated, frame_data(frames[0])):
@@ -100,22 +160,72 @@ def replay_map(div_id, world, frames, agents):
     figure.frames = [go.Frame(data=frame_data(frame), traces=animated, name=frame["label"]) for frame in frames]
     play = {"frame": {"duration": 400, "redraw": True}, "fromcurrent": True, "transition": {"duration": 0}}
     figure.update_layout(
-        shapes=[{"type": "rect", "x0": x - 0.5, "x1": x + 0.5, "y0": y - 0.5, "y1": y + 0.5, "fillcolor": "#444",
-                 "line": {"width": 0}, "layer": "below"} for x, y in world["walls"]],
-        xaxis={"range": [-0.5, width - 0.5], "showgrid": False, "zeroline": False, "dtick": 1, "title": "x (east)",
-               "constrain": "domain"},
-        yaxis={"range": [-0.5, depth - 0.5], "showgrid": False, "zeroline": False, "dtick": 1, "title": "y (north)",
-               "scaleanchor": "x", "constrain": "domain"},
-        height=max(420, 36 * depth + 200), plot_bgcolor="#fafafa", margin={"l": 50, "r": 20, "t": 30, "b": 40},
+        shapes=[
+            {
+                "type": "rect",
+                "x0": x - 0.5,
+                "x1": x + 0.5,
+                "y0": y - 0.5,
+                "y1": y + 0.5,
+                "fillcolor": "#444",
+                "line": {"width": 0},
+                "layer": "below",
+            }
+            for x, y in world["walls"]
+        ],
+        xaxis={
+            "range": [-0.5, width - 0.5],
+            "showgrid": False,
+            "zeroline": False,
+            "dtick": 1,
+            "title": "x (east)",
+            "constrain": "domain",
+        },
+        yaxis={
+            "range": [-0.5, depth - 0.5],
+            "showgrid": False,
+            "zeroline": False,
+            "dtick": 1,
+            "title": "y (north)",
+            "scaleanchor": "x",
+            "constrain": "domain",
+        },
+        height=max(420, 36 * depth + 200),
+        plot_bgcolor="#fafafa",
+        margin={"l": 50, "r": 20, "t": 30, "b": 40},
         legend={"orientation": "h", "x": 0.5, "xanchor": "center", "y": 1.1},
-        updatemenus=[{"type": "buttons", "direction": "left", "x": 0, "y": 1.08, "xanchor": "left",
-                      "buttons": [{"label": "Play", "method": "animate", "args": [None, play]},
-                                  {"label": "Pause", "method": "animate",
-                                   "args": [[None], {"mode": "immediate", "frame": {"duration": 0, "redraw": False}}]}]}],
-        sliders=[{"active": 0, "currentvalue": {"prefix": "step "}, "pad": {"t": 50}, "steps": [
-            {"label": frame["label"], "method": "animate",
-             "args": [[frame["label"]], {"mode": "immediate", "frame": {"duration": 0, "redraw": True}}]}
-            for frame in frames]}],
+        updatemenus=[
+            {
+                "type": "buttons",
+                "direction": "left",
+                "x": 0,
+                "y": 1.08,
+                "xanchor": "left",
+                "buttons": [
+                    {"label": "Play", "method": "animate", "args": [None, play]},
+                    {
+                        "label": "Pause",
+                        "method": "animate",
+                        "args": [[None], {"mode": "immediate", "frame": {"duration": 0, "redraw": False}}],
+                    },
+                ],
+            }
+        ],
+        sliders=[
+            {
+                "active": 0,
+                "currentvalue": {"prefix": "step "},
+                "pad": {"t": 50},
+                "steps": [
+                    {
+                        "label": frame["label"],
+                        "method": "animate",
+                        "args": [[frame["label"]], {"mode": "immediate", "frame": {"duration": 0, "redraw": True}}],
+                    }
+                    for frame in frames
+                ],
+            }
+        ],
     )
     return fragment(figure, div_id)
 
@@ -126,14 +236,34 @@ def interval_chart(div_id, title, x_title, labels, means, lows, highs, notes) ->
     figure = go.Figure()
     for index, (label, mean, low, high, note) in enumerate(zip(labels, means, lows, highs, notes)):
         colour = agent_colour(index)
-        interval = {"type": "data", "symmetric": False, "thickness": 2, "width": 6, "color": colour,
-                    "array": [None if high is None else high - mean],
-                    "arrayminus": [None if low is None else mean - low]}
-        figure.add_trace(go.Scatter(x=[mean], y=[label], mode="markers", marker={"size": 11, "color": colour},
-                                    error_x=interval, hovertext=[note], hoverinfo="text", showlegend=False))
-    figure.update_layout(title=title, xaxis={"title": x_title, "rangemode": "tozero"},
-                         yaxis={"autorange": "reversed", "automargin": True},
-                         height=110 + 36 * len(labels), margin={"l": 20, "r": 20, "t": 50, "b": 40})
+        interval = {
+            "type": "data",
+            "symmetric": False,
+            "thickness": 2,
+            "width": 6,
+            "color": colour,
+            "array": [None if high is None else high - mean],
+            "arrayminus": [None if low is None else mean - low],
+        }
+        figure.add_trace(
+            go.Scatter(
+                x=[mean],
+                y=[label],
+                mode="markers",
+                marker={"size": 11, "color": colour},
+                error_x=interval,
+                hovertext=[note],
+                hoverinfo="text",
+                showlegend=False,
+            )
+        )
+    figure.update_layout(
+        title=title,
+        xaxis={"title": x_title, "rangemode": "tozero"},
+        yaxis={"autorange": "reversed", "automargin": True},
+        height=110 + 36 * len(labels),
+        margin={"l": 20, "r": 20, "t": 50, "b": 40},
+    )
     return fragment(figure, div_id)
 
 
@@ -144,11 +274,31 @@ def band_chart(div_id, title, x_title, y_title, curves) -> str:
     for index, (name, (xs, means, lows, highs)) in enumerate(curves.items()):
         colour = agent_colour(index)
         if lows is not None:
-            figure.add_trace(go.Scatter(x=list(xs) + list(xs)[::-1], y=list(highs) + list(lows)[::-1], fill="toself",
-                                        fillcolor=colour, line={"width": 0}, opacity=0.18, hoverinfo="skip",
-                                        name=f"{name} (95% CI)", legendgroup=name, showlegend=False))
-        figure.add_trace(go.Scatter(x=list(xs), y=list(means), mode="lines", name=name, legendgroup=name,
-                                    line={"color": colour, "width": 2}))
-    figure.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=420,
-                         legend={"orientation": "h", "y": -0.2}, margin={"l": 50, "r": 20, "t": 50, "b": 40})
+            figure.add_trace(
+                go.Scatter(
+                    x=list(xs) + list(xs)[::-1],
+                    y=list(highs) + list(lows)[::-1],
+                    fill="toself",
+                    fillcolor=colour,
+                    line={"width": 0},
+                    opacity=0.18,
+                    hoverinfo="skip",
+                    name=f"{name} (95% CI)",
+                    legendgroup=name,
+                    showlegend=False,
+                )
+            )
+        figure.add_trace(
+            go.Scatter(
+                x=list(xs), y=list(means), mode="lines", name=name, legendgroup=name, line={"color": colour, "width": 2}
+            )
+        )
+    figure.update_layout(
+        title=title,
+        xaxis_title=x_title,
+        yaxis_title=y_title,
+        height=420,
+        legend={"orientation": "h", "y": -0.2},
+        margin={"l": 50, "r": 20, "t": 50, "b": 40},
+    )
     return fragment(figure, div_id)

@@ -19,8 +19,11 @@ TEMPLATES = Path(__file__).with_name("templates")
 
 def render(template, **context) -> str:
     environment = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True, undefined=jinja2.StrictUndefined,
-        trim_blocks=True, lstrip_blocks=True,
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
     )
     return environment.get_template(template).render(plotly_script=plotly_script(), **context)
 

@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 
 from explorer.config.run_config import ConfigError
-from explorer.run.recover import whole_lines
 from explorer.report.charts import agent_colour, line_chart, replay_map
 from explorer.report.page import write_page
+from explorer.run.recover import whole_lines
 from explorer.schedule.event import step_at
 from perception.screenshots import thumbnail_data_uri
 from perception.world import WorldError, load_world
@@ -73,27 +73,41 @@ def _headline(summary, config):
         f"{len(config.get('agent_ids', []))} agents explored {summary['world']} for {steps} steps with "
         f"{summary['model']} and found {found}{share} objects"
         + (f"; the last at step {full}" if full else "")
-        + ("." if summary["status"] == "completed" else f". The run {summary['status']}: {summary.get('error') or 'stopped'}.")
+        + (
+            "."
+            if summary["status"] == "completed"
+            else f". The run {summary['status']}: {summary.get('error') or 'stopped'}."
+        )
     )
 
 
 def _settings(config):
-    return [(key, json.dumps(value) if isinstance(value, (list, dict)) else str(value))
-            for key, value in config.items() if key != "agent_profiles"]
+    return [
+        (key, json.dumps(value) if isinstance(value, (list, dict)) else str(value))
+        for key, value in config.items()
+        if key != "agent_profiles"
+    ]
 
 
 def _agent_rows(summary):
     rows = []
     for agent, numbers in summary["per_agent"].items():
         llm = numbers["llm"]
-        rows.append({
-            "agent": agent, "policy": numbers["policy"] or "", "steps": numbers["steps"],
-            "finds": ", ".join(numbers["found_first"]) or "-", "found_first": len(numbers["found_first"]),
-            "messages": numbers["messages_sent"], "calls": llm["calls"],
-            "tokens": llm["prompt_tokens"] + llm["completion_tokens"],
-            "cost": f"${llm['cost_usd']:.4f}" if llm["cost_usd"] is not None else "-",
-            "parse_failures": llm["parse_failures"], "errors": llm["errors"],
-        })
+        rows.append(
+            {
+                "agent": agent,
+                "policy": numbers["policy"] or "",
+                "steps": numbers["steps"],
+                "finds": ", ".join(numbers["found_first"]) or "-",
+                "found_first": len(numbers["found_first"]),
+                "messages": numbers["messages_sent"],
+                "calls": llm["calls"],
+                "tokens": llm["prompt_tokens"] + llm["completion_tokens"],
+                "cost": f"${llm['cost_usd']:.4f}" if llm["cost_usd"] is not None else "-",
+                "parse_failures": llm["parse_failures"],
+                "errors": llm["errors"],
+            }
+        )
     return rows
 
 
@@ -126,8 +140,10 @@ def _curves(records, summary, agents):
             team_curve[0].append(when)
             team_curve[1].append(len(team_cells))
     found = summary["discovery_curve"]
-    discovery = {"team": ([step for step, _ in found], [n for _, n in found]),
-                 **{f"{agent} saw": series for agent, series in objects.items()}}
+    discovery = {
+        "team": ([step for step, _ in found], [n for _, n in found]),
+        **{f"{agent} saw": series for agent, series in objects.items()},
+    }
     coverage = {"team": team_curve, **{f"{agent} saw": series for agent, series in cells.items()}}
     charts = [line_chart("discovery", "Objects found", "step", "objects", discovery)]
     if team_cells:
@@ -142,8 +158,9 @@ def _messages(records):
         out = record.get("message_out")
         sent = [(out["recipient"], out["message"])] if out else []
         sent += [(d["to"], d["message"]) for d in record.get("directives") or ()]
-        rows += [{"step": _when(record), "sender": record["agent_id"], "recipient": to, "text": text}
-                 for to, text in sent]
+        rows += [
+            {"step": _when(record), "sender": record["agent_id"], "recipient": to, "text": text} for to, text in sent
+        ]
     return {"rows": rows[:MAX_MESSAGES], "left_out": max(0, len(rows) - MAX_MESSAGES)}
 
 
@@ -164,10 +181,19 @@ def _world(config, records, summary):
             first_seen.setdefault((x, y), _when(record))
     discoveries = summary["discoveries"]
     return {
-        "width": width, "depth": depth, "walls": walls, "first_seen": first_seen,
+        "width": width,
+        "depth": depth,
+        "walls": walls,
+        "first_seen": first_seen,
         "objects": [
-            {"name": name, "x": cell[0], "y": cell[1], "level": cell[2] if len(cell) > 2 else 0,
-             "finder": discoveries.get(name, {}).get("finder"), "step": discoveries.get(name, {}).get("step")}
+            {
+                "name": name,
+                "x": cell[0],
+                "y": cell[1],
+                "level": cell[2] if len(cell) > 2 else 0,
+                "finder": discoveries.get(name, {}).get("finder"),
+                "step": discoveries.get(name, {}).get("step"),
+            }
             for name, cell in objects.items()
         ],
     }
@@ -190,7 +216,9 @@ def _frames(records, agents, summary):
         poses = {}
         for agent, record in latest.items():
             # Where it stands at this time: where it looked from, or where its last step took it.
-            pose = record["pose"] if _when(record) == when else (record.get("result") or {}).get("pose") or record["pose"]
+            pose = (
+                record["pose"] if _when(record) == when else (record.get("result") or {}).get("pose") or record["pose"]
+            )
             x, y, _ = pose["position"]
             poses[agent] = (x, y, pose["facing"])
             xs, ys = trails[agent]
@@ -198,10 +226,14 @@ def _frames(records, agents, summary):
                 xs.append(x)
                 ys.append(y)
         label = f"{when:g}"
-        frames.append({
-            "label": label, "poses": poses, "trails": {a: (list(xs), list(ys)) for a, (xs, ys) in trails.items()},
-            "found": {name for name, step in found_at.items() if step is not None and step <= when},
-        })
+        frames.append(
+            {
+                "label": label,
+                "poses": poses,
+                "trails": {a: (list(xs), list(ys)) for a, (xs, ys) in trails.items()},
+                "found": {name for name, step in found_at.items() if step is not None and step <= when},
+            }
+        )
         panels.append({"label": label, "rows": [_panel_row(record) for record in by_time[when]]})
     if len(frames) > MAX_FRAMES:
         kept = sorted({round(i * (len(frames) - 1) / (MAX_FRAMES - 1)) for i in range(MAX_FRAMES)})
@@ -235,17 +267,22 @@ def _filmstrip(records, run_dir):
         pose = result.get("pose") or record.get("pose")
         action_frames = result.get("frames") or {}
         change = result.get("view_change")
-        frames.append({
-            "agent": record["agent_id"], "step": record["step"],
-            "image": _thumbnail(run_dir, record.get("image_path"), 320),
-            "caption": record.get("visible_caption", ""), "objects": ", ".join(record.get("visible_objects") or ()),
-            "action": record.get("action") or "", "reason": decision.get("reason", ""),
-            "outcome": result.get("outcome", ""),
-            "view_change": f"{change:.1%} of the view changed" if change is not None else "",
-            "before": _thumbnail(run_dir, action_frames.get("before"), 160),
-            "after": _thumbnail(run_dir, action_frames.get("after"), 160),
-            "pose": f"({', '.join(map(str, pose['position']))}) facing {pose['facing']}" if pose else "",
-        })
+        frames.append(
+            {
+                "agent": record["agent_id"],
+                "step": record["step"],
+                "image": _thumbnail(run_dir, record.get("image_path"), 320),
+                "caption": record.get("visible_caption", ""),
+                "objects": ", ".join(record.get("visible_objects") or ()),
+                "action": record.get("action") or "",
+                "reason": decision.get("reason", ""),
+                "outcome": result.get("outcome", ""),
+                "view_change": f"{change:.1%} of the view changed" if change is not None else "",
+                "before": _thumbnail(run_dir, action_frames.get("before"), 160),
+                "after": _thumbnail(run_dir, action_frames.get("after"), 160),
+                "pose": f"({', '.join(map(str, pose['position']))}) facing {pose['facing']}" if pose else "",
+            }
+        )
     return frames
 
 

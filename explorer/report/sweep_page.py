@@ -24,28 +24,50 @@ def write_sweep_page(path, title, sweep_file, metrics, highlights, runs):
     table, charts, flat = [], [], []
     for name, label in metrics:
         intervals = [mean_interval(run["metrics"][name] for run in completed[c]) for c in conditions]
-        table.append({"label": label, "cells": [
-            _interval_text(interval, len(completed[c])) for c, interval in zip(conditions, intervals)
-        ]})
+        table.append(
+            {
+                "label": label,
+                "cells": [_interval_text(interval, len(completed[c])) for c, interval in zip(conditions, intervals)],
+            }
+        )
         if not any(run["metrics"][name] for c in conditions for run in completed[c]):
             flat.append(label)  # zero or missing in every run: a chart would show nothing
             continue
-        charts.append(interval_chart(
-            f"metric-{name}", label, label, conditions, [i.mean for i in intervals], [i.low for i in intervals],
-            [i.high for i in intervals], [f"{c}: {_interval_text(i)}" for c, i in zip(conditions, intervals)],
-        ))
+        charts.append(
+            interval_chart(
+                f"metric-{name}",
+                label,
+                label,
+                conditions,
+                [i.mean for i in intervals],
+                [i.low for i in intervals],
+                [i.high for i in intervals],
+                [f"{c}: {_interval_text(i)}" for c, i in zip(conditions, intervals)],
+            )
+        )
     labels = dict(metrics)
     counts = Counter(run["status"] for run in runs)
     write_page(
-        path, "sweep.html.j2", title=title, sweep_file=sweep_file,
-        statuses=", ".join(f"{n} {status}" for status, n in counts.most_common()), total=len(runs),
+        path,
+        "sweep.html.j2",
+        title=title,
+        sweep_file=sweep_file,
+        statuses=", ".join(f"{n} {status}" for status, n in counts.most_common()),
+        total=len(runs),
         conditions=[{"label": c, "runs": len(completed[c])} for c in conditions],
-        table=table, charts=charts, flat=flat, discovery=_discovery(conditions, completed),
+        table=table,
+        charts=charts,
+        flat=flat,
+        discovery=_discovery(conditions, completed),
         run_headers=[labels[name] for name in highlights],
         run_rows=[
-            {"name": run["name"], "condition": run["condition"], "status": run["status"],
-             "link": _link(path.parent, run["name"]),
-             "cells": [_number(run["metrics"].get(name)) for name in highlights]}
+            {
+                "name": run["name"],
+                "condition": run["condition"],
+                "status": run["status"],
+                "link": _link(path.parent, run["name"]),
+                "cells": [_number(run["metrics"].get(name)) for name in highlights],
+            }
             for run in runs
         ],
     )
@@ -59,8 +81,10 @@ def _discovery(conditions, completed):
         if steps:
             banded = all(interval.low is not None for interval in intervals)
             curves[condition] = (
-                steps, [i.mean for i in intervals],
-                [i.low for i in intervals] if banded else None, [i.high for i in intervals] if banded else None,
+                steps,
+                [i.mean for i in intervals],
+                [i.low for i in intervals] if banded else None,
+                [i.high for i in intervals] if banded else None,
             )
     if not curves:
         return None

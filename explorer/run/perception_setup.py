@@ -59,9 +59,13 @@ class UnitySetup:
         windows = {title: find_window(title) for title in dict.fromkeys(title for _, _, title, _, _ in here)}
         # pyautogui binds to the display when imported, so only now that one answered.
         self.keyboard = Keyboard()
-        keymaps = {path: load_keymap(path, self.keyboard.is_valid_key) for path in dict.fromkeys(k for *_, k, _ in here)}
+        keymaps = {
+            path: load_keymap(path, self.keyboard.is_valid_key) for path in dict.fromkeys(k for *_, k, _ in here)
+        }
         if config.pause_key is not None and not self.keyboard.is_valid_key(config.pause_key):
-            raise ConfigError(f"--pause-key: unknown key name {config.pause_key!r} (pyautogui's key names: p, space, esc, f1, ...)")
+            raise ConfigError(
+                f"--pause-key: unknown key name {config.pause_key!r} (pyautogui's key names: p, space, esc, f1, ...)"
+            )
         self.views = {}
         for agent_id, _, title, keymap, region in here:
             window = windows[title]

@@ -43,7 +43,9 @@ class RunRecords:
         self.console.print_summary(summary, run_dir)
         log.debug(  # run.log's closing line; the console has just shown the summary
             "Run %s after %d agent-steps: %d of %s objects found",
-            status, sum(summary["steps"].values()), len(summary["objects_discovered"]),
+            status,
+            sum(summary["steps"].values()),
+            len(summary["objects_discovered"]),
             summary["total_objects"] if summary["total_objects"] is not None else "unknown",
         )
         stop_logging(self.logs)

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from explorer.config.run_config import COORDINATOR, ConfigError, RunConfig
-from explorer.schedule.event import clock, step_at, ticks_before
 from explorer.run.summary import RunStats, build_summary
 from explorer.run.trace import write_json
 from explorer.run.trace_versions import TraceVersionError, current_line
+from explorer.schedule.event import clock, step_at, ticks_before
 from memory.vector_memory import VectorMemory
 from perception.base import EnvironmentInfo, Message
 from perception.world import WorldError, load_world
@@ -85,7 +85,10 @@ def recover_summary(run_dir) -> dict:
         for a in agent_ids
     )
     summary = build_summary(
-        RunConfig.from_dict(config, **BEFORE_THEIR_OPTIONS), _environment(config), stats, wall_seconds=0.0,
+        RunConfig.from_dict(config, **BEFORE_THEIR_OPTIONS),
+        _environment(config),
+        stats,
+        wall_seconds=0.0,
         status="completed" if finished else "interrupted",
         profiles=profiles or None,
         never_delivered=sum(len(_messages(r)) for r in records if not arrives(r)),

@@ -143,8 +143,13 @@ class ExplorationRun:
         workers = self.crew.workers(world, schedule)
         if isinstance(schedule, SplitSchedule):  # a split team's: the other processes' steps are relayed here
             workers += schedule.relays()
-        log.info("%d agents explore %s for %d steps: %s", len(self.roster.agent_ids), world.environment.name,
-                 self.steps, self.roster.lineup())
+        log.info(
+            "%d agents explore %s for %d steps: %s",
+            len(self.roster.agent_ids),
+            world.environment.name,
+            self.steps,
+            self.roster.lineup(),
+        )
         return workers
 
     def _join(self, team: SplitTeam) -> None:
@@ -165,7 +170,12 @@ class ExplorationRun:
         return status
 
     def _finish(
-        self, world: World, records: RunRecords, schedule: RunSchedule, failure: FirstFailure, status: str,
+        self,
+        world: World,
+        records: RunRecords,
+        schedule: RunSchedule,
+        failure: FirstFailure,
+        status: str,
         began: float | None,
     ) -> tuple[str, dict]:
         """Save, summarise, report, however the run ended; the final status, and the summary."""
@@ -176,8 +186,15 @@ class ExplorationRun:
         records.trace.close()
         save_memories(self.crew.memories, self.run_dir)
         summary = build_summary(
-            self.config, world.environment, records.stats, wall, status, failure.message, records.commit.startup,
-            self.roster.resolved_profiles(), len(schedule.never_delivered),
+            self.config,
+            world.environment,
+            records.stats,
+            wall,
+            status,
+            failure.message,
+            records.commit.startup,
+            self.roster.resolved_profiles(),
+            len(schedule.never_delivered),
         )
         try:
             records.write(summary, self.run_dir)

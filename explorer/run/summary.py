@@ -17,18 +17,24 @@ class RunStats:
     # Model-call totals; decisions and messages are counted beside them.
     # `calls` counts every call, replayed ones too (--replay-replies): `replayed_calls` says how many those were.
     LLM_COUNTERS = (
-        "calls", "failed_calls", "replayed_calls", "prompt_tokens", "completion_tokens", "retries", "parse_failures",
+        "calls",
+        "failed_calls",
+        "replayed_calls",
+        "prompt_tokens",
+        "completion_tokens",
+        "retries",
+        "parse_failures",
         "errors",
     )
 
     def __init__(self, agent_ids, coordinator=None):
         self.coordinator = coordinator  # its id, where there is one: its ticks are not agent-steps
-        self.steps = {agent_id: 0 for agent_id in agent_ids}
+        self.steps = dict.fromkeys(agent_ids, 0)
         self.per_agent = {agent_id: Counter() for agent_id in agent_ids}
         self.latencies = {agent_id: [] for agent_id in agent_ids}
         self.costs = {agent_id: [] for agent_id in agent_ids}  # known costs only
         self.found_first = {agent_id: [] for agent_id in agent_ids}
-        self.policies = {agent_id: None for agent_id in agent_ids}  # who decided, as the trace says
+        self.policies = dict.fromkeys(agent_ids)  # who decided, as the trace says
         self.discovery_curve: list[list[int]] = []
         self.seen_by: dict[tuple, set[str]] = {}  # cell -> the agents that saw it
         self.cells_curve: list[list[int]] = []  # [step, cells the team has seen]
@@ -137,7 +143,9 @@ class RunStats:
         return {
             "cells_seen": seen,
             "total_cells": total_cells,
-            "coverage_curve": [[step, round(n / total_cells, 4)] for step, n in self.cells_curve] if total_cells else None,
+            "coverage_curve": [[step, round(n / total_cells, 4)] for step, n in self.cells_curve]
+            if total_cells
+            else None,
             "steps_to_objects": _steps_to(self.discovery_curve, total_objects),
             "steps_to_cells": _steps_to(self.cells_curve, total_cells),
             # Cells seen by two agents or more, over cells seen by any: how much the team saw twice.
@@ -204,7 +212,15 @@ def _percentile(values, q):
 
 
 def build_summary(
-    config, environment, stats, wall_seconds, status, error=None, startup=None, profiles=None, never_delivered=None,
+    config,
+    environment,
+    stats,
+    wall_seconds,
+    status,
+    error=None,
+    startup=None,
+    profiles=None,
+    never_delivered=None,
 ):
     """`profiles` is {agent_id: its resolved profile as a dict}; `never_delivered` the messages the run ended
     before delivering (None where unknown)."""

@@ -37,7 +37,7 @@ class TraceWriter:
             end = os.lseek(self._fd, 0, os.SEEK_END)
             try:
                 while line:
-                    line = line[os.write(self._fd, line):]
+                    line = line[os.write(self._fd, line) :]
             except OSError as error:
                 try:
                     os.ftruncate(self._fd, end)

@@ -48,7 +48,9 @@ def _from_version_1(line: dict[str, Any]) -> dict[str, Any]:
 
 
 def _call_from_version_1(
-    call: dict[str, Any], replies: Iterator[dict[str, Any]], errors: Sequence[str],
+    call: dict[str, Any],
+    replies: Iterator[dict[str, Any]],
+    errors: Sequence[str],
 ) -> dict[str, Any]:
     """One entry of a version-1 `llm.calls`, with its reply (the next of `replies`, for a decision call
     that got one) or its failure's message (from the step's `errors`)."""

@@ -62,8 +62,13 @@ class EventSchedule(TurnTaking):
     """The `Schedule` (nodes/interfaces.py) of a simulated clock."""
 
     def __init__(
-        self, agent_ids: Sequence[str], timings: Mapping[str, Timing], end_time: float, commit: Commit,
-        deliver: Callable[[Sent], None], world: TimedPerception,
+        self,
+        agent_ids: Sequence[str],
+        timings: Mapping[str, Timing],
+        end_time: float,
+        commit: Commit,
+        deliver: Callable[[Sent], None],
+        world: TimedPerception,
     ) -> None:
         """`commit(reports, time, complete)` applies ticks as lock-step's commit applies a round
         (their messages and reports up aside); `deliver(sent)` puts a message in its mailbox, or

@@ -23,7 +23,11 @@ class LockstepSchedule(TurnTaking):
     """The `Schedule` (nodes/interfaces.py) of rounds: every agent takes step k before any takes k + 1."""
 
     def __init__(
-        self, agent_ids: Sequence[str], max_steps: int, commit: Commit, every: Mapping[str, int] | None = None,
+        self,
+        agent_ids: Sequence[str],
+        max_steps: int,
+        commit: Commit,
+        every: Mapping[str, int] | None = None,
     ) -> None:
         """`commit(reports, at, complete)` applies a round (at = round - 1, lock-step's clock);
         `every` is {agent_id: rounds between its ticks}, 1 where not given."""
@@ -55,7 +59,9 @@ class LockstepSchedule(TurnTaking):
         self._commit(reports, at, complete)
 
     def _due_in(self, round_: int) -> set[str]:
-        return {a for a, every in self._every.items() if (round_ - 1) % every == 0} if round_ <= self._max_steps else set()
+        return (
+            {a for a, every in self._every.items() if (round_ - 1) % every == 0} if round_ <= self._max_steps else set()
+        )
 
 
 def _on_the_clock(report: StepReport, at: int) -> StepReport:

@@ -79,15 +79,18 @@ class TimedPerception(PerceptionInterface):
             now, delay = self._now[agent_id], self.timings[agent_id].obs_delay
             history = self._poses[agent_id]
             shown = next(i for i in range(len(history) - 1, -1, -1) if history[i][0] < now - delay)
-            unseen = [action for _, _, action in history[shown + 1:]]
+            unseen = [action for _, _, action in history[shown + 1 :]]
             unseen += [late.action for late in self._on_the_way[agent_id]]
             notes = self._notes(agent_id)
         observation = self.backend.observe_from(history[shown][1]) if delay else self.backend.observe(agent_id, step)
         if delay:
             notes.insert(0, f"What you see is as it was at {time_text(max(now - delay, 0.0))}.")
         return replace(
-            observation, caption=" ".join([observation.caption, *notes]), time=now,
-            observed_time=max(now - delay, 0.0), actions_unseen=tuple(unseen),
+            observation,
+            caption=" ".join([observation.caption, *notes]),
+            time=now,
+            observed_time=max(now - delay, 0.0),
+            actions_unseen=tuple(unseen),
         )
 
     def _notes(self, agent_id: str) -> list[str]:

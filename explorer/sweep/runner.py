@@ -25,13 +25,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from explorer.config.run_config import ConfigError
 from explorer.cli.console import plain
-from explorer.report.sweep_page import write_sweep_page
 from explorer.cli.signals import STOP_SIGNALS
-from explorer.sweep.sweep_file import SweepError, load_sweep, value_text
-from explorer.sweep.stats import mean_interval
+from explorer.config.run_config import ConfigError
+from explorer.report.sweep_page import write_sweep_page
 from explorer.run.trace import write_text
+from explorer.sweep.stats import mean_interval
+from explorer.sweep.sweep_file import SweepError, load_sweep, value_text
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout, where main.py is (not there when installed)
 POLL_SECONDS = 0.2
@@ -82,8 +82,12 @@ def run_sweep(path: Path, parallel: int) -> int:
         rows = _results(directory, runs, outcomes)
         _write_csv(directory / RESULTS, runs, rows)
         write_sweep_page(
-            directory / PAGE, title=f"Sweep {Path(path).name}", sweep_file=Path(path).read_text(encoding="utf-8"),
-            metrics=METRICS, highlights=PAGE_METRICS, runs=rows,
+            directory / PAGE,
+            title=f"Sweep {Path(path).name}",
+            sweep_file=Path(path).read_text(encoding="utf-8"),
+            metrics=METRICS,
+            highlights=PAGE_METRICS,
+            runs=rows,
         )
     console.table(rows)
     console.say(f"Results: {directory / RESULTS} and {directory / PAGE}")
@@ -132,7 +136,9 @@ class _Child:
         program = [sys.executable, str(main)] if main.is_file() else [sys.executable, "-m", "explorer"]
         self.process = subprocess.Popen(
             [*program, *run.arguments, f"--run-dir={self.run_dir}", "-q"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.stderr,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=self.stderr,
             # A session of its own: a terminal's Ctrl-C reaches the sweep alone, which passes it on once.
             start_new_session=True,
         )
@@ -194,8 +200,9 @@ def _complete(path, run_dir, run):
     for key, value in run.settings.items():
         if key in recorded and recorded[key] != value and not (key in RESOLVED_BY_THE_RUN and value is None):
             raise SweepError(
-                path, f"{run_dir} ran with {key} {recorded[key]!r}, not {value!r}: give the sweep another `out`, "
-                "or remove that run to run it again"
+                path,
+                f"{run_dir} ran with {key} {recorded[key]!r}, not {value!r}: give the sweep another `out`, "
+                "or remove that run to run it again",
             )
     return True
 
@@ -221,13 +228,15 @@ def _results(directory, runs, outcomes):
     rows = []
     for run in runs:
         summary = _summary(directory / run.name)
-        rows.append({
-            "name": run.name,
-            "condition": run.condition,
-            "status": summary.get("status") or outcomes.get(run.name, "not run"),
-            "metrics": run_metrics(summary) if summary else {},
-            "curve": summary.get("discovery_curve") or [],
-        })
+        rows.append(
+            {
+                "name": run.name,
+                "condition": run.condition,
+                "status": summary.get("status") or outcomes.get(run.name, "not run"),
+                "metrics": run_metrics(summary) if summary else {},
+                "curve": summary.get("discovery_curve") or [],
+            }
+        )
     return rows
 
 
@@ -266,10 +275,14 @@ def _write_csv(path, runs, rows):
     writer = csv.writer(text, lineterminator="\n")
     writer.writerow([*options, "run_dir", "status", *metrics])
     for run, row in zip(runs, rows):
-        writer.writerow([
-            *(value_text(run.values[option]) if option in run.values else "" for option in options),
-            run.name, row["status"], *("" if row["metrics"].get(m) is None else row["metrics"][m] for m in metrics),
-        ])
+        writer.writerow(
+            [
+                *(value_text(run.values[option]) if option in run.values else "" for option in options),
+                run.name,
+                row["status"],
+                *("" if row["metrics"].get(m) is None else row["metrics"][m] for m in metrics),
+            ]
+        )
     write_text(path, text.getvalue())
 
 
@@ -285,7 +298,8 @@ class _Console:
     def finished(self, done, total, name, status, reason, summary):
         found = (
             f", {len(summary.get('objects_discovered') or ())} of {summary.get('total_objects')} objects"
-            if summary.get("total_objects") is not None else ""
+            if summary.get("total_objects") is not None
+            else ""
         )
         self.say(f"[{done}/{total}] {name}: {status}{found}" + (f" ({reason})" if reason else ""))
 
@@ -299,7 +313,8 @@ class _Console:
             runs = [row for row in rows if row["condition"] == condition]
             done = [row for row in runs if row["status"] == "completed"]
             table.add_row(
-                plain(condition), f"{len(done)} of {len(runs)}",
+                plain(condition),
+                f"{len(done)} of {len(runs)}",
                 *(_mean_text(mean_interval(row["metrics"][m] for row in done)) for m in CONSOLE_METRICS),
             )
         self.console.print(table)

@@ -160,7 +160,7 @@ def _directory_name(text):
     """`text` as a directory name on any file system: other characters become '_', a long one is cut."""
     name = re.sub(r"[^A-Za-z0-9._=,+-]", "_", text)
     if len(name) > MAX_NAME_CHARS:
-        name = f"{name[:MAX_NAME_CHARS - 9]}-{hashlib.sha1(text.encode()).hexdigest()[:8]}"
+        name = f"{name[: MAX_NAME_CHARS - 9]}-{hashlib.sha1(text.encode()).hexdigest()[:8]}"
     return name
 
 

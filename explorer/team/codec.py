@@ -34,16 +34,18 @@ def decode_sight(text: str) -> SightReport:
 
 def encode_step(report: StepReport) -> str:
     """A finished step without its memory write, which stays with the agent's own process."""
-    return json.dumps({
-        "agent_id": report.agent_id,
-        "step": report.step,
-        "record": report.record.to_dict() if report.record is not None else None,
-        "seen_objects": report.seen_objects,
-        "outgoing": [m.to_dict() for m in report.outgoing],
-        "pose": report.pose,
-        "object_cells": report.object_cells,
-        "upward": _sight_dict(report.upward) if report.upward else None,
-    })
+    return json.dumps(
+        {
+            "agent_id": report.agent_id,
+            "step": report.step,
+            "record": report.record.to_dict() if report.record is not None else None,
+            "seen_objects": report.seen_objects,
+            "outgoing": [m.to_dict() for m in report.outgoing],
+            "pose": report.pose,
+            "object_cells": report.object_cells,
+            "upward": _sight_dict(report.upward) if report.upward else None,
+        }
+    )
 
 
 def decode_step(text: str) -> StepReport:
@@ -63,19 +65,28 @@ def decode_step(text: str) -> StepReport:
 
 def _sight_dict(report: SightReport) -> dict[str, Any]:
     return {
-        "sender": report.sender, "step": report.step, "seen_from": report.seen_from, "pose": report.pose,
-        "seen_cells": report.seen_cells, "seen_walls": report.seen_walls, "object_cells": report.object_cells,
-        "said": report.said, "sent_at": report.sent_at, "delivered_at": report.delivered_at,
+        "sender": report.sender,
+        "step": report.step,
+        "seen_from": report.seen_from,
+        "pose": report.pose,
+        "seen_cells": report.seen_cells,
+        "seen_walls": report.seen_walls,
+        "object_cells": report.object_cells,
+        "said": report.said,
+        "sent_at": report.sent_at,
+        "delivered_at": report.delivered_at,
     }
 
 
 def _sight(data: dict[str, Any]) -> SightReport:
-    return SightReport(**{
-        **data,
-        "seen_cells": tuple(map(tuple, data["seen_cells"])),
-        "seen_walls": tuple(map(tuple, data["seen_walls"])),
-        "object_cells": _cells(data["object_cells"]),
-    })
+    return SightReport(
+        **{
+            **data,
+            "seen_cells": tuple(map(tuple, data["seen_cells"])),
+            "seen_walls": tuple(map(tuple, data["seen_walls"])),
+            "object_cells": _cells(data["object_cells"]),
+        }
+    )
 
 
 def _cells(cells: Mapping[str, Sequence[int]]) -> dict[str, Cell]:

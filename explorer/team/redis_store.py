@@ -96,7 +96,10 @@ class RedisRun:
         self.prefix = f"explorer:{run_id}:"
         try:
             self.client = redis.Redis.from_url(
-                url, socket_connect_timeout=CONNECT_TIMEOUT, socket_timeout=10, decode_responses=True,
+                url,
+                socket_connect_timeout=CONNECT_TIMEOUT,
+                socket_timeout=10,
+                decode_responses=True,
             )
             self.client.ping()
         except (redis.RedisError, ValueError) as error:

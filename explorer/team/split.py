@@ -53,8 +53,10 @@ def process_name() -> str:
 def team_arguments(config: RunConfig, profiles: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """What every process of a team must share: what shapes the team's steps, the files by their content."""
     settings = config.to_dict()
-    shared = {name: settings[name] for name in ("mode", "agents", "steps", "seed", "model", "comm", "decide",
-                                                 "schedule", "coordinator", "vision")}
+    shared = {
+        name: settings[name]
+        for name in ("mode", "agents", "steps", "seed", "model", "comm", "decide", "schedule", "coordinator", "vision")
+    }
     shared["world"] = _digest(config.world) if config.mode == "mock" else None
     shared["profiles"] = _digest(config.profiles) if config.profiles else None
     shared["resolved_profiles"] = profiles
@@ -107,8 +109,10 @@ class SplitTeam:
                 self.leave()
                 raise NotJoined(reason)
             if missing != said:
-                say(f"Waiting for {', '.join(missing)} to join run {self.run.run_id!r} on {self.run.url} "
-                    f"(start them with --run-id {self.run.run_id} --local-agents {','.join(missing)})")
+                say(
+                    f"Waiting for {', '.join(missing)} to join run {self.run.run_id!r} on {self.run.url} "
+                    f"(start them with --run-id {self.run.run_id} --local-agents {','.join(missing)})"
+                )
                 said = missing
             time.sleep(0.2)
 
@@ -146,8 +150,10 @@ class SplitTeam:
                     return
                 if silent:
                     agents = [a for p in silent for a in names[p]]
-                    reason = (f"{', '.join(agents)} went silent: {'its' if len(agents) == 1 else 'their'} process "
-                              f"sent no heartbeat for {SILENT_SECONDS:g} s")
+                    reason = (
+                        f"{', '.join(agents)} went silent: {'its' if len(agents) == 1 else 'their'} process "
+                        f"sent no heartbeat for {SILENT_SECONDS:g} s"
+                    )
                     self.tell(reason, "failed")
                     stop(reason, "failed")
                     return

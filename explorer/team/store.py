@@ -115,7 +115,10 @@ class InProcessStore(TeamStore):
             self._history.append(message)
 
     def add_objects(
-        self, names: Iterable[str], finder: str | None = None, step: int | None = None,
+        self,
+        names: Iterable[str],
+        finder: str | None = None,
+        step: int | None = None,
         cells: Mapping[str, Sequence[int]] | None = None,
     ) -> list[str]:
         """Record discoveries, with their cells where known; returns the names the team had not seen before."""

@@ -26,8 +26,13 @@ def browser():
 
     options = webdriver.ChromeOptions()
     options.binary_location = shutil.which("chromium")
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,900",
-                     "--disable-dev-shm-usage"):
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--window-size=1280,900",
+        "--disable-dev-shm-usage",
+    ):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     # The driver is given, so selenium never looks for one on the network.

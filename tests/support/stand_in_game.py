@@ -170,9 +170,7 @@ def draw_view(surface, pose, font, posts=()):
             box.width = side * 0.6
             box.center = centre
             pygame.draw.rect(surface, colour, box)
-            pygame.draw.ellipse(
-                surface, colour, (box.left, box.top - side * 0.1, box.width, side * 0.2)
-            )
+            pygame.draw.ellipse(surface, colour, (box.left, box.top - side * 0.1, box.width, side * 0.2))
         else:
             pygame.draw.rect(surface, colour, box)
         label = font.render(name, True, (0, 0, 0))
@@ -184,11 +182,7 @@ def draw_view(surface, pose, font, posts=()):
 
 def write_pose(path, poses, log=None, paused=False):
     """Writes the poses atomically, so a reader never sees half a file; and appends them to `log`."""
-    data = (
-        poses["left"].rounded()
-        if len(poses) == 1
-        else {side: pose.rounded() for side, pose in poses.items()}
-    )
+    data = poses["left"].rounded() if len(poses) == 1 else {side: pose.rounded() for side, pose in poses.items()}
     temporary = f"{path}.tmp"
     with open(temporary, "w") as file:
         json.dump(data, file)
@@ -231,8 +225,7 @@ def main():
     sides = {"left": LEFT_KEYS, "right": RIGHT_KEYS} if args.split else {"left": LEFT_KEYS}
     viewport_width = width // len(sides)
     viewports = {
-        side: screen.subsurface((i * viewport_width, 0, viewport_width, height))
-        for i, side in enumerate(sides)
+        side: screen.subsurface((i * viewport_width, 0, viewport_width, height)) for i, side in enumerate(sides)
     }
     poses = {side: START_POSES[side] for side in sides}
     posts = fence_posts(args.arena)

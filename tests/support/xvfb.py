@@ -121,17 +121,12 @@ def start_game(x_display, tmp_path):
         deadline = time.monotonic() + WINDOW_WAIT_SECONDS
         while time.monotonic() < deadline:
             if process.poll() is not None:
-                pytest.fail(
-                    f"the stand-in game exited with code {process.returncode}: "
-                    + log_file.read_text()
-                )
+                pytest.fail(f"the stand-in game exited with code {process.returncode}: " + log_file.read_text())
             shown = [w for w in list_shown_windows() if re.fullmatch(re.escape(title), w.title)]
             if shown and pose_file.exists():
                 return process, shown[0], pose_file
             time.sleep(0.05)
-        pytest.fail(
-            f"the stand-in game's window '{title}' did not appear within {WINDOW_WAIT_SECONDS} s"
-        )
+        pytest.fail(f"the stand-in game's window '{title}' did not appear within {WINDOW_WAIT_SECONDS} s")
 
     yield start
     for process in games:
