@@ -79,24 +79,37 @@ def geometric_mean(values):
 
 
 def main():
+    args = _arguments()
+    os.environ.setdefault("OPENAI_API_KEY", "sk-bench")  # the local server takes any key
+    paths = sorted(SHIPPED_WORLDS.glob("*.yaml")) + sorted(STRESS_WORLDS.glob("*.yaml"))
+    paths = [p for p in paths if not args.worlds or p.stem in args.worlds]
+    embedder = SentenceEmbedder()
+    started = time.perf_counter()
+    rows = measure(paths, args.seeds, args.conditions, embedder)
+    summary = summarise(rows, args.seeds, args.conditions, round(time.perf_counter() - started, 1))
+    print(json.dumps(summary["overall"], indent=2))
+    print(markdown_table(summary))
+    args.out.write_text(json.dumps(summary, indent=2) + "\n")
+
+
+def _arguments():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 42])
     parser.add_argument("--worlds", nargs="+", help="world names (default: every shipped and stress world)")
     parser.add_argument("--conditions", nargs="+", choices=CONDITIONS, default=list(CONDITIONS))
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "exploration.json")
-    args = parser.parse_args()
-    os.environ.setdefault("OPENAI_API_KEY", "sk-bench")  # the local server takes any key
-    paths = sorted(SHIPPED_WORLDS.glob("*.yaml")) + sorted(STRESS_WORLDS.glob("*.yaml"))
-    paths = [p for p in paths if not args.worlds or p.stem in args.worlds]
-    embedder = SentenceEmbedder()
+    return parser.parse_args()
+
+
+def measure(paths, seeds, conditions, embedder):
+    """A row per world and seed, each printed as it is done."""
     rows = []
-    started = time.perf_counter()
     with ChatServer(lambda request: "goal: G1") as server, tempfile.TemporaryDirectory() as worlds:
         for path in paths:
             world_path = seeded_world(path, worlds)
             world = load_world(world_path)
             agents = AGENTS.get(path.stem, 2)
-            for seed in args.seeds:
+            for seed in seeds:
                 reference = full_knowledge_steps(world, agents, seed, SHARE)
                 steps = min(MAX_STEPS, max(60, 4 * reference))
                 row = {
@@ -106,55 +119,68 @@ def main():
                     "full_knowledge": reference,
                     "steps_run": steps,
                 }
-                for condition in args.conditions:
+                for condition in conditions:
                     reached, team = run_steps(world_path, agents, seed, steps, embedder, condition, server.api_base)
-                    # Not reached within the run: at least the steps run, so a ratio from it is a lower bound.
-                    row[condition] = {
-                        "steps": reached,
-                        "ratio": round((reached or steps + 1) / reference, 3),
-                        "reached": reached is not None,
-                        "messages_per_agent_step": team["messages_per_agent_step"],
-                        "message_chars_per_agent_step": team["message_chars_per_agent_step"],
-                        "model_calls_per_agent_step": team["model_calls_per_agent_step"],
-                        "overlap_ratio": team["overlap_ratio"],
-                    }
+                    row[condition] = condition_figures(reached, team, steps, reference)
                 rows.append(row)
                 print(
                     f"{path.stem:10} seed {seed:3}: full knowledge {reference:3}  "
-                    + "  ".join(f"{c} {row[c]['steps']}" for c in args.conditions),
+                    + "  ".join(f"{c} {row[c]['steps']}" for c in conditions),
                     flush=True,
                 )
+    return rows
+
+
+def condition_figures(reached, team, steps, reference):
+    """One condition's figures in one row; `reached` is its steps to SHARE% (None: not within `steps`)."""
+    # Not reached within the run: at least the steps run, so a ratio from it is a lower bound.
+    return {
+        "steps": reached,
+        "ratio": round((reached or steps + 1) / reference, 3),
+        "reached": reached is not None,
+        "messages_per_agent_step": team["messages_per_agent_step"],
+        "message_chars_per_agent_step": team["message_chars_per_agent_step"],
+        "model_calls_per_agent_step": team["model_calls_per_agent_step"],
+        "overlap_ratio": team["overlap_ratio"],
+    }
+
+
+def summarise(rows, seeds, conditions, wall_seconds):
+    """The rows, with each condition's ratio per world and over all worlds (and against offline's)."""
     summary = {
         "share": SHARE,
-        "seeds": args.seeds,
-        "conditions": args.conditions,
+        "seeds": seeds,
+        "conditions": conditions,
         "rows": rows,
-        "wall_seconds": round(time.perf_counter() - started, 1),
+        "wall_seconds": wall_seconds,
         "per_world": {},
         "overall": {},
     }
-    for condition in args.conditions:
+    for condition in conditions:
         per_world = {}
         for name in dict.fromkeys(r["world"] for r in rows):
             per_world[name] = geometric_mean([r[condition]["ratio"] for r in rows if r["world"] == name])
         summary["per_world"][condition] = per_world
-        summary["overall"][condition] = {
-            "geometric_mean_ratio": geometric_mean(list(per_world.values())),
-            "worst_world_ratio": max(per_world.values()),
-            "messages_per_agent_step": round(statistics.mean(r[condition]["messages_per_agent_step"] for r in rows), 3),
-            "model_calls_per_agent_step": round(
-                statistics.mean(r[condition]["model_calls_per_agent_step"] for r in rows), 3
-            ),
-        }
-    if "offline" in args.conditions:
+        summary["overall"][condition] = overall_figures(rows, condition, per_world)
+    if "offline" in conditions:
         offline = summary["per_world"]["offline"]
         for condition in ("no-comm", "random", "goals"):
-            if condition in args.conditions:
+            if condition in conditions:
                 against = {w: round(r / offline[w], 3) for w, r in summary["per_world"][condition].items()}
                 summary["overall"][condition]["against_offline"] = geometric_mean(list(against.values()))
-    print(json.dumps(summary["overall"], indent=2))
-    print(markdown_table(summary))
-    args.out.write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def overall_figures(rows, condition, per_world):
+    """One condition over every world: `per_world` is its geometric mean ratio in each."""
+    return {
+        "geometric_mean_ratio": geometric_mean(list(per_world.values())),
+        "worst_world_ratio": max(per_world.values()),
+        "messages_per_agent_step": round(statistics.mean(r[condition]["messages_per_agent_step"] for r in rows), 3),
+        "model_calls_per_agent_step": round(
+            statistics.mean(r[condition]["model_calls_per_agent_step"] for r in rows), 3
+        ),
+    }
 
 
 def markdown_table(summary):

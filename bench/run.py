@@ -249,69 +249,86 @@ def startup(workdir):
 
 
 def print_tables(results):
-    table = Table(title="1. Mock mode, offline model, real embeddings: wall time per agent-step after the first step")
-    for column in ("agents", "agent-steps/s", "ms", "floor ms", "x floor", "tokens/text", "decision ms (p90)"):
-        table.add_column(column, justify="right")
-    for row in results["throughput"]:
-        table.add_row(
-            *map(
-                str,
-                (
-                    row["agents"],
-                    row["agent_steps_per_second"],
-                    row["ms_per_agent_step"],
-                    row["floor_ms_per_agent_step"],
-                    row["times_floor"],
-                    row["mean_tokens_per_text"],
-                    f"{row['decision_ms_median']} ({row['decision_ms_p90']})",
-                ),
-            )
-        )
-    console.print(table)
-    table = Table(
-        title=f"2. A model taking {MODEL_SECONDS} s per call, {LATENCY_STEPS} steps: wall time per step after the first"
-    )
-    for column in ("agents", "calls", "s per step", "CPU floor s", "bound s", "x bound", "0.5 s + floor", "x that"):
-        table.add_column(column, justify="right")
-    for row in results["model_latency"]:
-        table.add_row(
-            *map(
-                str,
-                (
-                    row["agents"],
-                    row["calls"],
-                    row["seconds_per_step"],
-                    row["cpu_floor_seconds"],
-                    row["bound_seconds"],
-                    row["times_bound"],
-                    row["lockstep_bound_seconds"],
-                    row["times_lockstep_bound"],
-                ),
-            )
-        )
-    console.print(table)
-    sizes = results["prompt"]["chars"]
-    console.print(
-        "3. Prompt size (chars): "
-        + ", ".join(f"step {step}: {size}" for step, size in sizes.items())
-        + f"; step {PROMPT_STEPS[-1]} / step {PROMPT_STEPS[0]} = {results['prompt']['ratio_last_to_first']}"
-    )
+    console.print(_throughput_table(results["throughput"]))
+    console.print(_model_latency_table(results["model_latency"]))
+    console.print(_prompt_line(results["prompt"]))
     if "retrieval" in results:
-        table = Table(
-            title="4. Retrieval (search only; query embedding "
-            f"{results['retrieval']['query_embedding_median_ms']} ms median)"
-        )
-        for column in ("memories", "median ms", "p99 ms"):
-            table.add_column(column, justify="right")
-        for row in results["retrieval"]["search"]:
-            table.add_row(*map(str, (row["memories"], row["median_ms"], row["p99_ms"])))
-        console.print(table)
+        console.print(_retrieval_table(results["retrieval"]))
     for backend, start in results["startup"].items():
-        console.print(
-            f"5. Start-up, {backend} (median of {STARTUP_RUNS}, export cache warm): first step begins at "
-            f"{start['first_step_started_seconds']} s, done at {start['first_step_done_seconds']} s; "
-            f"whole 1-step run {start['process_seconds']} s"
-        )
+        console.print(_startup_line(backend, start))
+
+
+def _right_aligned_table(title, columns, rows):
+    """A table of figures, every column right-aligned; `rows` are tuples of values, shown as text."""
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column, justify="right")
+    for row in rows:
+        table.add_row(*map(str, row))
+    return table
+
+
+def _throughput_table(rows):
+    return _right_aligned_table(
+        "1. Mock mode, offline model, real embeddings: wall time per agent-step after the first step",
+        ("agents", "agent-steps/s", "ms", "floor ms", "x floor", "tokens/text", "decision ms (p90)"),
+        [
+            (
+                row["agents"],
+                row["agent_steps_per_second"],
+                row["ms_per_agent_step"],
+                row["floor_ms_per_agent_step"],
+                row["times_floor"],
+                row["mean_tokens_per_text"],
+                f"{row['decision_ms_median']} ({row['decision_ms_p90']})",
+            )
+            for row in rows
+        ],
+    )
+
+
+def _model_latency_table(rows):
+    return _right_aligned_table(
+        f"2. A model taking {MODEL_SECONDS} s per call, {LATENCY_STEPS} steps: wall time per step after the first",
+        ("agents", "calls", "s per step", "CPU floor s", "bound s", "x bound", "0.5 s + floor", "x that"),
+        [
+            (
+                row["agents"],
+                row["calls"],
+                row["seconds_per_step"],
+                row["cpu_floor_seconds"],
+                row["bound_seconds"],
+                row["times_bound"],
+                row["lockstep_bound_seconds"],
+                row["times_lockstep_bound"],
+            )
+            for row in rows
+        ],
+    )
+
+
+def _prompt_line(prompt):
+    return (
+        "3. Prompt size (chars): "
+        + ", ".join(f"step {step}: {size}" for step, size in prompt["chars"].items())
+        + f"; step {PROMPT_STEPS[-1]} / step {PROMPT_STEPS[0]} = {prompt['ratio_last_to_first']}"
+    )
+
+
+def _retrieval_table(retrieval):
+    return _right_aligned_table(
+        f"4. Retrieval (search only; query embedding {retrieval['query_embedding_median_ms']} ms median)",
+        ("memories", "median ms", "p99 ms"),
+        [(row["memories"], row["median_ms"], row["p99_ms"]) for row in retrieval["search"]],
+    )
+
+
+def _startup_line(backend, start):
+    return (
+        f"5. Start-up, {backend} (median of {STARTUP_RUNS}, export cache warm): first step begins at "
+        f"{start['first_step_started_seconds']} s, done at {start['first_step_done_seconds']} s; "
+        f"whole 1-step run {start['process_seconds']} s"
+    )
 
 
 def main():

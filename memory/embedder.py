@@ -19,7 +19,10 @@ import os
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -31,6 +34,16 @@ SMALL_GEMM_ROWS = 16  # below this many token rows MKL rounds differently (measu
 
 class EmbedderError(RuntimeError):
     """The embedding model could not be loaded, or failed to encode."""
+
+
+class EmbeddingModel(Protocol):
+    """A backend's model (memory/onnx_model.py, memory/torch_model.py)."""
+
+    folder: Path  # where its files were loaded from
+
+    def token_lengths(self, texts: Sequence[str]) -> list[int]: ...
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
 class TextCache:
@@ -120,7 +133,7 @@ class SentenceEmbedder:
         self.expected_callers = expected_callers  # the runner may set it to the number of agents
         self.cache = TextCache(cache_size)
         self.workers = workers or _cores()
-        self._model = None
+        self._model: EmbeddingModel | None = None
         self._error = None
         self._loaded = threading.Event()
         self._pending = []
@@ -225,8 +238,8 @@ class SentenceEmbedder:
         ONNX Runtime's rows did not change with padding or batch here, but the same
         passes suit it: one length per pass wastes no work on padding.
         """
-        lengths = self._model.token_lengths(texts)  # as the model will see them
-        passes = {}
+        lengths = self._loaded_model().token_lengths(texts)  # as the model will see them
+        passes: dict[int | str, list[str]] = {}
         for text, length in zip(texts, lengths):
             key = length if length >= SMALL_GEMM_ROWS else text  # a short text gets a pass of its own
             passes.setdefault(key, []).append(text)
@@ -234,17 +247,22 @@ class SentenceEmbedder:
         while len(groups) < self.workers and len(groups[-1]) > 1:  # keep every core busy
             big = groups.pop()
             groups = sorted(groups + [big[: len(big) // 2], big[len(big) // 2 :]], key=len)
-        vectors = {}
+        vectors: dict[str, np.ndarray] = {}
         for group, rows in zip(groups, self._pool.map(self._pass, groups)):
             rows.flags.writeable = False
             vectors.update(zip(group, rows))
         return vectors
 
-    def _pass(self, texts):
-        return self._model.encode(texts)
+    def _pass(self, texts: Sequence[str]) -> np.ndarray:
+        return self._loaded_model().encode(texts)
+
+    def _loaded_model(self) -> EmbeddingModel:
+        """The model, which every caller has waited for (wait_ready raises when it failed to load)."""
+        assert self._model is not None
+        return self._model
 
 
-def load_model(backend, cache_dir=None):
+def load_model(backend: str, cache_dir: str | Path | None = None) -> EmbeddingModel:
     """The model on `backend`; for ONNX, exported first if `cache_dir` has no export yet.
 
     Each backend is imported only when chosen: importing torch alone takes seconds.

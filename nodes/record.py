@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass, field, fields
 from time import perf_counter
 from typing import Any
 
+from nodes.decision_context import Directive, DirectiveFollowed
+
 # The shape of a trace line: 2 keeps each model call whole in `llm.calls`; 1 (no `trace_version`
 # field) kept its reply apart, in `attempts` (explorer/run/trace_versions.py reads both).
 TRACE_VERSION = 2
@@ -70,8 +72,8 @@ class StepRecord:
     prompt: str = ""
     decision: dict | None = None
     parse_failure: bool = False
-    directive: dict | None = None  # an explorer's: the coordinator's directive it followed, and how
-    directives: list[dict] = field(default_factory=list)  # a coordinator's: the directives it sent
+    directive: DirectiveFollowed | None = None  # an explorer's: the coordinator's directive it followed, and how
+    directives: list[Directive] = field(default_factory=list)  # a coordinator's: the directives it sent
     # ExecutionNode
     action: str | None = None
     result: dict | None = None

@@ -8,7 +8,12 @@ in integers, exactly, once per view distance (ViewCone).
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable, Iterator
+
 from perception.base import FACING_VECTORS, turn
+
+Cell = tuple[int, int]  # (x, y), or an offset (dx, dy)
+Squeeze = tuple[Cell, Cell]  # the two cells that touch a segment only at a grid corner
 
 # Sideways and backward steps are forward steps after this many quarter turns.
 STEP_TURNS = {"forward": 0, "move_right": 1, "backward": 2, "move_left": 3}
@@ -78,7 +83,8 @@ class ViewCone:
         if not 0 <= level < height:
             return (), ()
         x0, y0 = pose.x, pose.y
-        cells, seen_walls = [(x0, y0)], []
+        cells: list[Cell] = [(x0, y0)]
+        seen_walls: list[Cell] = []
         for (dx, dy), crossed, squeezes in self._cone(pose.facing):
             cell = (x0 + dx, y0 + dy)
             if 0 <= cell[0] < width and 0 <= cell[1] < depth and _clear(x0, y0, crossed, squeezes, walls):
@@ -113,7 +119,7 @@ def _cone_offsets(facing, view_distance):
     ]
 
 
-def line_of_sight(start, end, walls):
+def line_of_sight(start: Cell, end: Cell, walls: Collection[Cell]) -> bool:
     """Whether no wall stands between the centres of two (x, y) cells.
 
     Exact supercover, the same both ways: a wall blocks when the segment
@@ -123,21 +129,19 @@ def line_of_sight(start, end, walls):
     when both are walls, so walls that meet diagonally leave no gap, while
     grazing one wall's corner does not block.
     """
-    return _clear(*start, *_segment(end[0] - start[0], end[1] - start[1]), walls)
+    crossed, squeezes = _segment(end[0] - start[0], end[1] - start[1])
+    return _clear(*start, crossed, squeezes, walls)
 
 
-def _clear(x0, y0, crossed, squeezes, walls):
+def _clear(x0: int, y0: int, crossed: Iterable[Cell], squeezes: Iterable[Squeeze], walls: Collection[Cell]) -> bool:
     """Whether no wall stands on a segment from (x0, y0), given as the offsets it crosses and squeezes between."""
     for dx, dy in crossed:
         if (x0 + dx, y0 + dy) in walls:
             return False
-    for (ax, ay), (bx, by) in squeezes:
-        if (x0 + ax, y0 + ay) in walls and (x0 + bx, y0 + by) in walls:
-            return False
-    return True
+    return not any((x0 + ax, y0 + ay) in walls and (x0 + bx, y0 + by) in walls for (ax, ay), (bx, by) in squeezes)
 
 
-def _segment(dx, dy):
+def _segment(dx: int, dy: int) -> tuple[tuple[Cell, ...], tuple[Squeeze, ...]]:
     """For a segment from (0, 0) to (dx, dy): the cells it passes through (ends excluded) and the
     pairs of cells it squeezes between at grid corners."""
     crossed = tuple(
@@ -181,7 +185,7 @@ def _passes_through(dx, dy, cell):
     return low < high
 
 
-def _corner_squeezes(dx, dy):
+def _corner_squeezes(dx: int, dy: int) -> Iterator[Squeeze]:
     """For each grid corner strictly inside the segment from (0, 0) to (dx, dy), the two cells
     touching it only there."""
     if dx == 0 or dy == 0:

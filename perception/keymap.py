@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from perception.actions import ACTIONS
 from perception.yaml_files import FileProblem, Invalid, check_keys, kind, load_mapping
@@ -113,7 +114,8 @@ def _feedback(entry):
         if not number_ok or not low <= value <= high:
             what = "a whole number" if whole else "a number"
             raise Invalid(f"'feedback' {name} must be {what} from {low:g} to {high:g}, got {value!r}")
-    return FrameFeedback(**{name: float(v) if name != "pixel_threshold" else v for name, v in entry.items()})
+    settings: dict[str, Any] = {name: float(v) if name != "pixel_threshold" else v for name, v in entry.items()}
+    return FrameFeedback(**settings)
 
 
 def _binding(action, entry, default_hold, is_valid_key):

@@ -13,8 +13,12 @@ import io
 import os
 import sys
 import threading
+from typing import TYPE_CHECKING
 
 from PIL import Image, ImageChops, ImageGrab
+
+if TYPE_CHECKING:
+    from perception.screen_capture import RegionCapture
 
 COMPARE_WIDTH = 64  # frames are compared as grey copies this wide: small noise averages out
 
@@ -22,27 +26,31 @@ COMPARE_WIDTH = 64  # frames are compared as grey copies this wide: small noise 
 class ScreenGrabber:
     """Grabs (left, top, right, bottom) boxes of a display as RGB images; `method` says how."""
 
-    def __init__(self, use_mss=True):
+    def __init__(self, use_mss: bool = True) -> None:
         """`use_mss=False` grabs with Pillow even where mss is installed (the benchmark compares them)."""
-        try:
-            from perception.screen_capture import RegionCapture
-        except ImportError:  # mss is not installed: Pillow's own grab
-            RegionCapture = None
-        if not use_mss:
-            RegionCapture = None
-        self._region_capture = RegionCapture
-        self.method = "mss" if RegionCapture else "pillow"
-        self._captures = {}  # display -> RegionCapture
+        region_capture = _mss_region_capture()
+        self._region_capture = region_capture if use_mss else None
+        self.method = "mss" if self._region_capture is not None else "pillow"
+        self._captures: dict[str, RegionCapture] = {}  # display -> its RegionCapture
         self._lock = threading.Lock()
 
-    def grab(self, bbox, display="") -> Image.Image:
+    def grab(self, bbox: tuple[int, int, int, int], display: str = "") -> Image.Image:
         if self._region_capture is None:
-            options = {"xdisplay": display or None} if sys.platform.startswith("linux") else {}
-            return ImageGrab.grab(bbox=bbox, **options).convert("RGB")
+            xdisplay = (display or None) if sys.platform.startswith("linux") else None  # None: the default
+            return ImageGrab.grab(bbox=bbox, xdisplay=xdisplay).convert("RGB")
         with self._lock:
             capture = self._captures.setdefault(display, self._region_capture(display))
         width, height, rgb = capture.grab(bbox)
         return Image.frombytes("RGB", (width, height), rgb)
+
+
+def _mss_region_capture() -> type[RegionCapture] | None:
+    """RegionCapture where mss is installed, else None: Pillow's own grab."""
+    try:
+        from perception.screen_capture import RegionCapture
+    except ImportError:  # mss is not installed
+        return None
+    return RegionCapture
 
 
 def save_png(image, path):
@@ -63,9 +71,9 @@ def view_change(before, after, pixel_threshold) -> float:
 
 def thumbnail_data_uri(path, width=320):
     """The screenshot at `path`, scaled to `width` pixels wide, as a JPEG data: URI a page can embed."""
-    with Image.open(path) as image:
-        image = image.convert("RGB")
-        image.thumbnail((width, width * image.height // max(image.width, 1) or 1))
-        encoded = io.BytesIO()
-        image.save(encoded, format="JPEG", quality=80)
+    with Image.open(path) as screenshot:
+        image = screenshot.convert("RGB")
+    image.thumbnail((width, width * image.height // max(image.width, 1) or 1))
+    encoded = io.BytesIO()
+    image.save(encoded, format="JPEG", quality=80)
     return "data:image/jpeg;base64," + base64.b64encode(encoded.getvalue()).decode("ascii")

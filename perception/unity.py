@@ -23,8 +23,9 @@ from perception.base import (
     Pose,
 )
 from perception.geometry import apply_action
+from perception.keymap import KeyMap
 from perception.screenshots import ScreenGrabber, save_png, view_change
-from perception.window import WindowError
+from perception.window import Window, WindowError
 from perception.windows import window_system
 
 START_POSE = Pose(0, 0, 0, "north")
@@ -46,12 +47,12 @@ class Sight:
 class AgentView:
     """One agent's game window, its part of it, and its keys."""
 
-    window: object  # perception.window.Window
-    keymap: object  # perception.keymap.KeyMap
+    window: Window
+    keymap: KeyMap
     region: tuple[int, int, int, int] | None = None  # x, y, width, height inside the window
 
     @property
-    def bbox(self):
+    def bbox(self) -> tuple[int, int, int, int]:
         """The screen box the agent sees: (left, top, right, bottom)."""
         if self.region is None:
             return self.window.bbox

@@ -121,7 +121,7 @@ def _load_bounded(text, path, error):
 
 def _expanded_size(root):
     """How many values the node graph holds once every alias is expanded; stops counting past MAX_VALUES."""
-    sizes = {}
+    sizes: dict[int, int] = {}  # id(node) -> its expanded size
     stack = [(root, False)]
     while stack:
         node, children_done = stack.pop()

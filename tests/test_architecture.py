@@ -1,4 +1,5 @@
-"""The import graph, read from the source: dependencies run one way and nothing imports in a circle."""
+"""The code's shape, read from the source: dependencies run one way, nothing imports in a circle, and
+every function fits on a screen."""
 
 import ast
 
@@ -168,3 +169,19 @@ def test_each_external_api_is_imported_by_its_own_module_only():
     for api, owners in EXTERNAL_API_OWNERS.items():
         importers = {module for module, imported in graph.items() if api in imported}
         assert importers == owners, api
+
+
+MAX_FUNCTION_LINES = 60
+
+
+def test_no_function_is_over_sixty_lines():
+    # A function does one thing and fits on a screen: a longer one is split into named parts.
+    paths = [*project_modules().values(), *(ROOT / "bench").rglob("*.py"), *(ROOT / "tests").rglob("*.py")]
+    too_long = [
+        f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for path in paths
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    ]
+    assert too_long == []

@@ -88,7 +88,7 @@ def test_on_macos_hidden_titles_and_refused_focus_name_the_missing_permissions(d
     game = FakeWindow(3, "Game")
     game.refuses_focus = True  # no Accessibility permission
     desktop.fake.windows = [game]
-    with pytest.raises(WindowError, match="cannot focus the window 'Game'.*Accessibility"):
+    with pytest.raises(WindowError, match=r"cannot focus the window 'Game'.*Accessibility"):
         desktop.focus_window(find_window("Game", system=desktop))
 
 

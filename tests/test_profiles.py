@@ -74,12 +74,14 @@ def test_each_agent_runs_with_its_own_role_persona_and_model(tmp_path, embedder)
         "role": "scout",
         "model": "random",
         "temperature": 0.2,
+        "reply_format": "auto",
         **clock,
     }
     assert summary["per_agent"]["Agent2"]["profile"] == {
         "role": "cartographer",
         "model": "offline",
         "temperature": 0.2,
+        "reply_format": "auto",
         **clock,
     }
     config = json.loads((tmp_path / "run" / "config.json").read_text())

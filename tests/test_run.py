@@ -320,7 +320,7 @@ class UnloadableEmbedder:
 
 
 def test_a_model_that_cannot_load_fails_the_run_with_its_reason(tmp_path):
-    with pytest.raises(RunFailed, match="^cannot load the embedding model broken: no model files"):
+    with pytest.raises(RunFailed, match=r"^cannot load the embedding model broken: no model files"):
         run(tmp_path, UnloadableEmbedder(), agents=2, steps=3)
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["status"] == "failed" and summary["error"].startswith("cannot load the embedding model")

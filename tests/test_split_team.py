@@ -147,7 +147,7 @@ def test_an_agent_that_does_not_join_in_time_is_named_and_the_run_exits_1(tmp_pa
 def test_joining_refuses_other_arguments_a_taken_agent_and_an_ended_run(redis_server, run_id):
     run = RedisRun(redis_server.url, run_id)
     run.claim("one", ["Agent1"], {"seed": 42, "agents": 2})
-    with pytest.raises(ConfigError, match="seed is 7, but run .* has 42"):
+    with pytest.raises(ConfigError, match=r"seed is 7, but run .* has 42"):
         RedisRun(redis_server.url, run_id).claim("two", ["Agent2"], {"seed": 7, "agents": 2})
     with pytest.raises(ConfigError, match="Agent1 has already joined"):
         run.claim("two", ["Agent1"], {"seed": 42, "agents": 2})

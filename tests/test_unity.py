@@ -243,13 +243,9 @@ def test_two_agents_on_a_split_screen_with_two_key_maps(start_game, tmp_path):
     assert "- forward:" in agent2_prompt and "- look_left:" not in agent2_prompt
 
 
-def test_a_team_split_over_two_processes_plays_one_game_each_from_its_own_half(
-    start_game, tmp_path, redis_server, run_id
-):
-    """Two processes, as two machines would run them: each drives its own agent's part of the game."""
-    _, _, pose_file = start_game("Team Game", "--split", "--size", "640x360")
-    script = {("Agent1", n): "forward" for n in range(1, 4)} | {("Agent2", n): "forward" for n in range(1, 4)}
-    team = [
+def split_team_arguments(redis_url, run_id):
+    """main.py's arguments for the split-screen team whose halves two processes share through Redis."""
+    return [
         "--mode",
         "unity",
         "--model",
@@ -269,35 +265,48 @@ def test_a_team_split_over_two_processes_plays_one_game_each_from_its_own_half(
         "--keymap",
         str(RIGHT_KEYMAP),
         "--store",
-        redis_server.url,
+        redis_url,
         "--run-id",
         run_id,
         "-q",
     ]
+
+
+def run_one_process_per_agent(team, api_base, tmp_path):
+    """main.py once per agent, at once, each running only its own agent into tmp_path/<agent>; both must succeed."""
+    processes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                str(ROOT / "main.py"),
+                *team,
+                "--api-base",
+                api_base,
+                "--local-agents",
+                agent,
+                "--run-dir",
+                str(tmp_path / agent),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ, OPENAI_API_KEY="test-key"),
+        )
+        for agent in ("Agent1", "Agent2")
+    ]
+    for process in processes:
+        _, stderr = process.communicate(timeout=300)
+        assert process.returncode == 0, stderr
+
+
+def test_a_team_split_over_two_processes_plays_one_game_each_from_its_own_half(
+    start_game, tmp_path, redis_server, run_id
+):
+    """Two processes, as two machines would run them: each drives its own agent's part of the game."""
+    _, _, pose_file = start_game("Team Game", "--split", "--size", "640x360")
+    script = {("Agent1", n): "forward" for n in range(1, 4)} | {("Agent2", n): "forward" for n in range(1, 4)}
     with ChatServer(colour_vision(script)) as server:
-        processes = [
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    str(ROOT / "main.py"),
-                    *team,
-                    "--api-base",
-                    server.api_base,
-                    "--local-agents",
-                    agent,
-                    "--run-dir",
-                    str(tmp_path / agent),
-                ],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                env=dict(os.environ, OPENAI_API_KEY="test-key"),
-            )
-            for agent in ("Agent1", "Agent2")
-        ]
-        for process in processes:
-            _, stderr = process.communicate(timeout=300)
-            assert process.returncode == 0, stderr
+        run_one_process_per_agent(split_team_arguments(redis_server.url, run_id), server.api_base, tmp_path)
     pose = settled_pose(pose_file)
     assert pose["left"]["y"] > 1.0 and pose["right"]["y"] < -1.0  # each process held its own agent's keys
     traces = [

@@ -134,7 +134,7 @@ def test_focus_is_checked_before_every_key_and_restored(tmp_path):
 def test_a_window_that_is_gone_stops_the_run(tmp_path):
     perception, windows, keyboard = backend(tmp_path)
     windows.exists = False
-    with pytest.raises(PerceptionStopped, match="^the game window 'Game' is gone: the run stops$"):
+    with pytest.raises(PerceptionStopped, match=r"^the game window 'Game' is gone: the run stops$"):
         perception.execute_action("Agent1", "forward")
     assert keyboard.held == []
 

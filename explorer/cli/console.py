@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import Any
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -49,13 +50,20 @@ class _PlainRichHandler(RichHandler):
 
 
 class RunConsole:
-    def __init__(self, agent_ids, steps, total_objects, verbosity, world_size=None):
+    def __init__(
+        self,
+        agent_ids: list[str],
+        steps: int,
+        total_objects: int | None,
+        verbosity: int,
+        world_size: tuple[int, int] | None = None,
+    ) -> None:
         """`world_size` (width, depth) draws the team's map beside the table (mock mode)."""
         # No markup: a name like "[/]" from a world file or a model is shown as it is, never parsed.
         self.console = Console(markup=False, emoji=False, highlight=False)
         self.verbosity = verbosity
         self.total_objects = total_objects
-        self.rows = {
+        self.rows: dict[str, dict[str, Any]] = {
             agent_id: {"step": 0, "pose": "", "action": "", "result": "", "found": 0} for agent_id in agent_ids
         }
         self.team_found: list[str] = []
@@ -63,7 +71,7 @@ class RunConsole:
             TextColumn("steps"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=self.console
         )
         self.task = self.progress.add_task("steps", total=steps, start=False)
-        self.live = None
+        self.live: Live | None = None
         self.map = LiveMap(*world_size, [a for a in agent_ids if a != COORDINATOR]) if world_size else None
 
     def log_handler(self):
@@ -127,7 +135,7 @@ class RunConsole:
         found = plain(f"Team found {len(self.team_found)}{total}: {', '.join(self.team_found) or '-'}")
         if self.map is None:
             return Group(table, found, self.progress)
-        return Group(self._with_map(table), found, self.progress)
+        return Group(self._with_map(table, self.map), found, self.progress)
 
     def _table(self, columns, middle):
         """The agents' table; `middle(row)` gives the cells between the step and the finds."""
@@ -141,18 +149,18 @@ class RunConsole:
             table.caption = "First step under way (the embedding model loads meanwhile, a few seconds)..."
         return table
 
-    def _with_map(self, table):
+    def _with_map(self, table: Table, live_map: LiveMap) -> Group | Table:
         """The map to the table's right where the terminal is wide enough, else below it; cropped to fit."""
         table_lines = len(self.rows) + 5  # title, header, rule, a row per agent, margins
         free_width = (self.console.width - self.console.measure(table).maximum - 6) // 2  # in cells, 2 characters each
-        beside = free_width >= min(self.map.width, 8)
+        beside = free_width >= min(live_map.width, 8)
         columns = free_width if beside else (self.console.width - 4) // 2
         # The found line and the progress bar, the panel's borders and its legend's two lines.
         rows = self.console.height - 6 - (0 if beside else table_lines)
         panel = Panel(
-            Group(self.map.render(columns, max(3, rows)), self.map.legend()),
+            Group(live_map.render(columns, max(3, rows)), live_map.legend()),
             title="Team map",
-            width=max(2 * min(columns, self.map.width) + 4, 24),
+            width=max(2 * min(columns, live_map.width) + 4, 24),
         )  # the legend wraps to the map's width
         if not beside:
             return Group(table, panel)
@@ -160,33 +168,18 @@ class RunConsole:
         grid.add_row(table, panel)
         return grid
 
-    def print_summary(self, summary, run_dir):
+    def print_summary(self, summary, run_dir) -> None:
         self.console.print()
-        table = Table(title=plain(f"Run summary: {summary['world']} ({summary['status']})"))
-        for column in (
-            "Agent",
-            "Steps",
-            "Found first",
-            "Messages",
-            "Policy",
-            "Model calls",
-            "Parse failures",
-            "Errors",
-        ):
-            table.add_column(column)
-        for agent_id, agent in summary["per_agent"].items():
-            llm = agent["llm"]
-            table.add_row(
-                agent_id,
-                str(agent["steps"]),
-                str(len(agent["found_first"])),
-                str(agent["messages_sent"]),
-                plain(agent["policy"] or "-"),
-                str(llm["calls"]),
-                str(llm["parse_failures"]),
-                str(llm["errors"]),
-            )
-        self.console.print(table)
+        self.console.print(_agents_summary_table(summary))
+        self._print_finds(summary)
+        self.console.print(_model_calls_line(summary["llm"]))
+        self.console.print(_decisions_line(summary))
+        self.console.print(plain(f"Run directory: {run_dir}"), soft_wrap=True)
+        if (run_dir / "report.html").is_file():
+            self.console.print(plain(f"Report: {run_dir / 'report.html'} (open it in a browser)"), soft_wrap=True)
+
+    def _print_finds(self, summary) -> None:
+        """What the team found, of how many, and by which step it had found them all."""
         total = summary["total_objects"]
         coverage = f" of {total} ({summary['coverage']:.0%})" if total else ""
         found = plain(", ".join(summary["objects_discovered"]) or "-")
@@ -194,33 +187,61 @@ class RunConsole:
         if total:
             full = summary["first_full_discovery_step"]
             self.console.print(f"All objects found by step: {full if full is not None else 'not within this run'}")
-        llm = summary["llm"]
-        cost = "unknown" if llm["cost_usd"] is None else f"${llm['cost_usd']:.4f}"
-        latency = llm["latency_seconds"]
-        latency_text = (
-            "" if latency["p50"] is None else f", latency p50 {latency['p50']:.2f} s, p90 {latency['p90']:.2f} s"
+
+
+def _agents_summary_table(summary) -> Table:
+    """A row per agent: its steps, finds, messages, policy and model calls."""
+    table = Table(title=plain(f"Run summary: {summary['world']} ({summary['status']})"))
+    for column in (
+        "Agent",
+        "Steps",
+        "Found first",
+        "Messages",
+        "Policy",
+        "Model calls",
+        "Parse failures",
+        "Errors",
+    ):
+        table.add_column(column)
+    for agent_id, agent in summary["per_agent"].items():
+        llm = agent["llm"]
+        table.add_row(
+            agent_id,
+            str(agent["steps"]),
+            str(len(agent["found_first"])),
+            str(agent["messages_sent"]),
+            plain(agent["policy"] or "-"),
+            str(llm["calls"]),
+            str(llm["parse_failures"]),
+            str(llm["errors"]),
         )
-        self.console.print(
-            f"Model calls: {llm['calls']} ({llm['retries']} retries, tokens {llm['prompt_tokens']} in, "
-            f"{llm['completion_tokens']} out, "
-            f"cost {cost}{latency_text})"
+    return table
+
+
+def _model_calls_line(llm) -> str:
+    """The model calls' totals: retries, tokens, cost and latency (where any call had one)."""
+    cost = "unknown" if llm["cost_usd"] is None else f"${llm['cost_usd']:.4f}"
+    latency = llm["latency_seconds"]
+    latency_text = "" if latency["p50"] is None else f", latency p50 {latency['p50']:.2f} s, p90 {latency['p90']:.2f} s"
+    return (
+        f"Model calls: {llm['calls']} ({llm['retries']} retries, tokens {llm['prompt_tokens']} in, "
+        f"{llm['completion_tokens']} out, "
+        f"cost {cost}{latency_text})"
+    )
+
+
+def _decisions_line(summary) -> str:
+    """Decisions (and the planner's share), messages sent (and those never delivered), wall time."""
+    messages = summary["messages"]
+    return (
+        f"Decisions: {summary['decisions']}"
+        + (f" ({summary['planner_steps']} by the planner)" if summary.get("planner_steps") else "")
+        + f"    Messages sent: {messages['sent']}"
+        + (f" ({messages['never_delivered']} never delivered)" if messages["never_delivered"] else "")
+        + "    "
+        + (
+            "Wall time: not on record"
+            if summary["wall_seconds"] is None
+            else f"Wall time: {summary['wall_seconds']:.1f} s"
         )
-        self.console.print(
-            f"Decisions: {summary['decisions']}"
-            + (f" ({summary['planner_steps']} by the planner)" if summary.get("planner_steps") else "")
-            + f"    Messages sent: {summary['messages']['sent']}"
-            + (
-                f" ({summary['messages']['never_delivered']} never delivered)"
-                if summary["messages"]["never_delivered"]
-                else ""
-            )
-            + "    "
-            + (
-                "Wall time: not on record"
-                if summary["wall_seconds"] is None
-                else f"Wall time: {summary['wall_seconds']:.1f} s"
-            )
-        )
-        self.console.print(plain(f"Run directory: {run_dir}"), soft_wrap=True)
-        if (run_dir / "report.html").is_file():
-            self.console.print(plain(f"Report: {run_dir / 'report.html'} (open it in a browser)"), soft_wrap=True)
+    )

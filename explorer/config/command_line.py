@@ -55,7 +55,7 @@ def run_options() -> dict[str, tuple[str, Option]]:
 
 def config_from(args: argparse.Namespace, **settings: Any) -> RunConfig:
     """The checked RunConfig of a RunParser's parsed options; `settings` give the fields no option sets."""
-    values = {
+    values: dict[str, Any] = {
         field.name: tuple(getattr(args, field.name)) if spec.repeat else getattr(args, field.name)
         for field, spec in declared(RunConfig)
     }

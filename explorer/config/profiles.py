@@ -4,6 +4,7 @@
       role: explorer
       persona: "You map rooms carefully and report what you find."
       model: gpt-4o-mini
+      reply_format: auto  # or json, yaml: overrides --reply-format
       temperature: 0.2
       msg_delay: 1                # simulated seconds; see below
     agents:                       # optional: in agent order, Agent1 first
@@ -27,12 +28,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from explorer.model.reply_format import REPLY_FORMATS
 from explorer.schedule.timed_perception import Timing
 from perception.yaml_files import FileProblem, load_mapping
 from prompts import render
 
 TIMING_KEYS = ("tick_interval", "obs_delay", "act_delay", "msg_delay")
-PROFILE_KEYS = ("role", "persona", "model", "temperature", *TIMING_KEYS)
+PROFILE_KEYS = ("role", "persona", "model", "temperature", "reply_format", *TIMING_KEYS)
 DEFAULT_TEMPERATURE = 0.2
 COORDINATOR_TICK_INTERVAL = 5.0  # a coordinator thinks slower than its explorers act
 MAX_TIME = 1_000_000.0  # simulated seconds: any timing beyond is a typo
@@ -46,8 +48,9 @@ class ProfileError(FileProblem):
 class Profile:
     role: str = "explorer"
     persona: str = ""  # empty: the built-in explorer persona
-    model: str | None = None  # None: --model
+    model: str = ""  # every profile loaded has one: the file's, else --model
     temperature: float = DEFAULT_TEMPERATURE
+    reply_format: str | None = None  # None: --reply-format
     tick_interval: float = 1.0
     obs_delay: float = 0.0
     act_delay: float = 0.0
@@ -106,6 +109,9 @@ def _profile(path, entry, base, what):
     temperature = entry.get("temperature", base.temperature)
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 <= temperature <= 2:
         raise ProfileError(path, f"{what} temperature must be a number from 0 to 2, not {temperature!r}")
+    reply_format = entry.get("reply_format", base.reply_format)
+    if reply_format is not None and reply_format not in REPLY_FORMATS:
+        raise ProfileError(path, f"{what} reply_format must be one of {', '.join(REPLY_FORMATS)}, not {reply_format!r}")
     timing = {}
     for key in TIMING_KEYS:
         value = entry.get(key, getattr(base, key))
@@ -121,5 +127,6 @@ def _profile(path, entry, base, what):
         base,
         **{k: entry[k].strip() for k in ("role", "persona", "model") if k in entry},
         temperature=float(temperature),
+        reply_format=reply_format,
         **timing,
     )

@@ -27,6 +27,7 @@ from explorer.config.options import (
     recorded,
 )
 from explorer.config.secrets import redact_url
+from explorer.model.reply_format import REPLY_FORMATS
 from memory.embedder import BACKENDS
 from memory.onnx_export import CACHE_ENV
 from perception.keymap import DEFAULT_KEYMAP, SHIPPED_KEYMAPS
@@ -153,6 +154,15 @@ class RunConfig:
             "--decide",
             "what a model chooses: each step's action (default), or a goal the planner walks to (mock mode)",
             check=OneOf(DECIDE_LEVELS, in_parser=True),
+        ),
+    )
+    reply_format: str = field(
+        default="auto",
+        metadata=option(
+            "--reply-format",
+            "how a model is asked to reply: auto (default: under a JSON schema where the server takes one, "
+            "else YAML), json (always under a schema), or yaml (no schema)",
+            check=OneOf(REPLY_FORMATS, in_parser=True),
         ),
     )
     schedule: str = field(

@@ -19,13 +19,15 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
-from contextlib import nullcontext
+from contextlib import nullcontext, suppress
 from dataclasses import dataclass, field, replace
 from types import ModuleType, TracebackType
 from typing import Any, NamedTuple, Protocol
 
 from explorer.config.secrets import redact
 from explorer.model.reading import excerpt
+from explorer.model.reply_format import JSON, YAML, NoSchemaAccepted, ReplyFormat
+from explorer.model.schemas import JsonSchema
 from nodes.interfaces import StopRun
 from nodes.record import ModelCall
 
@@ -39,7 +41,6 @@ BAD_REPLY_RETRIES = 1  # a reply with no text is asked again once; the same prom
 MESSAGE_LIMIT = 400
 RAW_REPLY_LIMIT = 200
 REPLY_KEPT_CHARS = 4_000  # of each reply, in the trace (with its full length)
-REPLY_FORMAT = "yaml"  # what every request asks the reply to be written in
 _LITELLM_PREFIX = re.compile(r"^litellm\.\w+:\s*(?:\w+Error:\s*)?")
 
 
@@ -58,6 +59,8 @@ class LLMSettings:
     # What answers the calls instead of the model: an earlier run's recorded replies
     # (explorer/model/replay.py, --replay-replies); None: the model.
     replay: RecordedAnswers | None = field(default=None, compare=False, repr=False)
+    # The agent's reply format (--reply-format): the dialect of its requests under a JSON schema.
+    reply_format: ReplyFormat = field(default_factory=lambda: ReplyFormat(YAML, ""), compare=False, repr=False)
 
 
 ChatMessage = dict[str, Any]  # one message of an OpenAI chat: {"role", "content"}
@@ -109,6 +112,7 @@ class Reply:
     retries: int = 0
     cost_usd: float | None = None  # None when unknown
     replayed: bool = False  # recorded in an earlier run (--replay-replies): no request was made
+    format: str = YAML  # what the request asked the reply to be: "json" under a schema, else "yaml"
 
     def record(self, purpose: str, reply_error: str | None = None) -> ModelCall:
         """What the trace keeps of the call: the reply (bounded, with its length; none if it has no
@@ -116,7 +120,7 @@ class Reply:
         return ModelCall(
             purpose,
             self.model,
-            REPLY_FORMAT,
+            self.format,
             reply=excerpt(self.text, REPLY_KEPT_CHARS) if self.text else None,
             chars=len(self.text) if self.text else None,
             reply_error=reply_error,
@@ -197,10 +201,8 @@ def _litellm() -> ModuleType:
     # What litellm's first request imports (about a second here): imported now, so that the first
     # request's --timeout, which bounds the whole request, is not spent on imports.
     for module in _FIRST_REQUEST_IMPORTS:
-        try:
+        with suppress(ImportError):  # another litellm version: its first request is slower, nothing more
             importlib.import_module(module)
-        except ImportError:  # another litellm version: its first request is slower, nothing more
-            pass
     return litellm
 
 
@@ -219,6 +221,7 @@ def _clean(text: object) -> str:
 def complete(
     settings: LLMSettings,
     messages: list[ChatMessage],
+    schema: JsonSchema | None = None,
     sleep: Callable[[float], object] | None = None,
 ) -> Reply:
     """One chat completion (OpenAI message list), retried on rate limits, server errors, timeouts
@@ -231,11 +234,15 @@ def complete(
     retries = bad_replies = 0
     cancelled = settings.gate.cancelled if settings.gate else threading.Event()
     while True:
+        dialect, response_format = settings.reply_format.response_format(schema, "reply") if schema else (None, None)
         with settings.gate or nullcontext():  # held for the request only, not for the backoff
-            attempt = _attempt(litellm, settings, messages, cancelled)
+            attempt = _attempt(litellm, settings, messages, cancelled, response_format)
         if not isinstance(attempt, _Failure):
             break
         failure = attempt
+        if dialect and _refuses_format(failure):
+            _format_refused(settings, dialect, failure)
+            continue  # the same call, in the next dialect or without a schema
         bad_replies += failure.kind == "bad_response"
         if retries >= settings.max_retries or not _retryable(failure.kind, bad_replies):
             raise _error(failure, settings.model, retries, round(time.perf_counter() - start, 4))
@@ -248,6 +255,7 @@ def complete(
         if cancelled.is_set():
             raise _error(_CANCELLED, settings.model, retries, round(time.perf_counter() - start, 4))
     response, text = attempt
+    settings.reply_format.answered(dialect, text)
     usage = getattr(response, "usage", None)
     prompt_tokens = getattr(usage, "prompt_tokens", 0) or 0
     completion_tokens = getattr(usage, "completion_tokens", 0) or 0
@@ -259,12 +267,30 @@ def complete(
         latency=round(time.perf_counter() - start, 4),
         retries=retries,
         cost_usd=_cost(litellm, response, settings, prompt_tokens, completion_tokens),
+        format=JSON if dialect else YAML,
     )
 
 
-def complete_prompt(settings: LLMSettings, prompt: str, sleep: Callable[[float], object] | None = None) -> Reply:
-    """One user message, one reply."""
-    return complete(settings, [{"role": "user", "content": prompt}], sleep=sleep)
+def complete_prompt(
+    settings: LLMSettings,
+    prompt: str,
+    schema: JsonSchema | None = None,
+    sleep: Callable[[float], object] | None = None,
+) -> Reply:
+    """One user message, one reply; under `schema` where the agent's reply format has a dialect for it."""
+    return complete(settings, [{"role": "user", "content": prompt}], schema, sleep=sleep)
+
+
+def _refuses_format(failure: _Failure) -> bool:
+    """A 400 or 422 naming response_format (litellm reports some servers' 422 as a 500)."""
+    return failure.kind in ("bad_request", "server") and "response_format" in failure.detail
+
+
+def _format_refused(settings: LLMSettings, dialect: str, failure: _Failure) -> None:
+    try:
+        settings.reply_format.refused(dialect, failure.detail)
+    except NoSchemaAccepted as refused:
+        raise StopRun(str(refused), users_mistake=True) from None
 
 
 def _attempt(
@@ -272,13 +298,14 @@ def _attempt(
     settings: LLMSettings,
     messages: list[ChatMessage],
     cancelled: threading.Event,
+    response_format: dict[str, object] | None = None,
 ) -> tuple[Any, str] | _Failure:
     """(response, text), or the failure. The failure is built outside the except block, so
     nothing raised later carries litellm's exception, whose text may hold the key."""
     failures: tuple[type[BaseException], ...] = (*_api_errors(litellm), TimeoutError)
     try:
         response = _within_deadline(
-            lambda: litellm.completion(**_request(settings, messages)), settings.timeout, cancelled
+            lambda: litellm.completion(**_request(settings, messages, response_format)), settings.timeout, cancelled
         )
     except failures as error:
         failure = _classify(error)
@@ -331,8 +358,10 @@ def _within_deadline(call: Callable[[], Any], timeout: float, cancelled: threadi
     return outcome["response"]
 
 
-def _request(settings: LLMSettings, messages: list[ChatMessage]) -> dict[str, Any]:
-    request = {
+def _request(
+    settings: LLMSettings, messages: list[ChatMessage], response_format: dict[str, object] | None = None
+) -> dict[str, Any]:
+    request: dict[str, Any] = {
         "model": settings.model,
         "messages": messages,
         "temperature": settings.temperature,
@@ -341,6 +370,8 @@ def _request(settings: LLMSettings, messages: list[ChatMessage]) -> dict[str, An
         "max_retries": 0,  # the SDK retries twice by default; we retry ourselves
         "drop_params": True,  # reasoning models refuse a temperature; litellm then leaves it out
     }
+    if response_format is not None:
+        request["response_format"] = response_format
     if settings.api_base:
         request["api_base"] = settings.api_base
         # Local OpenAI-compatible servers need some key; they ignore its value.
@@ -501,13 +532,21 @@ def missing_api_keys(model: str) -> list[str]:
 
 
 def sees_images(model: str) -> bool | None:
-    """True or False as litellm's model table says; None for a model it does not know.
+    """True or False as litellm's model table says; None for a model it does not know."""
+    return _model_table_says(model, "supports_vision")
 
-    Only the local table is read: get_model_info would ask an Ollama server, for one.
-    """
+
+def takes_response_schema(model: str) -> bool | None:
+    """Whether `model` accepts a JSON schema as its response_format, as litellm's model table says;
+    None for a model it does not know (a local server's, say)."""
+    return _model_table_says(model, "supports_response_schema")
+
+
+def _model_table_says(model: str, key: str) -> bool | None:
+    # Only the local table is read: get_model_info would ask an Ollama server, for one.
     table = _litellm().model_cost
     name = model.split("/", 1)[1] if "/" in model else model
     entry = table.get(model) or table.get(name)
     if entry is None:
         return None
-    return bool(entry.get("supports_vision"))
+    return bool(entry.get(key))

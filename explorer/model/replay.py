@@ -103,7 +103,7 @@ class RecordedReplies:
         expected = recorded.prompt if recorded.first else recorded.prompt + "\n\n"
         sent = sent if recorded.first else sent[: len(expected)]
         if sent != expected:
-            at = len(os.path.commonprefix([expected, sent]))
+            at = len(os.path.commonprefix([expected, sent]))  # noqa: RUF071 -- strings: the first differing character
             which = "prompt" if recorded.first else "re-prompt"
             raise self._stop(
                 f"{self.agent_id}'s {which} at step {step} differs from the recorded one (first difference at "
@@ -147,6 +147,7 @@ def _replayed(call: ModelCall) -> Reply:
         call.completion_tokens,
         cost_usd=0.0,
         replayed=True,
+        format=call.format,
     )
     if call.error is not None:
         raise LLMError(call.error_message or "", call.error, model=call.model, reply=reply)

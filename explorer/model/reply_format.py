@@ -1,22 +1,24 @@
-"""Which reply format a model is asked in (`--reply-format auto|json|yaml`), settled once before the run.
+"""Which reply format an agent's model is asked in (`--reply-format auto|json|yaml`), learnt as it goes.
 
 Servers speak different dialects of constrained output: OpenAI, vLLM and
 llama.cpp's own server take `{"type": "json_schema", ...}`; llama-cpp-python's
-server refuses that and takes `{"type": "json_object", "schema": ...}`. So each
-distinct model is asked one small probe per dialect, in that order, until one is
-accepted and really constrains the reply: the probe asks for the one answer its
-schema forbids, so a server that accepts the parameter and ignores it answers
-as asked and is not taken for constrained. The dialect found holds for the whole
-run, so every prompt of the run is the same on a replay, which makes no probe
-and reads the dialect the recorded run settled on.
+server refuses that with a 422 and takes `{"type": "json_object", "schema": ...}`.
+So a request under a schema is sent in the first dialect not yet refused; a
+refusal (a 400 or 422 naming `response_format`) moves the agent to the next,
+and the same call is asked again at once. A server that refuses every dialect
+is asked without a schema from then on, and so is one that accepts the
+parameter and ignores it: a reply under a schema that is not a JSON object is
+proof that decoding was not constrained. Each agent learns for itself, so what
+one agent's calls meet never changes another's. The prompt is the same in
+every format (its YAML example); only the request's `response_format` differs,
+so a run replayed from its trace asks the same prompts.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
+import threading
 
 from explorer.model.schemas import JsonSchema
 
@@ -24,72 +26,74 @@ log = logging.getLogger("explorer")
 
 REPLY_FORMATS = ("auto", "json", "yaml")
 DIALECTS = ("json_schema", "json_object")
-YAML = "yaml"
-PROBE_PROMPT = 'Reply with the JSON object {"answer": "no"} and nothing else.'
-PROBE_SCHEMA: JsonSchema = {
-    "type": "object",
-    "properties": {"answer": {"type": "string", "enum": ["yes"]}},
-    "required": ["answer"],
-    "additionalProperties": False,
-}
-PROBE_MAX_TOKENS = 16
+YAML, JSON = "yaml", "json"
 
 
-class FormatRefused(Exception):
-    """The server refused the request's response_format (a 400 or 422 naming it)."""
+class NoSchemaAccepted(Exception):
+    """--reply-format json, and the server takes a JSON schema in no dialect."""
 
 
-@dataclass(frozen=True)
 class ReplyFormat:
-    """How one model is asked: `dialect` is a DIALECTS entry for JSON under a schema, or "yaml"."""
+    """One agent's reply format for one model: the dialect its next request under a schema is sent in."""
 
-    dialect: str = YAML
+    def __init__(self, requested: str, model: str, schema_known: bool | None = None) -> None:
+        """`schema_known`: whether litellm's table says `model` takes a response schema (None: unknown,
+        such as a local server's model). With "auto", a model the table says cannot is asked in YAML."""
+        self.requested = requested
+        self.model = model
+        no_schema = requested == YAML or (requested == "auto" and schema_known is False)
+        self._dialects = [] if no_schema else list(DIALECTS)
+        self._lock = threading.Lock()  # a retried exec may overlap the call it retries
 
     @property
-    def name(self) -> str:
-        """What the trace and summary call it: "json" or "yaml"."""
-        return YAML if self.dialect == YAML else "json"
+    def dialect(self) -> str | None:
+        """The dialect the next request under a schema is sent in; None: no schema (YAML)."""
+        with self._lock:
+            return self._dialects[0] if self._dialects else None
 
-    def response_format(self, schema: JsonSchema, name: str) -> dict[str, object] | None:
-        """The request's `response_format` for `schema` in this dialect; None for YAML."""
-        if self.dialect == "json_schema":
-            return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
-        if self.dialect == "json_object":
-            return {"type": "json_object", "schema": schema}
-        return None
+    def response_format(self, schema: JsonSchema, name: str) -> tuple[str | None, dict[str, object] | None]:
+        """(dialect, the request's `response_format`) for `schema`; (None, None) for YAML."""
+        dialect = self.dialect
+        if dialect == "json_schema":
+            return dialect, {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
+        if dialect == "json_object":
+            return dialect, {"type": "json_object", "schema": schema}
+        return None, None
+
+    def refused(self, dialect: str, detail: str) -> None:
+        """The server refused `dialect`: the next request goes in the next one, or without a schema."""
+        with self._lock:
+            if self._dialects[:1] != [dialect]:
+                return  # another call of this agent has already moved on
+            self._dialects.pop(0)
+            left = list(self._dialects)
+        log.info("%s refused response_format %s (%s)", self.model, dialect, detail)
+        if left:
+            return
+        if self.requested == JSON:
+            raise NoSchemaAccepted(
+                f"--reply-format json: {self.model} takes a JSON schema in no dialect ({', '.join(DIALECTS)}); "
+                "use --reply-format auto or yaml"
+            )
+        log.warning("%s takes no JSON schema: its replies are asked for and read as YAML", self.model)
+
+    def answered(self, dialect: str | None, text: str) -> None:
+        """A reply came under `dialect`; one that is not a JSON object shows the schema was ignored."""
+        if dialect is None or _json_object(text):
+            return
+        with self._lock:
+            if not self._dialects:
+                return
+            self._dialects.clear()
+        log.warning(
+            "%s accepted response_format %s but did not follow it: its replies are read as YAML from now on",
+            self.model,
+            dialect,
+        )
 
 
-# A probe: (response_format, prompt, max_tokens) -> the reply's text; raises FormatRefused.
-Probe = Callable[[dict[str, object], str, int], str]
-
-
-def settle(requested: str, model: str, probe: Probe, schema_known: bool | None) -> ReplyFormat:
-    """The format `model` is asked in for the run.
-
-    `requested` is --reply-format; `schema_known` is whether litellm's table says the
-    model accepts a response schema (None: a model it does not know, such as a local one).
-    With "auto", a model the table says cannot is asked in YAML without a probe.
-    """
-    if requested == YAML or (requested == "auto" and schema_known is False):
-        return ReplyFormat()
-    for dialect in DIALECTS:
-        fmt = ReplyFormat(dialect)
-        try:
-            text = probe(fmt.response_format(PROBE_SCHEMA, "probe") or {}, PROBE_PROMPT, PROBE_MAX_TOKENS)
-        except FormatRefused as refused:
-            log.info("%s refused response_format %s: %s", model, dialect, refused)
-            continue
-        if _constrained(text):
-            log.info("%s: replies constrained by a JSON schema (response_format %s)", model, dialect)
-            return fmt
-        log.info("%s accepted response_format %s but did not follow it: %r", model, dialect, text[:80])
-    log.warning("%s takes no JSON schema in any dialect (%s): its replies are read as YAML", model, ", ".join(DIALECTS))
-    return ReplyFormat()
-
-
-def _constrained(text: str) -> bool:
-    """True when the probe's reply is what only its schema allows."""
+def _json_object(text: str) -> bool:
     try:
-        return json.loads(text) == {"answer": "yes"}
+        return isinstance(json.loads(text), dict)
     except ValueError:
         return False

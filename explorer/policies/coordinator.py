@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 import explorer.policies.sentences as sentences
+from explorer.model.schemas import directives_schema
 from explorer.policies.grid_map import Goal, GridMap, PoseKey, cell_distance, pose_key, utility
 from explorer.policies.model import Ask, ModelPolicy
 from explorer.policies.replies import parse_directives
@@ -179,9 +180,9 @@ class OfflineCoordinator:
 class ModelCoordinator:
     """`ask(prompt) -> Reply` is the model, as for ModelPolicy."""
 
-    def __init__(self, name: str, ask: Ask) -> None:
+    def __init__(self, name: str, ask: Ask, constrained: bool = False) -> None:
         self.name = name
-        self.model = ModelPolicy(name, ask)
+        self.model = ModelPolicy(name, ask, constrained)
         self.planner = OfflineCoordinator()  # the map, the explorers' poses and the suggested assignment
         self._decided: tuple[int, DecisionOutcome] | None = None
 
@@ -209,6 +210,7 @@ class ModelCoordinator:
             prompt,
             lambda text: (Decision(""), parse_directives(text, team, actions, size)),
             choices,
+            schema=directives_schema(team, actions, size),
         )
         directives = []
         for explorer, target, action in given or ():

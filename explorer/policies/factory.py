@@ -12,8 +12,9 @@ from functools import partial
 
 from explorer.config.profiles import Profile
 from explorer.config.run_config import COORDINATOR, RunConfig
-from explorer.model.client import CallGate, LLMSettings, complete_prompt
+from explorer.model.client import CallGate, LLMSettings, complete_prompt, takes_response_schema
 from explorer.model.replay import RecordedReplies
+from explorer.model.reply_format import YAML, ReplyFormat
 from explorer.policies.coordinator import ModelCoordinator, OfflineCoordinator
 from explorer.policies.goals import GoalPolicy
 from explorer.policies.model import ModelPolicy
@@ -55,15 +56,16 @@ def make_policy(profile: Profile, agent_id: str, config: RunConfig, gate: CallGa
         return RandomPolicy(agent_seed)
     ask = partial(complete_prompt, model_settings(profile, config, agent_id, gate))
     if config.decide == "goals":
-        return GoalPolicy(profile.model, ask)
-    return ModelPolicy(profile.model, ask)
+        return GoalPolicy(profile.model, ask, constrained=True)
+    return ModelPolicy(profile.model, ask, constrained=True)
 
 
 def make_coordinator(profile: Profile, config: RunConfig, gate: CallGate | None = None) -> CoordinatorPolicy:
     """The coordinator's policy: the built-in one, or a model (its profile's model is --coordinator)."""
     if profile.model == OFFLINE:
         return OfflineCoordinator()
-    return ModelCoordinator(profile.model, partial(complete_prompt, model_settings(profile, config, COORDINATOR, gate)))
+    ask = partial(complete_prompt, model_settings(profile, config, COORDINATOR, gate))
+    return ModelCoordinator(profile.model, ask, constrained=True)
 
 
 def model_settings(profile: Profile, config: RunConfig, agent_id: str, gate: CallGate | None = None) -> LLMSettings:
@@ -78,4 +80,13 @@ def model_settings(profile: Profile, config: RunConfig, agent_id: str, gate: Cal
         price_out=config.price_out,
         gate=gate,
         replay=RecordedReplies(config.replay_replies, agent_id) if config.replay_replies else None,
+        reply_format=reply_format(profile, config),
     )
+
+
+def reply_format(profile: Profile, config: RunConfig) -> ReplyFormat:
+    """The agent's reply format: its profile's, else --reply-format. A replay asks no model, so it
+    learns nothing: its replies carry the formats the recorded run used."""
+    model = profile.model or config.model
+    requested = YAML if config.replay_replies else profile.reply_format or config.reply_format
+    return ReplyFormat(requested, model, takes_response_schema(model) if requested == "auto" else None)

@@ -15,8 +15,9 @@ from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
 import explorer.policies.sentences as sentences
+from explorer.model.schemas import goal_schema
 from explorer.policies.grid_map import Goal, Place, PoseKey, cell_distance
-from explorer.policies.model import Ask, ModelPolicy, action_choices
+from explorer.policies.model import Ask, ModelPolicy, action_choices, recipients
 from explorer.policies.offline import OfflineExplorer
 from explorer.policies.replies import parse_goal_decision
 from nodes.decision_context import DecisionContext, comm_note, render_prompt
@@ -41,9 +42,9 @@ COMPASS = {
 
 
 class GoalPolicy:
-    def __init__(self, name: str, ask: Ask) -> None:
+    def __init__(self, name: str, ask: Ask, constrained: bool = False) -> None:
         self.name = name
-        self.model = ModelPolicy(name, ask)
+        self.model = ModelPolicy(name, ask, constrained)
         self.explorer = OfflineExplorer()  # the map, the goal ranking, the planner and the team's sentences
         self.goal: PoseKey | None = None  # the pose the model chose
         self.asked_at = 0  # the step the model was last asked (it is, before a goal is first chosen)
@@ -102,6 +103,7 @@ class GoalPolicy:
             lambda text: parse_goal_decision(text, context.available_actions, len(goals)),
             choices,
             context,
+            goal_schema([f"G{n}" for n in range(1, len(goals) + 1)], recipients(context)),
         )
         if outcome.decision is None or number is None:  # no usable reply, or an action: asked again next step
             self.goal = None

@@ -8,6 +8,7 @@ from typing import TypeVar
 
 from explorer.model.client import AuthenticationFailed, LLMError, Reply
 from explorer.model.reading import excerpt
+from explorer.model.schemas import JsonSchema, decision_schema
 from explorer.policies.replies import ReplyError, parse_decision, resolve_recipient
 from nodes.decision_context import DecisionContext
 from nodes.interfaces import Decision, DecisionOutcome
@@ -17,22 +18,28 @@ from prompts import render
 REPLY_ATTEMPTS = 2  # the reply, then one re-prompt that says what was wrong
 REPLY_QUOTED_CHARS = 600  # of a bad reply, quoted back in the re-prompt
 
-Ask = Callable[[str], Reply]  # the model: a prompt in, its reply out
+Ask = Callable[..., Reply]  # the model: a prompt in (and, where constrained, a JSON schema), its reply out
 Extra = TypeVar("Extra")  # what a reply gives besides the decision (a goal's number, a coordinator's directives)
 
 
 class ModelPolicy:
-    """`ask(prompt) -> Reply` is the model: the model client with the agent's settings, or a test's stand-in."""
+    """`ask(prompt) -> Reply` is the model: the model client with the agent's settings, or a test's stand-in.
 
-    def __init__(self, name: str, ask: Ask) -> None:
+    A `constrained` policy asks `ask(prompt, schema)`, with the JSON schema its reply must meet
+    (explorer/model/schemas.py); the model client sends it where the agent's reply format has a dialect.
+    """
+
+    def __init__(self, name: str, ask: Ask, constrained: bool = False) -> None:
         self.name = name
         self.ask = ask
+        self.constrained = constrained
 
     def decide(self, prompt: str, context: DecisionContext) -> DecisionOutcome:
         """Never raises for a bad reply or a provider that stays down: the outcome says what happened."""
         actions = context.available_actions
+        schema = decision_schema(actions, recipients(context))
         outcome, _ = self.ask_for(
-            prompt, lambda text: (parse_decision(text, actions), None), action_choices(actions), context
+            prompt, lambda text: (parse_decision(text, actions), None), action_choices(actions), context, schema
         )
         return outcome
 
@@ -42,15 +49,18 @@ class ModelPolicy:
         read: Callable[[str], tuple[Decision, Extra]],
         choices: str,
         context: DecisionContext | None = None,
+        schema: JsonSchema | None = None,
     ) -> tuple[DecisionOutcome, Extra | None]:
         """(outcome, extra): the model's decision read by `read(text) -> (Decision, extra)`, which raises
         ReplyError for an unusable reply; `choices` is what the re-prompt lists. `context` is the explorer's
-        whose message goes to the team (none for a coordinator, whose directives are sent otherwise)."""
+        whose message goes to the team (none for a coordinator, whose directives are sent otherwise);
+        `schema` the JSON schema a constrained policy's reply must meet. The reply is read and checked
+        the same either way: a schema constrains decoding, it does not vouch for the reply."""
         calls: list[ModelCall] = []  # each call once, with its reply, failed ones too
         request = prompt
         for _ in range(REPLY_ATTEMPTS):
             try:
-                reply = self.ask(request)
+                reply = self.ask(request, schema) if self.constrained and schema else self.ask(request)
             except AuthenticationFailed as refused:
                 raise refused.stop_run() from None  # every later call would fail the same way
             except LLMError as failure:
@@ -74,6 +84,12 @@ class ModelPolicy:
                 notes = (note,) if note else ()
             return DecisionOutcome(decision, model_calls=tuple(calls), notes=notes, prompt=prompt), extra
         return DecisionOutcome(None, parse_failure=True, model_calls=tuple(calls), prompt=prompt), None
+
+
+def recipients(context: DecisionContext) -> list[str] | None:
+    """Whom the agent may message (its teammates; "all" is added by the schema), or None with messages off."""
+    team = context.team
+    return [a for a in team.members if a != team.agent_id] if context.setup.comm_enabled else None
 
 
 def action_choices(actions: Sequence[str]) -> str:

@@ -149,7 +149,8 @@ def read_heading(text: str) -> Heading | None:
 def read_covered(text: str) -> list[tuple[int, int, int, int, int | None]]:
     """The boxes a message says were covered: [(x0, x1, y0, y1, level or None)]."""
     boxes = []
-    for x0, x1, y0, y1, z in _COVERED.findall(text):
-        x0, x1, y0, y1 = sorted((int(x0), int(x1))) + sorted((int(y0), int(y1)))
+    for x_a, x_b, y_a, y_b, z in _COVERED.findall(text):
+        x0, x1 = sorted((int(x_a), int(x_b)))
+        y0, y1 = sorted((int(y_a), int(y_b)))
         boxes.append((x0, x1, y0, y1, int(z) if z else None))
     return boxes

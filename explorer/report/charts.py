@@ -51,44 +51,72 @@ def agent_colour(index):
     return AGENT_COLOURS[index % len(AGENT_COLOURS)]
 
 
-def replay_map(div_id, world, frames, agents):
+def replay_map(div_id, world, frames, agents) -> str:
     """The world from above, with a step slider and play/pause that move the agents.
 
     `world`: {width, depth, walls [(x, y)], first_seen {(x, y): step}, objects [{name, x, y, level, finder,
     step}]} (finder None: never found); `frames`: [{label, poses {agent: (x, y, facing)}, trails {agent:
     ([xs], [ys])}, found {name}}], in time order; `agents`: the agent ids in team order.
     """
-    width, depth = world["width"], world["depth"]
-    seen = [[world["first_seen"].get((x, y)) for x in range(width)] for y in range(depth)]
     figure = go.Figure()
-    figure.add_trace(
-        go.Heatmap(
-            z=seen,
-            x=list(range(width)),
-            y=list(range(depth)),
-            colorscale="Greens",
-            reversescale=True,
-            opacity=0.45,
-            zmin=0,
-            showscale=True,
-            colorbar={"title": "first seen<br>at step", "len": 0.6},
-            hovertemplate="(%{x}, %{y}) first seen at step %{z}<extra></extra>",
-            name="ground seen",
-        )
+    figure.add_trace(_seen_heatmap(world))
+    figure.add_trace(_missed_objects(world))
+    animated = _add_animated_traces(figure, agents)
+    colours = {agent: agent_colour(i) for i, agent in enumerate(agents)}
+    for trace, data in zip(animated, _frame_data(frames[0], world, agents, colours)):
+        figure.data[trace].update(data)
+    figure.frames = [
+        go.Frame(data=_frame_data(frame, world, agents, colours), traces=animated, name=frame["label"])
+        for frame in frames
+    ]
+    figure.update_layout(
+        shapes=_wall_shapes(world["walls"]),
+        **_grid_axes(world["width"], world["depth"]),
+        height=max(420, 36 * world["depth"] + 200),
+        plot_bgcolor="#fafafa",
+        margin={"l": 50, "r": 20, "t": 30, "b": 40},
+        legend={"orientation": "h", "x": 0.5, "xanchor": "center", "y": 1.1},
+        updatemenus=[_play_buttons()],
+        sliders=[_step_slider(frames)],
     )
+    return fragment(figure, div_id)
+
+
+def _seen_heatmap(world) -> go.Heatmap:
+    """The ground, shaded by the step at which the team first saw each cell."""
+    width, depth = world["width"], world["depth"]
+    return go.Heatmap(
+        z=[[world["first_seen"].get((x, y)) for x in range(width)] for y in range(depth)],
+        x=list(range(width)),
+        y=list(range(depth)),
+        colorscale="Greens",
+        reversescale=True,
+        opacity=0.45,
+        zmin=0,
+        showscale=True,
+        colorbar={"title": "first seen<br>at step", "len": 0.6},
+        hovertemplate="(%{x}, %{y}) first seen at step %{z}<extra></extra>",
+        name="ground seen",
+    )
+
+
+def _missed_objects(world) -> go.Scatter:
+    """The objects no one found, as open circles."""
     missed = [o for o in world["objects"] if o["finder"] is None]
-    figure.add_trace(
-        go.Scatter(
-            x=[o["x"] for o in missed],
-            y=[o["y"] for o in missed],
-            mode="markers",
-            name="not found",
-            marker={"symbol": "circle-open", "size": 12, "color": "#777", "line": {"width": 2}},
-            text=[f"{o['name']} (level {o['level']}): never found" for o in missed],
-            hoverinfo="text",
-        )
+    return go.Scatter(
+        x=[o["x"] for o in missed],
+        y=[o["y"] for o in missed],
+        mode="markers",
+        name="not found",
+        marker={"symbol": "circle-open", "size": 12, "color": "#777", "line": {"width": 2}},
+        text=[f"{o['name']} (level {o['level']}): never found" for o in missed],
+        hoverinfo="text",
     )
-    animated = []  # the traces each frame replaces: per agent its trail and its marker, then the finds
+
+
+def _add_animated_traces(figure, agents) -> list[int]:
+    """Adds the traces each frame replaces: per agent its trail and its marker, then the finds; their indices."""
+    animated = []
     for index, agent in enumerate(agents):
         colour = agent_colour(index)
         figure.add_trace(
@@ -125,55 +153,62 @@ def replay_map(div_id, world, frames, agents):
         )
     )
     animated.append(len(figure.data) - 1)
-    colours = {agent: agent_colour(i) for i, agent in enumerate(agents)}
+    return animated
 
-    def frame_data(frame):
-        data = []
-        for agent in agents:
-            xs, ys = frame["trails"].get(agent, ([], []))
-            data.append(go.Scatter(x=xs, y=ys))
-            pose = frame["poses"].get(agent)
-            data.append(
-                go.Scatter(
-                    x=[pose[0]] if pose else [],
-                    y=[pose[1]] if pose else [],
-                    text=[agent.replace("Agent", "A")] if pose else [],
-                    marker={"symbol": FACING_SYMBOLS.get(pose[2], "circle") if pose else "circle"},
-                    hovertext=[f"{agent} at ({pose[0]}, {pose[1]}) facing {pose[2]}"] if pose else [],
-                    hoverinfo="text",
-                )
-            )
-        found = [o for o in world["objects"] if o["name"] in frame["found"]]
-        data.append(
-            go.Scatter(
-                x=[o["x"] for o in found],
-                y=[o["y"] for o in found],
-                marker={"color": [colours.get(o["finder"], "#000") for o in found]},
-                text=[f"{o['name']} (level {o['level']}): found by {o['finder']} at step {o['step']}" for o in found],
-                hoverinfo="text",
-            )
+
+def _frame_data(frame, world, agents, colours) -> list[go.Scatter]:
+    """One frame's animated traces, in the order `_add_animated_traces` added them."""
+    data = []
+    for agent in agents:
+        xs, ys = frame["trails"].get(agent, ([], []))
+        data.append(go.Scatter(x=xs, y=ys))
+        data.append(_agent_marker(agent, frame["poses"].get(agent)))
+    found = [o for o in world["objects"] if o["name"] in frame["found"]]
+    data.append(
+        go.Scatter(
+            x=[o["x"] for o in found],
+            y=[o["y"] for o in found],
+            marker={"color": [colours.get(o["finder"], "#000") for o in found]},
+            text=[f"{o['name']} (level {o['level']}): found by {o['finder']} at step {o['step']}" for o in found],
+            hoverinfo="text",
         )
-        return data
+    )
+    return data
 
-    for trace, data in zip(animated, frame_data(frames[0])):
-        figure.data[trace].update(data)
-    figure.frames = [go.Frame(data=frame_data(frame), traces=animated, name=frame["label"]) for frame in frames]
-    play = {"frame": {"duration": 400, "redraw": True}, "fromcurrent": True, "transition": {"duration": 0}}
-    figure.update_layout(
-        shapes=[
-            {
-                "type": "rect",
-                "x0": x - 0.5,
-                "x1": x + 0.5,
-                "y0": y - 0.5,
-                "y1": y + 0.5,
-                "fillcolor": "#444",
-                "line": {"width": 0},
-                "layer": "below",
-            }
-            for x, y in world["walls"]
-        ],
-        xaxis={
+
+def _agent_marker(agent, pose) -> go.Scatter:
+    """The agent where `pose` (x, y, facing) puts it, pointing its way; empty before it has one."""
+    return go.Scatter(
+        x=[pose[0]] if pose else [],
+        y=[pose[1]] if pose else [],
+        text=[agent.replace("Agent", "A")] if pose else [],
+        marker={"symbol": FACING_SYMBOLS.get(pose[2], "circle") if pose else "circle"},
+        hovertext=[f"{agent} at ({pose[0]}, {pose[1]}) facing {pose[2]}"] if pose else [],
+        hoverinfo="text",
+    )
+
+
+def _wall_shapes(walls) -> list[dict]:
+    """A dark square under each wall cell."""
+    return [
+        {
+            "type": "rect",
+            "x0": x - 0.5,
+            "x1": x + 0.5,
+            "y0": y - 0.5,
+            "y1": y + 0.5,
+            "fillcolor": "#444",
+            "line": {"width": 0},
+            "layer": "below",
+        }
+        for x, y in walls
+    ]
+
+
+def _grid_axes(width, depth) -> dict[str, dict]:
+    """The x and y axes over the grid's cells, one unit each way."""
+    return {
+        "xaxis": {
             "range": [-0.5, width - 0.5],
             "showgrid": False,
             "zeroline": False,
@@ -181,7 +216,7 @@ def replay_map(div_id, world, frames, agents):
             "title": "x (east)",
             "constrain": "domain",
         },
-        yaxis={
+        "yaxis": {
             "range": [-0.5, depth - 0.5],
             "showgrid": False,
             "zeroline": False,
@@ -190,44 +225,44 @@ def replay_map(div_id, world, frames, agents):
             "scaleanchor": "x",
             "constrain": "domain",
         },
-        height=max(420, 36 * depth + 200),
-        plot_bgcolor="#fafafa",
-        margin={"l": 50, "r": 20, "t": 30, "b": 40},
-        legend={"orientation": "h", "x": 0.5, "xanchor": "center", "y": 1.1},
-        updatemenus=[
+    }
+
+
+def _play_buttons() -> dict:
+    """Play and Pause."""
+    play = {"frame": {"duration": 400, "redraw": True}, "fromcurrent": True, "transition": {"duration": 0}}
+    return {
+        "type": "buttons",
+        "direction": "left",
+        "x": 0,
+        "y": 1.08,
+        "xanchor": "left",
+        "buttons": [
+            {"label": "Play", "method": "animate", "args": [None, play]},
             {
-                "type": "buttons",
-                "direction": "left",
-                "x": 0,
-                "y": 1.08,
-                "xanchor": "left",
-                "buttons": [
-                    {"label": "Play", "method": "animate", "args": [None, play]},
-                    {
-                        "label": "Pause",
-                        "method": "animate",
-                        "args": [[None], {"mode": "immediate", "frame": {"duration": 0, "redraw": False}}],
-                    },
-                ],
-            }
+                "label": "Pause",
+                "method": "animate",
+                "args": [[None], {"mode": "immediate", "frame": {"duration": 0, "redraw": False}}],
+            },
         ],
-        sliders=[
+    }
+
+
+def _step_slider(frames) -> dict:
+    """A slider with a stop per frame."""
+    return {
+        "active": 0,
+        "currentvalue": {"prefix": "step "},
+        "pad": {"t": 50},
+        "steps": [
             {
-                "active": 0,
-                "currentvalue": {"prefix": "step "},
-                "pad": {"t": 50},
-                "steps": [
-                    {
-                        "label": frame["label"],
-                        "method": "animate",
-                        "args": [[frame["label"]], {"mode": "immediate", "frame": {"duration": 0, "redraw": True}}],
-                    }
-                    for frame in frames
-                ],
+                "label": frame["label"],
+                "method": "animate",
+                "args": [[frame["label"]], {"mode": "immediate", "frame": {"duration": 0, "redraw": True}}],
             }
+            for frame in frames
         ],
-    )
-    return fragment(figure, div_id)
+    }
 
 
 def interval_chart(div_id, title, x_title, labels, means, lows, highs, notes) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from explorer.config.run_config import ConfigError
 from explorer.report.charts import agent_colour, line_chart, replay_map
@@ -111,18 +112,22 @@ def _agent_rows(summary):
     return rows
 
 
-def _when(record):
+_Series = tuple[list[float], list[int]]  # a chart's line: (the steps, the values)
+
+
+def _when(record: dict[str, Any]) -> float:
     """The step a record's tick counts as on the team's clock (step k at t = k - 1)."""
     return step_at(record["time"]) if record.get("time") is not None else record["step"]
 
 
 def _curves(records, summary, agents):
     """The discovery and coverage curves: per agent what it saw itself, and the team's."""
-    objects = {agent: ([], []) for agent in agents}
-    cells = {agent: ([], []) for agent in agents}
-    seen_objects = {agent: set() for agent in agents}
-    seen_cells = {agent: set() for agent in agents}
-    team_cells, team_curve = set(), ([], [])
+    objects: dict[str, _Series] = {agent: ([], []) for agent in agents}
+    cells: dict[str, _Series] = {agent: ([], []) for agent in agents}
+    seen_objects: dict[str, set[str]] = {agent: set() for agent in agents}
+    seen_cells: dict[str, set[tuple[int, ...]]] = {agent: set() for agent in agents}
+    team_cells: set[tuple[int, ...]] = set()
+    team_curve: _Series = ([], [])
     for record in records:
         agent = record["agent_id"]
         if agent not in objects:
@@ -175,7 +180,7 @@ def _world(config, records, summary):
         depth = max((c[1] for c in cells), default=0) + 1
         walls = []
         objects = {name: tuple(cell) for r in records for name, cell in (r.get("object_cells") or {}).items()}
-    first_seen = {}
+    first_seen: dict[tuple[int, int], float] = {}
     for record in records:
         for x, y, *_ in record.get("seen_cells", ()):
             first_seen.setdefault((x, y), _when(record))
@@ -202,11 +207,11 @@ def _world(config, records, summary):
 def _frames(records, agents, summary):
     """(map frames, panels): one per tick time, the agents where they looked from, trails and finds so far;
     each panel says what each agent saw, did and said then."""
-    by_time = {}
+    by_time: dict[float, list[dict[str, Any]]] = {}
     for record in records:
         by_time.setdefault(_when(record), []).append(record)
     found_at = {name: found["step"] for name, found in summary["discoveries"].items()}
-    trails = {agent: ([], []) for agent in agents}
+    trails: dict[str, tuple[list[int], list[int]]] = {agent: ([], []) for agent in agents}  # (xs, ys)
     latest = {}
     frames, panels = [], []
     for when in sorted(by_time):

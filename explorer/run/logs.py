@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from pathlib import Path
 
@@ -17,10 +18,8 @@ class RunLogHandler(logging.FileHandler):
         """A log line the disk has no room for is lost quietly: the console and the error say what happened."""
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError):  # its last lines did not fit on the disk: lost quietly, as above
             super().close()
-        except OSError:
-            pass  # its last lines did not fit on the disk: lost quietly, as above
 
 
 def start_logging(run_dir: Path, console: RunConsole) -> list[logging.Handler]:

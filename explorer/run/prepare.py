@@ -38,7 +38,9 @@ def split_team(config: RunConfig, roster: Roster) -> SplitTeam:
     """This process's part of a team on a Redis store; the server is reached now."""
     from explorer.team.redis_store import RedisRun  # imports redis: only for a team on a Redis store
 
-    return SplitTeam(RedisRun(config.store, config.run_id), list(roster.members), roster.local)
+    store, run_id = config.store, config.run_id
+    assert store and run_id  # called for a team on a Redis store, which settle_config has given a run id
+    return SplitTeam(RedisRun(store, run_id), list(roster.members), roster.local)
 
 
 def start_embedder(config: RunConfig, given: SentenceEmbedder | None) -> SentenceEmbedder:

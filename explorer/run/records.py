@@ -56,7 +56,8 @@ def start_records(
 ) -> RunRecords:
     """The live view, run.log and trace.jsonl opened in `run_dir`, and the commit that fills them;
     raises DiskWriteError."""
-    world_size = world.environment.size[:2] if config.mode == "mock" else None
+    size = world.environment.size  # a mock world always has one
+    world_size = size[:2] if config.mode == "mock" and size is not None else None
     console = RunConsole(list(roster.members), steps, world.environment.total_objects, config.verbosity, world_size)
     logs = start_logging(run_dir, console)
     trace = TraceWriter(run_dir / "trace.jsonl")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from explorer.config.profiles import Profile, coordinator_profile, default_profiles, load_profiles
 from explorer.config.run_config import COORDINATOR, ConfigError, RunConfig
@@ -51,12 +51,19 @@ def roster_of(config: RunConfig) -> Roster:
         else default_profiles(config.agents, config.model)
     )
     coordinator = coordinator_profile(config.profiles, config.coordinator) if config.coordinator else None
+    profiles = [_resolved(profile, config) for profile in profiles]
+    coordinator = _resolved(coordinator, config) if coordinator else None
     members = dict(zip(agent_ids, profiles))
     if coordinator:
         members[COORDINATOR] = coordinator
     roster = Roster(agent_ids, profiles, coordinator, members, local, [a for a in agent_ids if a in local])
     _check_timings(roster, config)
     return roster
+
+
+def _resolved(profile: Profile, config: RunConfig) -> Profile:
+    """The profile with the run's options filled in where it leaves them to the command line."""
+    return replace(profile, reply_format=profile.reply_format or config.reply_format)
 
 
 def _check_timings(roster: Roster, config: RunConfig) -> None:

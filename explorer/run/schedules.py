@@ -12,6 +12,7 @@ from explorer.schedule.event import EventSchedule
 from explorer.schedule.lockstep import LockstepSchedule
 from explorer.schedule.timed_perception import TimedPerception
 from explorer.team.split import SplitSchedule, SplitTeam
+from perception.mock import MockPerception
 
 RunSchedule = LockstepSchedule | EventSchedule | SplitSchedule
 
@@ -25,6 +26,7 @@ def make_schedule(
     schedule: LockstepSchedule | EventSchedule
     if config.schedule == "event":
         timings = roster.timings()
+        assert isinstance(world.perception, MockPerception)  # the config lets only --mode mock keep this schedule
         timed = TimedPerception(world.perception, {agent_id: timings[agent_id] for agent_id in roster.agent_ids})
         world = replace(world, perception=timed)
         schedule = EventSchedule(members, timings, steps, commit, commit.deliver, timed)

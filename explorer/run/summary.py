@@ -25,15 +25,17 @@ class RunStats:
         "retries",
         "parse_failures",
         "errors",
+        "json_calls",  # requests under a JSON schema (--reply-format), and the rest
+        "yaml_calls",
     )
 
     def __init__(self, agent_ids, coordinator=None):
         self.coordinator = coordinator  # its id, where there is one: its ticks are not agent-steps
         self.steps = dict.fromkeys(agent_ids, 0)
-        self.per_agent = {agent_id: Counter() for agent_id in agent_ids}
-        self.latencies = {agent_id: [] for agent_id in agent_ids}
-        self.costs = {agent_id: [] for agent_id in agent_ids}  # known costs only
-        self.found_first = {agent_id: [] for agent_id in agent_ids}
+        self.per_agent: dict[str, Counter[str]] = {agent_id: Counter() for agent_id in agent_ids}
+        self.latencies: dict[str, list[float]] = {agent_id: [] for agent_id in agent_ids}
+        self.costs: dict[str, list[float]] = {agent_id: [] for agent_id in agent_ids}  # known costs only
+        self.found_first: dict[str, list[str]] = {agent_id: [] for agent_id in agent_ids}
         self.policies = dict.fromkeys(agent_ids)  # who decided, as the trace says
         self.discovery_curve: list[list[int]] = []
         self.seen_by: dict[tuple, set[str]] = {}  # cell -> the agents that saw it
@@ -45,7 +47,7 @@ class RunStats:
         self.directed_steps = 0  # explorer steps taken on a directive
         # What the team's store holds, as it was committed: the summary needs no store, which may be gone.
         self.discoveries: dict[str, dict] = {}  # name -> {finder, step, cell}, in discovery order
-        self.objects_seen = {agent_id: set() for agent_id in agent_ids}  # what each agent saw itself
+        self.objects_seen: dict[str, set[str]] = {agent_id: set() for agent_id in agent_ids}  # what each saw itself
         self.messages_delivered = 0  # each message once, a broadcast too
         self.commit_seconds: list[float] = []  # wall time of each commit's change to the team store
 
@@ -74,6 +76,7 @@ class RunStats:
         for call in calls:
             counts["failed_calls"] += call.get("error") is not None
             counts["replayed_calls"] += bool(call.get("replayed"))
+            counts[f"{call.get('format', 'yaml')}_calls"] += 1  # a line of a run's own making has one
             counts["prompt_tokens"] += call["prompt_tokens"]
             counts["completion_tokens"] += call["completion_tokens"]
             counts["retries"] += call["retries"]
@@ -105,7 +108,7 @@ class RunStats:
 
     def totals(self, agent_ids=None):
         """The counts of some agents (all by default), added up."""
-        totals = Counter()
+        totals: Counter[str] = Counter()
         for agent_id in self.steps if agent_ids is None else agent_ids:
             totals.update(self.per_agent[agent_id])
         return totals
@@ -221,14 +224,36 @@ def build_summary(
     startup=None,
     profiles=None,
     never_delivered=None,
-):
+) -> dict:
     """`profiles` is {agent_id: its resolved profile as a dict}; `never_delivered` the messages the run ended
     before delivering (None where unknown)."""
-    discovered = sorted(stats.discoveries)
     total = environment.total_objects
-    full_step = None
-    if total:
-        full_step = next((step for step, found in stats.discovery_curve if found >= total), None)
+    return {
+        **_run_block(config, environment, status, error),
+        "agents": list(stats.steps),
+        "steps": dict(stats.steps),
+        **_discovery_block(stats, total),
+        "messages_sent": stats.messages_delivered,
+        "messages": stats.messages_block(never_delivered),
+        "coordinator": stats.coordinator_block() if stats.coordinator else None,
+        "team": stats.team_block(total, environment.total_cells),
+        # Every step decides; model calls are only the real requests to a model.
+        "decisions": stats.totals()["decisions"],
+        "planner_steps": stats.totals()["planner_steps"],  # of the decisions, those walked towards a model's goal
+        "llm": stats.llm_block(),
+        "per_agent": {
+            agent_id: _agent_block(stats, agent_id, (profiles or {}).get(agent_id, {})) for agent_id in stats.steps
+        },
+        "store": stats.store_block(config),
+        "wall_seconds": round(wall_seconds, 3),
+        # Seconds from the process's start until the first step began, and until
+        # every agent had finished it (the first memory written waits for the model).
+        "startup": startup,
+    }
+
+
+def _run_block(config, environment, status, error) -> dict:
+    """What was run: how it ended, and the settings it ran with."""
     return {
         "status": status,  # completed, interrupted or failed
         "error": error,
@@ -241,40 +266,37 @@ def build_summary(
         "decide": config.decide,
         "schedule": config.schedule,
         "embedder": {"model": MODEL_NAME, "backend": config.embedder},
-        "agents": list(stats.steps),
-        "steps": dict(stats.steps),
+    }
+
+
+def _discovery_block(stats, total) -> dict:
+    """What the team found, and when; `total` is the world's object count (None where unknown)."""
+    discovered = sorted(stats.discoveries)
+    full_step = None
+    if total:
+        full_step = next((step for step, found in stats.discovery_curve if found >= total), None)
+    return {
         "objects_discovered": discovered,
         "total_objects": total,
         "coverage": round(len(discovered) / total, 4) if total else None,
         "first_full_discovery_step": full_step,
         "discovery_curve": stats.discovery_curve,
         "discoveries": stats.discoveries,
-        "messages_sent": stats.messages_delivered,
-        "messages": stats.messages_block(never_delivered),
-        "coordinator": stats.coordinator_block() if stats.coordinator else None,
-        "team": stats.team_block(total, environment.total_cells),
-        # Every step decides; model calls are only the real requests to a model.
-        "decisions": stats.totals()["decisions"],
-        "planner_steps": stats.totals()["planner_steps"],  # of the decisions, those walked towards a model's goal
-        "llm": stats.llm_block(),
-        "per_agent": {
-            agent_id: {
-                "steps": stats.steps[agent_id],
-                "policy": stats.policies[agent_id],
-                # Its role, model, temperature and timing (tick_interval, obs_delay, act_delay, msg_delay).
-                "profile": {k: v for k, v in (profiles or {}).get(agent_id, {}).items() if k != "persona"} or None,
-                "decisions": stats.per_agent[agent_id]["decisions"],
-                "planner_steps": stats.per_agent[agent_id]["planner_steps"],
-                "found_first": stats.found_first[agent_id],
-                "objects_seen": sorted(stats.objects_seen[agent_id]),
-                "messages_sent": stats.per_agent[agent_id]["messages_sent"],
-                "llm": stats.llm_block([agent_id]),
-            }
-            for agent_id in stats.steps
-        },
-        "store": stats.store_block(config),
-        "wall_seconds": round(wall_seconds, 3),
-        # Seconds from the process's start until the first step began, and until
-        # every agent had finished it (the first memory written waits for the model).
-        "startup": startup,
+    }
+
+
+def _agent_block(stats, agent_id, profile) -> dict:
+    """One agent's part of the summary; `profile` is its resolved profile as a dict ({} where none)."""
+    counts = stats.per_agent[agent_id]
+    return {
+        "steps": stats.steps[agent_id],
+        "policy": stats.policies[agent_id],
+        # Its role, model, temperature and timing (tick_interval, obs_delay, act_delay, msg_delay).
+        "profile": {k: v for k, v in profile.items() if k != "persona"} or None,
+        "decisions": counts["decisions"],
+        "planner_steps": counts["planner_steps"],
+        "found_first": stats.found_first[agent_id],
+        "objects_seen": sorted(stats.objects_seen[agent_id]),
+        "messages_sent": counts["messages_sent"],
+        "llm": stats.llm_block([agent_id]),
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -39,10 +40,8 @@ class TraceWriter:
                 while line:
                     line = line[os.write(self._fd, line) :]
             except OSError as error:
-                try:
+                with contextlib.suppress(OSError):  # a disk that refuses even this: the error says what happened
                     os.ftruncate(self._fd, end)
-                except OSError:
-                    pass  # a disk that refuses even this: the error says what happened
                 raise _disk_error(self.path, error) from None
 
     def close(self):

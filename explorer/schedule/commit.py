@@ -70,9 +70,11 @@ class StepCommit:
             log.info("%s -> %s: %s", report.agent_id, message.recipient, message.message)
         for name in new_objects:
             log.info("%s found %s at step %d", report.agent_id, name, report.step)
-        report.record.new_objects = new_objects
+        record = report.record
+        assert record is not None  # only the stores' and schedules' own tests hand in bare steps
+        record.new_objects = new_objects
         self.stats.delivered(len(report.outgoing))  # lock-step delivers a step's messages as it commits it
-        line = report.record.to_dict()
+        line = record.to_dict()
         self.trace.write(line)
         report.remember()  # after the trace line: a step is in both, or in neither
         if report.upward:
@@ -86,6 +88,7 @@ class StepCommit:
         """A message reaches its mailbox, or a report its coordinator's inbox (on the clock, when
         the sender's msg_delay has passed)."""
         if isinstance(sent, SightReport):
+            assert self.coordinator is not None  # explorers report upward only to a team's coordinator
             self.store.send_report(self.coordinator, sent)
             return
         log.info("%s -> %s: %s", sent.sender, sent.recipient, sent.message)

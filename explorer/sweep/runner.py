@@ -131,7 +131,7 @@ class _Child:
         self.run_dir = directory / run.name
         self.told_to_stop = False
         _remove(self.run_dir)  # an interrupted or failed attempt: the run starts again
-        self.stderr = tempfile.TemporaryFile()
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the child; outcome() closes it
         main = ROOT / "main.py"
         program = [sys.executable, str(main)] if main.is_file() else [sys.executable, "-m", "explorer"]
         self.process = subprocess.Popen(
@@ -158,7 +158,9 @@ class _Child:
 
 def _run_all(todo, parallel, directory, stop, console):
     """Run `todo`, `parallel` at once, until done or a stop signal; {run name: status}."""
-    waiting, running, outcomes = deque(todo), [], {}
+    waiting = deque(todo)
+    running: list[_Child] = []
+    outcomes: dict[str, str] = {}
 
     def finish(child):
         status, reason = child.outcome()

@@ -59,7 +59,7 @@ def curve_intervals(curves) -> tuple[list[int], list[Interval]]:
     curves = [dict(curve) for curve in curves if curve]
     last_step = max((max(curve) for curve in curves), default=0)
     steps = list(range(1, last_step + 1))
-    columns = [[] for _ in steps]
+    columns: list[list[float]] = [[] for _ in steps]
     for curve in curves:
         value = 0
         for step, column in zip(steps, columns):

@@ -20,6 +20,7 @@ import hashlib
 import itertools
 import json
 import re
+from collections.abc import Hashable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,7 +84,7 @@ def load_sweep(path: Path) -> tuple[Path, list[SweepRun]]:
         count *= len(values)
     if count > MAX_RUNS:
         raise SweepError(path, f"the grid makes {count:,} runs, more than {MAX_RUNS:,}")
-    checked = set()
+    checked: set[Hashable] = set()  # the worlds, and the (profiles, agents, model), already loaded
     runs = [
         _run(path, dict(zip(grid, combination)), fixed, options, parser, checked)
         for combination in itertools.product(*grid.values())
@@ -116,7 +117,7 @@ def _options(path, mapping, section, options, required=False):
 
 def _check_one_place(path, grid, fixed, options):
     """Each option is set once: in the grid or in fixed (comm and no-comm are one option)."""
-    seen = {}
+    seen: dict[str, str] = {}  # the option's dest -> where it is set
     for section, mapping in (("grid", grid), ("fixed", fixed)):
         for name in mapping:
             dest = "comm" if name == COMM else options[name][0]

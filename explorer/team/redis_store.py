@@ -28,7 +28,7 @@ import itertools
 import json
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar, cast
 from urllib.parse import urlsplit
 
 import redis
@@ -56,6 +56,10 @@ class _Served(Protocol):
 Served = TypeVar("Served", bound=_Served)
 Params = ParamSpec("Params")
 Result = TypeVar("Result")
+
+# The client decodes every reply (decode_responses=True), which redis-py's types (bytes | str) cannot
+# know: the casts below name the replies' real types. Streams read as RESP2 gives them: [(id, fields)].
+_StreamEntries = list[tuple[str, dict[str, str]]]
 
 
 class StoreLost(StopRun):
@@ -116,14 +120,14 @@ class RedisRun:
     @_answering
     def claim(self, process: str, agent_ids: Iterable[str], arguments: Mapping[str, Any]) -> None:
         """Join the team as `process`, running `agent_ids`; raises ConfigError where it cannot."""
-        state = self.client.get(self.key("state"))
+        state = cast("str | None", self.client.get(self.key("state")))
         if state is not None:
             raise ConfigError(
                 f"run {self.run_id!r} on {self.url} has {'already ended' if state == 'ended' else 'already started'}: "
                 "give this team a new --run-id"
             )
         self.client.set(self.key("config"), json.dumps(arguments, sort_keys=True), nx=True)
-        team_arguments = json.loads(self.client.get(self.key("config")))
+        team_arguments = json.loads(cast(str, self.client.get(self.key("config"))))  # set just above
         differing = next((name for name in sorted(arguments) if arguments[name] != team_arguments.get(name)), None)
         if differing:
             raise ConfigError(
@@ -132,7 +136,7 @@ class RedisRun:
             )
         for agent_id in agent_ids:
             if not self.client.hsetnx(self.key("members"), agent_id, process):
-                holder = self.client.hget(self.key("members"), agent_id)
+                holder = cast("str | None", self.client.hget(self.key("members"), agent_id))
                 if holder != process:
                     raise ConfigError(
                         f"{agent_id} has already joined run {self.run_id!r} from another process ({holder}): "
@@ -151,7 +155,7 @@ class RedisRun:
     @_answering
     def members(self) -> dict[str, str]:
         """{agent_id: the process running it} of those that have joined."""
-        return self.client.hgetall(self.key("members"))
+        return cast("dict[str, str]", self.client.hgetall(self.key("members")))
 
     @_answering
     def begin(self) -> None:
@@ -206,7 +210,10 @@ class RedisRun:
     def next_step(self, agent_id: str, after: str, wait: float) -> tuple[str, str] | None:
         """(stream id, the step) of the agent's first finished step after `after` ("0" for its first), or None
         after `wait` seconds."""
-        answer = self.client.xread({self.key(f"steps:{agent_id}"): after}, count=1, block=int(wait * 1000))
+        answer = cast(
+            "list[tuple[str, _StreamEntries]]",
+            self.client.xread({self.key(f"steps:{agent_id}"): after}, count=1, block=int(wait * 1000)),
+        )
         if not answer:
             return None
         entry_id, fields = answer[0][1][0]
@@ -241,7 +248,8 @@ class RedisStore(TeamStore):
 
         with self._lock:
             number = next(self._changes)
-            return self._client.transaction(attempt, applied, value_from_callable=True)
+            # With value_from_callable, the reply is attempt's own (redis-py's types do not tell the two apart).
+            return cast(Result, self._client.transaction(attempt, applied, value_from_callable=True))
 
     @_answering
     def register_agent(self, agent_id: str, pose: PoseDict | None = None) -> None:
@@ -320,27 +328,31 @@ class RedisStore(TeamStore):
     @_answering
     def read_mailbox(self, agent_id: str) -> list[Message]:
         after = self._read_up_to.get(agent_id)
-        entries = self._client.xrange(self._key(f"mailbox:{agent_id}"), min=f"({after}" if after else "-")
+        entries = cast(
+            _StreamEntries, self._client.xrange(self._key(f"mailbox:{agent_id}"), min=f"({after}" if after else "-")
+        )
         if entries:
             self._read_up_to[agent_id] = entries[-1][0]
         return [decode_message(fields["message"]) for _, fields in entries]
 
     @_answering
     def objects(self) -> list[str]:
-        return self._client.lrange(self._key("found"), 0, -1)
+        return cast("list[str]", self._client.lrange(self._key("found"), 0, -1))
 
     @_answering
     def discoveries(self) -> dict[str, Discovery]:
-        names = self._client.lrange(self._key("found"), 0, -1)
-        found = self._client.hmget(self._key("objects"), names) if names else []
+        names = cast("list[str]", self._client.lrange(self._key("found"), 0, -1))
+        # Each found name's entry is written in the same transaction as the name.
+        found = cast("list[str]", self._client.hmget(self._key("objects"), names)) if names else []
         return {name: json.loads(text) for name, text in zip(names, found)}
 
     @_answering
     def positions(self) -> dict[str, PoseDict | None]:
-        team = self._client.lrange(self._key("agents"), 0, -1)
-        poses = self._client.hmget(self._key("positions"), team) if team else []
+        team = cast("list[str]", self._client.lrange(self._key("agents"), 0, -1))
+        poses = cast("list[str | None]", self._client.hmget(self._key("positions"), team)) if team else []
         return {agent_id: json.loads(pose) for agent_id, pose in zip(team, poses) if pose is not None}
 
     @_answering
     def history(self) -> list[Message]:
-        return [decode_message(fields["message"]) for _, fields in self._client.xrange(self._key("history"))]
+        entries = cast(_StreamEntries, self._client.xrange(self._key("history")))
+        return [decode_message(fields["message"]) for _, fields in entries]

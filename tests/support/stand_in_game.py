@@ -194,7 +194,8 @@ def write_pose(path, poses, log=None, paused=False):
 
 def pose_changed_between(log, start, end):
     """Whether the poses in a --pose-log differ between two wall-clock times (time.time())."""
-    entries = [json.loads(line) for line in open(log)]
+    with open(log) as file:
+        entries = [json.loads(line) for line in file]
 
     def pose_at(t):
         return [entry["pose"] for entry in entries if entry["t"] <= t][-1]

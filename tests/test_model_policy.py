@@ -1,14 +1,9 @@
-"""A litellm model through the real litellm path, against a local OpenAI-compatible server."""
-
-import os
-import subprocess
-import sys
+"""A model as the agents' policy in a whole run, through the real litellm path, against a local server."""
 
 from explorer.config.run_config import RunConfig
 from explorer.run.runner import ExplorationRun
 from explorer.run.trace import read_trace
 from tests.support.openai_stub_server import ChatServer
-from tests.support.paths import ROOT
 
 REPLY = """Here is my decision:
 ```yaml
@@ -52,26 +47,3 @@ def test_a_litellm_model_decides_every_step(tmp_path, embedder, monkeypatch):
     assert {request["messages"][-1]["content"] for request in server.requests} == prompts
     assert all(request["model"] == "test-model" for request in server.requests)
     assert summary["messages_sent"] == 6
-
-
-def test_litellm_is_imported_without_touching_the_network():
-    # In a fresh process, every host lookup and connection is counted and refused.
-    # (Without the settings, litellm looks up raw.githubusercontent.com here.)
-    script = """
-import socket
-attempts = []
-def refuse(*args):
-    attempts.append(args)
-    raise OSError("no network in tests")
-socket.getaddrinfo = refuse  # a fetch looks up its host first
-socket.socket.connect = refuse
-from explorer.model import client as llm
-assert llm._litellm().model_cost  # the local price table
-print(len(attempts))
-"""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("LITELLM_")}
-    result = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "0"

@@ -1,7 +1,10 @@
-"""explorer/llm.py through the real litellm path, against a local OpenAI-compatible server."""
+"""explorer/model/client.py and vision.py through the real litellm path, against a local OpenAI-compatible server."""
 
 import base64
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -18,6 +21,7 @@ from tests.support.openai_stub_server import (
     error,
     in_turn,
 )
+from tests.support.paths import ROOT
 
 FAKE_KEY = "placeholder-not-a-key-NeverShown-0123"
 
@@ -92,6 +96,29 @@ def test_a_model_litellm_knows_is_priced_by_litellm():
         reply = llm.complete_prompt(settings, "hi")
     assert expected > 0
     assert reply.cost_usd == pytest.approx(expected)
+
+
+def test_litellm_is_imported_without_touching_the_network():
+    # In a fresh process, every host lookup and connection is counted and refused.
+    # (Without the settings, litellm looks up raw.githubusercontent.com here.)
+    script = """
+import socket
+attempts = []
+def refuse(*args):
+    attempts.append(args)
+    raise OSError("no network in tests")
+socket.getaddrinfo = refuse  # a fetch looks up its host first
+socket.socket.connect = refuse
+from explorer.model import client as llm
+assert llm._litellm().model_cost  # the local price table
+print(len(attempts))
+"""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LITELLM_")}
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "0"
 
 
 # ---- retries --------------------------------------------------------------------------------------

@@ -121,8 +121,9 @@ def test_a_good_server_gets_exactly_one_call_per_agent_step(tmp_path):
 
 def test_the_api_key_never_reaches_the_run_directory_or_the_console(tmp_path):
     secret = "placeholder-not-a-key-DoNotLeakMe-0123"
+    counter = itertools.count()
 
-    def echo_the_key(request, counter=itertools.count()):
+    def echo_the_key(request):
         header = server.records[-1].headers.get("Authorization", "")
         if next(counter) % 2:
             return error(400, f"bad key {header}")

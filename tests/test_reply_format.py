@@ -1,0 +1,117 @@
+"""--reply-format: requests under a JSON schema, in the dialect the server takes, and replies read as ever."""
+
+import json
+import logging
+
+import pytest
+
+from explorer.config.run_config import RunConfig
+from explorer.model.client import LLMSettings, complete_prompt
+from explorer.model.reply_format import ReplyFormat
+from explorer.model.schemas import decision_schema
+from explorer.run.runner import ExplorationRun
+from explorer.run.trace import read_trace
+from nodes.interfaces import StopRun
+from tests.support.openai_stub_server import ChatServer, error
+
+MODEL = "openai/test-model"
+SCHEMA = decision_schema(["forward", "look_left"], ["Agent2"])
+REFUSED_DIALECT = "1 validation error: response_format.type: Input should be 'text' or 'json_object'"
+
+
+def settings(server, requested="auto"):
+    return LLMSettings(MODEL, api_base=server.api_base, max_retries=0, reply_format=ReplyFormat(requested, MODEL))
+
+
+def formats_sent(server):
+    return [(record.body.get("response_format") or {}).get("type") for record in server.records]
+
+
+def test_a_decision_is_asked_under_a_schema_whose_choices_come_first():
+    properties = list(SCHEMA["properties"])
+    assert properties[:2] == ["action", "message_to"] and SCHEMA["required"] == properties
+    assert SCHEMA["properties"]["action"]["enum"] == ["forward", "look_left"]
+    assert SCHEMA["properties"]["message_to"]["enum"] == ["Agent2", "all"]
+    assert all("maxLength" in SCHEMA["properties"][name] for name in ("message_to_others", "reason"))
+
+
+def test_the_schema_goes_in_the_first_dialect_the_server_takes():
+    with ChatServer(
+        lambda request: '{"action": "forward", "message_to": "all", "message_to_others": "", "reason": ""}'
+    ) as server:
+        reply = complete_prompt(settings(server), "go", SCHEMA)
+    assert formats_sent(server) == ["json_schema"]
+    assert server.records[0].body["response_format"]["json_schema"]["schema"] == SCHEMA
+    assert reply.format == "json" and reply.record("decision").format == "json"
+
+
+def test_a_refused_dialect_is_followed_by_the_next_and_the_agent_remembers():
+    def answer(request):
+        if request.get("response_format", {}).get("type") == "json_schema":
+            return error(422, REFUSED_DIALECT)
+        return '{"action": "forward", "message_to": "all", "message_to_others": "", "reason": ""}'
+
+    with ChatServer(answer) as server:
+        agent = settings(server)
+        first = complete_prompt(agent, "go", SCHEMA)
+        second = complete_prompt(agent, "go again", SCHEMA)
+    assert formats_sent(server) == ["json_schema", "json_object", "json_object"]
+    assert server.records[1].body["response_format"]["schema"] == SCHEMA
+    assert (first.format, second.format, first.retries) == ("json", "json", 0)
+
+
+def test_a_server_that_takes_no_schema_is_asked_without_one_and_the_log_says_so(caplog):
+    def answer(request):
+        return error(400, "response_format is not supported") if "response_format" in request else "action: forward"
+
+    with ChatServer(answer) as server, caplog.at_level(logging.INFO, logger="explorer"):
+        agent = settings(server)
+        replies = [complete_prompt(agent, "go", SCHEMA) for _ in range(2)]
+    assert formats_sent(server) == ["json_schema", "json_object", None, None]
+    assert [reply.format for reply in replies] == ["yaml", "yaml"]
+    assert "takes no JSON schema: its replies are asked for and read as YAML" in caplog.text
+
+
+def test_json_asked_of_a_server_that_takes_no_schema_stops_the_run_in_one_line():
+    with ChatServer(lambda request: error(422, "response_format: unsupported")) as server:
+        with pytest.raises(StopRun, match=r"^--reply-format json: openai/test-model takes a JSON schema in no dialect"):
+            complete_prompt(settings(server, "json"), "go", SCHEMA)
+
+
+def test_a_server_that_accepts_a_schema_and_ignores_it_is_not_taken_for_constrained(caplog):
+    with ChatServer(lambda request: "action: forward") as server, caplog.at_level(logging.WARNING, logger="explorer"):
+        agent = settings(server)
+        replies = [complete_prompt(agent, "go", SCHEMA) for _ in range(2)]
+    assert formats_sent(server) == ["json_schema", None]
+    assert [reply.format for reply in replies] == ["json", "yaml"]
+    assert "accepted response_format json_schema but did not follow it" in caplog.text
+
+
+def test_yaml_sends_no_schema():
+    with ChatServer(lambda request: "action: forward") as server:
+        complete_prompt(settings(server, "yaml"), "go", SCHEMA)
+    assert formats_sent(server) == [None]
+
+
+def test_a_run_under_json_reads_enum_replies_and_counts_its_calls_per_format(tmp_path, embedder):
+    def answer(request):
+        schema = request["response_format"]["json_schema"]["schema"]
+        action = schema["properties"]["action"]["enum"][-1]  # a choice only the schema offered
+        return json.dumps({"action": action, "message_to": "all", "message_to_others": "", "reason": "enum"})
+
+    with ChatServer(answer) as server:
+        config = RunConfig(
+            agents=2,
+            steps=3,
+            model=MODEL,
+            api_base=server.api_base,
+            reply_format="json",
+            run_dir=tmp_path / "run",
+            verbosity=-1,
+        )
+        summary = ExplorationRun(config, embedder=embedder).execute()
+    trace = read_trace(tmp_path / "run" / "trace.jsonl")
+    assert all(line["decision"]["action"] == line["action"] for line in trace)
+    assert {call["format"] for line in trace for call in line["llm"]["calls"]} == {"json"}
+    assert (summary["llm"]["json_calls"], summary["llm"]["yaml_calls"], summary["llm"]["parse_failures"]) == (6, 0, 0)
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["reply_format"] == "json"
