@@ -73,9 +73,11 @@ def test_a_server_that_takes_no_schema_is_asked_without_one_and_the_log_says_so(
 
 
 def test_json_asked_of_a_server_that_takes_no_schema_stops_the_run_in_one_line():
-    with ChatServer(lambda request: error(422, "response_format: unsupported")) as server:
-        with pytest.raises(StopRun, match=r"^--reply-format json: openai/test-model takes a JSON schema in no dialect"):
-            complete_prompt(settings(server, "json"), "go", SCHEMA)
+    with (
+        ChatServer(lambda request: error(422, "response_format: unsupported")) as server,
+        pytest.raises(StopRun, match=r"^--reply-format json: openai/test-model takes a JSON schema in no dialect"),
+    ):
+        complete_prompt(settings(server, "json"), "go", SCHEMA)
 
 
 def test_a_server_that_accepts_a_schema_and_ignores_it_is_not_taken_for_constrained(caplog):

@@ -3,6 +3,7 @@ the model client."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import time
@@ -15,9 +16,13 @@ from explorer.model.client import load as load_model_client
 from explorer.model.client import missing_api_keys
 from explorer.policies.factory import BUILT_IN
 from explorer.run.roster import Roster
-from explorer.team.split import SplitTeam
+from explorer.run.stop import RunFailed
+from explorer.team.split import NotJoined, SplitTeam
 from memory import onnx_export
 from memory.embedder import SentenceEmbedder
+from nodes.interfaces import StopRun
+
+log = logging.getLogger("explorer")
 
 
 def settle_config(config: RunConfig, embedder: SentenceEmbedder | None) -> RunConfig:
@@ -72,3 +77,12 @@ def prepare_model_client(agent_ids: list[str], profiles: list[Profile], check_ke
                 f"{agent_id}'s model {model!r} needs {' or '.join(missing)} in the environment: "
                 "set it, or give --api-base URL for a local server"
             )
+
+
+def join_team(team: SplitTeam, join_timeout: float, local: list[str]) -> None:
+    """Wait for the rest of the team; raises RunFailed where it does not come."""
+    try:
+        team.join(join_timeout, log.warning)
+    except (NotJoined, StopRun) as error:
+        raise RunFailed(str(error)) from None
+    log.info("The team has joined run %r: %s here", team.run.run_id, ", ".join(local))

@@ -16,7 +16,7 @@ from explorer.policies.factory import make_policy
 from explorer.run.crew import Crew, PolicyFactory
 from explorer.run.memories import Resumed, resume_memories, save_memories
 from explorer.run.perception_setup import perception_setup
-from explorer.run.prepare import prepare_model_client, settle_config, split_team, start_embedder
+from explorer.run.prepare import join_team, prepare_model_client, settle_config, split_team, start_embedder
 from explorer.run.records import RunRecords, start_records
 from explorer.run.roster import roster_of
 from explorer.run.run_dir import claim_run_dir
@@ -26,10 +26,9 @@ from explorer.run.summary import build_summary
 from explorer.run.trace import DiskWriteError, write_json
 from explorer.run.workers import Work, run_workers
 from explorer.run.world import World, start_world
-from explorer.team.split import NotJoined, SplitSchedule, SplitTeam, team_arguments
+from explorer.team.split import SplitSchedule, team_arguments
 from memory.embedder import SentenceEmbedder
 from memory.vector_memory import MemoryFileError, VectorMemory
-from nodes.interfaces import StopRun
 
 log = logging.getLogger("explorer")
 DEFAULT_STEPS = 20  # when neither --steps nor the world sets a budget
@@ -138,27 +137,14 @@ class ExplorationRun:
     def _start_workers(self, world: World, schedule: RunSchedule, stop: RunStop) -> list[tuple[str, Work]]:
         """Once the whole team has joined: each local member's work, and a split team's relays."""
         if self.team:
-            self._join(self.team)
+            join_team(self.team, self.config.join_timeout, self.roster.local)
             self.team.watch(stop.by_team)
         workers = self.crew.workers(world, schedule)
         if isinstance(schedule, SplitSchedule):  # a split team's: the other processes' steps are relayed here
             workers += schedule.relays()
-        log.info(
-            "%d agents explore %s for %d steps: %s",
-            len(self.roster.agent_ids),
-            world.environment.name,
-            self.steps,
-            self.roster.lineup(),
-        )
+        roster, place = self.roster, world.environment.name
+        log.info("%d agents explore %s for %d steps: %s", len(roster.agent_ids), place, self.steps, roster.lineup())
         return workers
-
-    def _join(self, team: SplitTeam) -> None:
-        """Wait for the rest of the team; raises RunFailed where it does not come."""
-        try:
-            team.join(self.config.join_timeout, log.warning)
-        except (NotJoined, StopRun) as error:
-            raise RunFailed(str(error)) from None
-        log.info("The team has joined run %r: %s here", team.run.run_id, ", ".join(self.roster.local))
 
     def _wait(self, workers: list[tuple[str, Work]], records: RunRecords, stop: RunStop, failure: FirstFailure) -> str:
         """The workers run to their end, under the live view; the run's status."""
