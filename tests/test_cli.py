@@ -63,7 +63,13 @@ def assert_one_line_error(result, *words):
         (["--frobnicate"], ["unrecognized arguments: --frobnicate"]),
         (["--model", " "], ["--model must not be empty"]),
         (["-q", "-v"], ["not allowed with"]),
-        (["--timeout", "inf"], ["--timeout must be a number of seconds more than 0, not inf"]),
+        (
+            ["--timeout", "inf"],
+            ["--timeout must be a number of seconds more than 0 and at most 86400 (a day), not inf"],
+        ),
+        # Accepted once, then every call failed with a "connection error" (a client library's own limit).
+        (["--timeout", "1e10"], ["--timeout must be a number of seconds more than 0 and at most 86400"]),
+        (["--join-timeout", "1e10"], ["--join-timeout must be a number of seconds more than 0 and at most 86400"]),
         (["--price-in", "nan"], ["--price-in must be a number of dollars, 0 or more, not nan"]),
         (["--price-out=-inf"], ["--price-out must be a number of dollars"]),
         (["--world", "tests"], ["--world tests is a directory, not a world file"]),

@@ -43,6 +43,10 @@ def test_the_default_profile_is_the_spec_explorer():
         ("- a list", "must be a mapping"),
         ("colour: red", "expected a mapping with `default`"),
         ("default: [unclosed", "invalid YAML"),
+        # Below the clock's resolution every tick lands at t = 0: one agent ticks for ever, the others starve.
+        ("agents: [{tick_interval: 1.0e-300}]", "tick_interval 1e-300 is below the clock's resolution"),
+        ("agents: [{act_delay: 0.0000001}]", "act_delay 1e-07 is below the clock's resolution"),
+        ("default: {msg_delay: 0.0000005}", "msg_delay 5e-07 is below the clock's resolution"),
     ],
 )
 def test_bad_profiles_files_are_one_line_errors(tmp_path, text, problem):

@@ -55,12 +55,15 @@ class Count:
 
 @dataclass(frozen=True)
 class Seconds:
-    """A finite number of seconds, more than 0."""
+    """A finite number of seconds, more than 0 and at most a day: beyond that a client library's own
+    limits fail every call with a misleading error, and no one waits that long on purpose."""
+
+    most: float = 86_400.0
 
     def problem(self, flag: str, value: Any) -> str | None:
-        if math.isfinite(value) and value > 0:
+        if math.isfinite(value) and 0 < value <= self.most:
             return None
-        return f"{flag} must be a number of seconds more than 0, not {value}"
+        return f"{flag} must be a number of seconds more than 0 and at most {self.most:g} (a day), not {value}"
 
 
 @dataclass(frozen=True)

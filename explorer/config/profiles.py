@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from explorer.model.reply_format import REPLY_FORMATS
+from explorer.schedule.event import CLOCK_RESOLUTION
 from explorer.schedule.timed_perception import Timing
 from perception.yaml_files import FileProblem, load_mapping
 from prompts import render
@@ -122,6 +123,10 @@ def _profile(path, entry, base, what):
             or not ((value > 0 if key == "tick_interval" else value >= 0) and value <= MAX_TIME)
         ):
             raise ProfileError(path, f"{what} {key} must be a number of simulated seconds, {least}, not {value!r}")
+        if 0 < value < CLOCK_RESOLUTION:
+            raise ProfileError(
+                path, f"{what} {key} {value!r} is below the clock's resolution ({CLOCK_RESOLUTION:g} simulated seconds)"
+            )
         timing[key] = float(value)
     return replace(
         base,

@@ -38,9 +38,13 @@ Sent = Message | SightReport  # what a tick sends: messages to the team, a repor
 Event = tuple[float, int, int, int, str, LateAction | Sent | None]
 
 
+CLOCK_DECIMALS = 6
+CLOCK_RESOLUTION = 10.0**-CLOCK_DECIMALS  # simulated seconds: a timing below it would land every tick at once
+
+
 def clock(time: float) -> float:
     """Times are sums of settings like 0.1: rounded, equal times compare equal."""
-    return round(time, 6)
+    return round(time, CLOCK_DECIMALS)
 
 
 def step_at(time: float) -> int | float:
