@@ -79,3 +79,10 @@ def test_a_device_or_a_fifo_is_refused_unread(tmp_path, load, error, use, specia
         path.symlink_to(special)
     with pytest.raises(error, match="is not a regular file"):
         load(path)
+
+
+def test_a_sweep_file_that_is_a_device_is_refused_unread(tmp_path):
+    path = tmp_path / "sweep.yaml"
+    path.symlink_to("/dev/zero")  # read to its end, it never ends
+    with pytest.raises(SweepError, match="is not a regular file"):
+        load_sweep(path)
