@@ -11,13 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from perception.base import FACINGS
+
 JsonSchema = dict[str, Any]
 
 REASON_CHARS = 160
 MESSAGE_CHARS = 200
-CAPTION_CHARS = 300
-OBJECT_NAME_CHARS = 40
-FACINGS = ("north", "east", "south", "west")
 
 
 def decision_schema(actions: Sequence[str], recipients: Sequence[str] | None) -> JsonSchema:
@@ -50,12 +49,6 @@ def directives_schema(explorers: Sequence[str], actions: Sequence[str], size: Se
         "additionalProperties": False,
     }
     return _object({"directives": directives})
-
-
-def vision_schema(max_objects: int, with_caption: bool) -> JsonSchema:
-    """The objects in view (first: the choice), and where asked a bounded caption."""
-    objects = {"type": "array", "items": _text(OBJECT_NAME_CHARS), "maxItems": max_objects}
-    return _object({"objects": objects, **({"caption": _text(CAPTION_CHARS)} if with_caption else {})})
 
 
 def _message(recipients: Sequence[str] | None) -> JsonSchema:
