@@ -8,6 +8,7 @@ from typing import Protocol
 
 from explorer.model.client import CallGate
 from explorer.team.split import SplitTeam
+from nodes.interfaces import StopRun
 
 log = logging.getLogger("explorer")
 
@@ -62,7 +63,11 @@ class RunStop:
                 f"{here}: interrupted (Ctrl-C)" if interrupted else f"{here}: {self.failure.message or 'stopped'}",
                 "interrupted" if interrupted else "failed",
             )
-        self.schedule.stop()
+        try:
+            self.schedule.stop()  # commits what was handed in: the store it writes to may be what failed
+        except StopRun as error:
+            self.failure.record(str(error), error.users_mistake)
+            log.debug("stopping: the handed-in steps were not committed: %s", error)
 
     def by_team(self, reason: str, kind: str) -> None:
         """Another process stopped the team, or fell silent, or the store is gone."""

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.redis_server import free_port
+from tests.support.ports import free_port
 
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 START_SECONDS = 120

@@ -15,13 +15,9 @@ import uuid
 
 import pytest
 
+from tests.support.ports import free_port
+
 START_SECONDS = 10
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class RedisServer:
