@@ -62,6 +62,7 @@ class Decision:
 
 PLANNER = "planner"  # who decided a step walked towards a model's goal without asking it
 DIRECTIVE = "directive"  # who decided a step an explorer took on its coordinator's directive
+FALLBACK = "fallback"  # who decided a step the model gave no usable decision for (--fallback offline)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from explorer.config.command_line import RunParser, config_from
 from explorer.config.run_config import ConfigError
 
 EXIT_USAGE, EXIT_FAILED, EXIT_INTERRUPTED = 2, 1, 130
+EXIT_BUDGET = 3  # the run stopped cleanly when a budget (--max-cost, --max-calls, --max-tokens) ran out
 
 
 def build_parser() -> RunParser:
@@ -65,7 +66,7 @@ def main(argv: Sequence[str] | None = None, started: float | None = None) -> int
 def _main(argv, started, signals):
     # Imported here so that --help and argument errors answer at once.
     from explorer.run.runner import ExplorationRun
-    from explorer.run.stop import RunFailed
+    from explorer.run.stop import BUDGET_EXHAUSTED, RunFailed
     from explorer.run.trace import DiskWriteError
     from memory.vector_memory import MemoryFileError
     from perception.window import WindowError
@@ -101,7 +102,7 @@ def _main(argv, started, signals):
         return EXIT_USAGE if error.users_mistake else EXIT_FAILED
     if summary["status"] == "interrupted" or signals.signum is not None:
         return signals.exit_code or EXIT_INTERRUPTED
-    return 0
+    return EXIT_BUDGET if summary["status"] == BUDGET_EXHAUSTED else 0
 
 
 def _report(run_dir):

@@ -27,6 +27,7 @@ from explorer.config.options import (
     recorded,
 )
 from explorer.config.secrets import redact_url
+from explorer.model.budget import Limits
 from explorer.model.reply_format import REPLY_FORMATS
 from memory.embedder import BACKENDS
 from memory.onnx_export import CACHE_ENV
@@ -42,6 +43,7 @@ VISION_CALLS = ("combined", "split")  # one call for caption and objects, or two
 DECIDE_LEVELS = ("actions", "goals")
 COORDINATOR = "Coordinator"  # the coordinator's id: the team's last member, after Agent1..N
 SCHEDULES = ("lockstep", "event")
+FALLBACKS = ("scan", "offline")
 STORE_SCHEMES = ("redis://", "rediss://")
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 T = TypeVar("T")
@@ -256,6 +258,45 @@ class RunConfig:
             check=Dollars(),
         ),
     )
+    max_cost: float | None = field(
+        default=None,
+        metadata=option(
+            "--max-cost",
+            "stop the run cleanly once its model calls have cost this many dollars",
+            metavar="USD",
+            type=float,
+            check=Dollars(),
+        ),
+    )
+    max_calls: int | None = field(
+        default=None,
+        metadata=option(
+            "--max-calls",
+            "stop the run cleanly once it has made this many model requests (retries included)",
+            metavar="N",
+            type=int,
+            check=Count(1),
+        ),
+    )
+    max_tokens: int | None = field(
+        default=None,
+        metadata=option(
+            "--max-tokens",
+            "stop the run cleanly once its model calls have used this many tokens (prompt and completion)",
+            metavar="N",
+            type=int,
+            check=Count(1),
+        ),
+    )
+    fallback: str = field(
+        default="scan",
+        metadata=option(
+            "--fallback",
+            "what a step with no usable model decision does: scan (default), or offline (the built-in "
+            "explorer decides it, and the trace says so)",
+            check=OneOf(FALLBACKS, in_parser=True),
+        ),
+    )
     verbosity: int = 0  # -1 quiet, 0 normal, 1 verbose: the command line's -q and -v
     # Unity mode: each given once for all agents, or once per agent in order.
     window_titles: tuple[str, ...] = field(
@@ -393,6 +434,11 @@ class RunConfig:
         if self.run_dir is not None:
             self._check_run_dir(self.run_dir)
         self._check_split()
+        if self.local_agents and self.limits():
+            raise ConfigError(
+                "--max-cost, --max-calls and --max-tokens bound one process's model calls: "
+                "not for a team split over processes (--local-agents)"
+            )
         return self
 
     def _check_files(self) -> None:
@@ -500,6 +546,10 @@ class RunConfig:
         """A once-or-per-agent option as one value per agent."""
         given: Sequence[T | None] = values or (default,)
         return list(given) * self.agents if len(given) == 1 else list(given)
+
+    def limits(self) -> Limits:
+        """The run's budgets."""
+        return Limits(self.max_cost, self.max_calls, self.max_tokens)
 
     def agent_ids(self) -> list[str]:
         return [f"Agent{i}" for i in range(1, self.agents + 1)]

@@ -25,6 +25,7 @@ from types import ModuleType, TracebackType
 from typing import Any, NamedTuple, Protocol
 
 from explorer.config.secrets import redact
+from explorer.model.budget import Budget
 from explorer.model.reading import excerpt
 from explorer.model.reply_format import JSON, YAML, NoSchemaAccepted, ReplyFormat
 from explorer.model.schemas import JsonSchema
@@ -37,6 +38,7 @@ BACKOFF_BASE = 0.5  # seconds: the first retry waits up to this (full jitter), d
 BACKOFF_CAP = 8.0
 RETRY_AFTER_CAP = 30.0  # a server's Retry-After is honoured up to this
 RETRYABLE = frozenset({"rate_limit", "server", "timeout", "connection"})
+BUDGET = "budget"  # the kind of a call's failure when the run's budget stopped it before any request
 BAD_REPLY_RETRIES = 1  # a reply with no text is asked again once; the same prompt tends to fail the same way
 MESSAGE_LIMIT = 400
 RAW_REPLY_LIMIT = 200
@@ -75,16 +77,18 @@ class RecordedAnswers(Protocol):
 
 
 class CallGate:
-    """What a run's model calls share: a bound on those in flight, and a switch that abandons them all.
+    """What a run's model calls share: a bound on those in flight, a switch that abandons them all, and
+    the run's budgets.
 
     Used as a context manager around one request. Once `cancel()` is called
     (the run is stopping), every call waiting on a reply gives up at once
     instead of holding the run for up to --timeout.
     """
 
-    def __init__(self, max_in_flight: int) -> None:
+    def __init__(self, max_in_flight: int, budget: Budget | None = None) -> None:
         self._slots = threading.BoundedSemaphore(max_in_flight)
         self.cancelled = threading.Event()
+        self.budget = budget  # the run's budgets (--max-cost, --max-calls, --max-tokens), where it has any
 
     def cancel(self) -> None:
         self.cancelled.set()
@@ -113,6 +117,7 @@ class Reply:
     cost_usd: float | None = None  # None when unknown
     replayed: bool = False  # recorded in an earlier run (--replay-replies): no request was made
     format: str = YAML  # what the request asked the reply to be: "json" under a schema, else "yaml"
+    recorded_cost_usd: float | None = None  # a replayed call's cost in the recorded run, for the budgets
 
     def record(self, purpose: str, reply_error: str | None = None) -> ModelCall:
         """What the trace keeps of the call: the reply (bounded, with its length; none if it has no
@@ -227,14 +232,17 @@ def complete(
     """One chat completion (OpenAI message list), retried on rate limits, server errors, timeouts
     and lost connections; raises LLMError (AuthenticationFailed for refused credentials)."""
     if settings.replay is not None:  # the recorded reply, or failure, stands for the model's: no request
-        return settings.replay.answer(settings, messages)
+        return _replayed(settings, messages)
     litellm = _litellm()
+    budget = settings.gate.budget if settings.gate else None
     rng = random.Random()  # per call: threads share no random state
     start = time.perf_counter()
     retries = bad_replies = 0
     cancelled = settings.gate.cancelled if settings.gate else threading.Event()
     while True:
         dialect, response_format = settings.reply_format.response_format(schema, "reply") if schema else (None, None)
+        if budget and not budget.admit():
+            raise _budget_spent(settings.model, budget, retries, round(time.perf_counter() - start, 4))
         with settings.gate or nullcontext():  # held for the request only, not for the backoff
             attempt = _attempt(litellm, settings, messages, cancelled, response_format)
         if not isinstance(attempt, _Failure):
@@ -242,6 +250,8 @@ def complete(
         failure = attempt
         if dialect and _refuses_format(failure):
             _format_refused(settings, dialect, failure)
+            if budget:  # a few per agent at most, and no replay makes them: the budget counts calls answered
+                budget.give_back()
             continue  # the same call, in the next dialect or without a schema
         bad_replies += failure.kind == "bad_response"
         if retries >= settings.max_retries or not _retryable(failure.kind, bad_replies):
@@ -259,7 +269,7 @@ def complete(
     usage = getattr(response, "usage", None)
     prompt_tokens = getattr(usage, "prompt_tokens", 0) or 0
     completion_tokens = getattr(usage, "completion_tokens", 0) or 0
-    return Reply(
+    reply = Reply(
         text=redact(text),
         model=settings.model,
         prompt_tokens=prompt_tokens,
@@ -269,6 +279,33 @@ def complete(
         cost_usd=_cost(litellm, response, settings, prompt_tokens, completion_tokens),
         format=JSON if dialect else YAML,
     )
+    if budget:
+        budget.charge(prompt_tokens + completion_tokens, reply.cost_usd)
+    return reply
+
+
+def _replayed(settings: LLMSettings, messages: list[ChatMessage]) -> Reply:
+    """The recorded answer to the call, counted against the budgets as the recorded call was (a recorded
+    budget refusal is raised again as it was): a replay stops where the recorded run did."""
+    assert settings.replay is not None
+    budget = settings.gate.budget if settings.gate else None
+    try:
+        reply = settings.replay.answer(settings, messages)
+    except LLMError as failure:
+        if budget and failure.model is not None:  # its attempts, the one a budget stopped not among them
+            budget.charge(0, None, requests=failure.retries + (failure.kind != BUDGET))
+        raise
+    if budget:
+        tokens = reply.prompt_tokens + reply.completion_tokens
+        budget.charge(tokens, reply.recorded_cost_usd, requests=reply.retries + 1)
+    return reply
+
+
+def _budget_spent(model: str, budget: Budget, retries: int, latency: float) -> LLMError:
+    """The error of a call the run's budget stopped before its request; recorded in the trace (with no
+    reply and no tokens), so that a replay of the run refuses it too."""
+    message = f"{model}: the run's --{(budget.spent or '').replace('_', '-')} budget is spent: no further request"
+    return LLMError(message, BUDGET, retries=retries, model=model, latency=latency)
 
 
 def complete_prompt(
@@ -542,11 +579,19 @@ def takes_response_schema(model: str) -> bool | None:
     return _model_table_says(model, "supports_response_schema")
 
 
+def has_price(model: str) -> bool:
+    """Whether litellm's model table prices `model`'s tokens (a local server's model it does not)."""
+    entry = _model_entry(model)
+    return entry is not None and entry.get("input_cost_per_token") is not None
+
+
 def _model_table_says(model: str, key: str) -> bool | None:
+    entry = _model_entry(model)
+    return None if entry is None else bool(entry.get(key))
+
+
+def _model_entry(model: str) -> dict[str, Any] | None:
     # Only the local table is read: get_model_info would ask an Ollama server, for one.
     table = _litellm().model_cost
     name = model.split("/", 1)[1] if "/" in model else model
-    entry = table.get(model) or table.get(name)
-    if entry is None:
-        return None
-    return bool(entry.get(key))
+    return table.get(model) or table.get(name)

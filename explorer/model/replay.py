@@ -145,12 +145,14 @@ def _replayed(call: ModelCall) -> Reply:
         call.model,
         call.prompt_tokens,
         call.completion_tokens,
+        retries=call.retries,
         cost_usd=0.0,
         replayed=True,
         format=call.format,
+        recorded_cost_usd=call.cost_usd,
     )
     if call.error is not None:
-        raise LLMError(call.error_message or "", call.error, model=call.model, reply=reply)
+        raise LLMError(call.error_message or "", call.error, retries=call.retries, model=call.model, reply=reply)
     return reply
 
 

@@ -16,6 +16,7 @@ from explorer.model.client import CallGate, LLMSettings, complete_prompt, takes_
 from explorer.model.replay import RecordedReplies
 from explorer.model.reply_format import YAML, ReplyFormat
 from explorer.policies.coordinator import ModelCoordinator, OfflineCoordinator
+from explorer.policies.fallback import OfflineFallback
 from explorer.policies.goals import GoalPolicy
 from explorer.policies.model import ModelPolicy
 from explorer.policies.offline import OfflineExplorer
@@ -55,9 +56,12 @@ def make_policy(profile: Profile, agent_id: str, config: RunConfig, gate: CallGa
     if profile.model == RANDOM:
         return RandomPolicy(agent_seed)
     ask = partial(complete_prompt, model_settings(profile, config, agent_id, gate))
+    policy: DecisionPolicy
     if config.decide == "goals":
-        return GoalPolicy(profile.model, ask, constrained=True)
-    return ModelPolicy(profile.model, ask, constrained=True)
+        policy = GoalPolicy(profile.model, ask, constrained=True)
+    else:
+        policy = ModelPolicy(profile.model, ask, constrained=True)
+    return OfflineFallback(policy) if config.fallback == OFFLINE else policy
 
 
 def make_coordinator(profile: Profile, config: RunConfig, gate: CallGate | None = None) -> CoordinatorPolicy:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from explorer.config.profiles import Profile
 from explorer.config.run_config import ConfigError, RunConfig
+from explorer.model.client import has_price, missing_api_keys
 from explorer.model.client import load as load_model_client
-from explorer.model.client import missing_api_keys
 from explorer.policies.factory import BUILT_IN
 from explorer.run.roster import Roster
 from explorer.run.stop import RunFailed
@@ -63,20 +63,37 @@ def _announce_export(cache_dir: Path | None) -> None:
         print(onnx_export.exporting_message(cache_dir), file=sys.stderr, flush=True)
 
 
-def prepare_model_client(agent_ids: list[str], profiles: list[Profile], check_keys: bool) -> None:
-    """For a run with models: litellm loaded now, while the embedding model loads, and each model's
-    API key checked, so that a missing one is refused at start, not at its first call."""
+def prepare_model_client(config: RunConfig, agent_ids: list[str], profiles: list[Profile]) -> None:
+    """For a run with models: litellm loaded now, while the embedding model loads, each model's API key
+    checked (unless --api-base names a server), so that a missing one is refused at start, not at its first
+    call, and each model's price known where --max-cost must count it."""
     models = [(agent_id, p.model) for agent_id, p in zip(agent_ids, profiles) if p.model not in BUILT_IN]
     if not models:
         return
     load_model_client()
-    for agent_id, model in models if check_keys else ():
+    for agent_id, model in models if not config.api_base else ():
         missing = missing_api_keys(model)
         if missing:
             raise ConfigError(
                 f"{agent_id}'s model {model!r} needs {' or '.join(missing)} in the environment: "
                 "set it, or give --api-base URL for a local server"
             )
+    _check_prices(config, [model for _, model in models])
+
+
+def _check_prices(config: RunConfig, models: list[str]) -> None:
+    """--max-cost counts dollars: refused where no model's price is known and it is the only budget."""
+    if config.max_cost is None or config.price_in is not None or config.price_out is not None:
+        return
+    unpriced = sorted({model for model in models if not has_price(model)})
+    if not unpriced:
+        return
+    if config.max_calls is None and config.max_tokens is None:
+        raise ConfigError(
+            f"--max-cost: the price of {', '.join(unpriced)} is unknown, so its cost cannot be counted: "
+            "give --price-in and --price-out (dollars per million tokens), or --max-calls or --max-tokens"
+        )
+    log.warning("--max-cost does not count the calls of %s: its price is unknown", ", ".join(unpriced))
 
 
 def join_team(team: SplitTeam, join_timeout: float, local: list[str]) -> None:

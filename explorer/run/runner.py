@@ -73,7 +73,7 @@ class ExplorationRun:
         config, roster = self.config, self.roster
         if not config.replay_replies:  # a replay asks no model: it needs neither litellm nor an API key
             local_profiles = [roster.members[member] for member in roster.local]
-            prepare_model_client(roster.local, local_profiles, check_keys=not config.api_base)
+            prepare_model_client(config, roster.local, local_profiles)
         # The service encodes as soon as every agent has asked, without waiting out its gathering time.
         self.embedder.expected_callers = len(roster.local_ids)
         memories = {agent_id: VectorMemory(self.embedder) for agent_id in roster.local_ids}
@@ -181,6 +181,7 @@ class ExplorationRun:
             records.commit.startup,
             self.roster.resolved_profiles(),
             len(schedule.never_delivered),
+            world.gate.budget.spent if world.gate.budget else None,
         )
         try:
             records.write(summary, self.run_dir)

@@ -11,6 +11,7 @@ from explorer.team.split import SplitTeam
 from nodes.interfaces import StopRun
 
 log = logging.getLogger("explorer")
+BUDGET_EXHAUSTED = "budget_exhausted"  # a run's status once a budget ran out and it stopped cleanly
 
 
 class RunFailed(RuntimeError):
@@ -40,6 +41,10 @@ class Stoppable(Protocol):
 
     def stop(self) -> None: ...
 
+    def finish(self) -> None:
+        """End the run once the turn under way is committed."""
+        ...
+
 
 class RunStop:
     """Stops the run here, once: on an agent's failure, Ctrl-C, or (for a split team) the team's word.
@@ -53,6 +58,17 @@ class RunStop:
     ) -> None:
         self.gate, self.schedule, self.failure, self.team = gate, schedule, failure, team
         self.interrupted = False  # by Ctrl-C here, or in a teammate's process
+        self.budget_spent: str | None = None  # the budget that ran out (max_calls, say), if one did
+        if gate.budget:
+            gate.budget.when_spent(self.spend)
+
+    def spend(self, budget: str) -> None:
+        """A budget ran out: no further model request starts, the steps under way finish, and the run ends."""
+        self.budget_spent = budget
+        log.warning(
+            "The run's --%s budget is spent: the steps under way finish, then the run stops", budget.replace("_", "-")
+        )
+        self.schedule.finish()
 
     def __call__(self, interrupted: bool = False) -> None:
         self.interrupted |= interrupted

@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+from explorer.model.client import BUDGET
 from memory.embedder import MODEL_NAME
-from nodes.interfaces import DIRECTIVE, PLANNER
+from nodes.interfaces import DIRECTIVE, FALLBACK, PLANNER
 
 THRESHOLDS = (50, 90, 100)  # percent of the objects, and of the cells, the team has seen
 
@@ -27,6 +28,7 @@ class RunStats:
         "errors",
         "json_calls",  # requests under a JSON schema (--reply-format), and the rest
         "yaml_calls",
+        "budget_refused",  # calls a spent budget stopped before their request: not among `calls`
     )
 
     def __init__(self, agent_ids, coordinator=None):
@@ -54,9 +56,11 @@ class RunStats:
     def add(self, record):
         agent_id = record["agent_id"]
         counts = self.per_agent[agent_id]
-        calls = (record.get("llm") or {}).get("calls", [])
+        recorded = (record.get("llm") or {}).get("calls", [])
+        calls = [call for call in recorded if call.get("error") != BUDGET]
+        counts["budget_refused"] += len(recorded) - len(calls)
         self.steps[agent_id] = record["step"]
-        if record["policy"] in (PLANNER, DIRECTIVE):
+        if record["policy"] in (PLANNER, DIRECTIVE, FALLBACK):
             counts[f"{record['policy']}_steps"] += 1  # the agent's policy is its model or its own explorer
         else:
             self.policies[agent_id] = record["policy"]
@@ -224,12 +228,15 @@ def build_summary(
     startup=None,
     profiles=None,
     never_delivered=None,
+    budget_spent=None,
 ) -> dict:
     """`profiles` is {agent_id: its resolved profile as a dict}; `never_delivered` the messages the run ended
-    before delivering (None where unknown)."""
+    before delivering (None where unknown); `budget_spent` the budget that ran out (max_calls, say), if one did."""
     total = environment.total_objects
     return {
         **_run_block(config, environment, status, error),
+        "budget": {"max_cost": config.max_cost, "max_calls": config.max_calls, "max_tokens": config.max_tokens}
+        | {"exhausted": budget_spent},
         "agents": list(stats.steps),
         "steps": dict(stats.steps),
         **_discovery_block(stats, total),
@@ -240,6 +247,7 @@ def build_summary(
         # Every step decides; model calls are only the real requests to a model.
         "decisions": stats.totals()["decisions"],
         "planner_steps": stats.totals()["planner_steps"],  # of the decisions, those walked towards a model's goal
+        "fallback_steps": stats.totals()["fallback_steps"],  # those the built-in explorer made for the model
         "llm": stats.llm_block(),
         "per_agent": {
             agent_id: _agent_block(stats, agent_id, (profiles or {}).get(agent_id, {})) for agent_id in stats.steps
@@ -255,7 +263,7 @@ def build_summary(
 def _run_block(config, environment, status, error) -> dict:
     """What was run: how it ended, and the settings it ran with."""
     return {
-        "status": status,  # completed, interrupted or failed
+        "status": status,  # completed, budget_exhausted, interrupted or failed
         "error": error,
         "mode": config.mode,
         "world": environment.name,
@@ -264,6 +272,7 @@ def _run_block(config, environment, status, error) -> dict:
         "model": config.model,
         "comm": config.comm,
         "decide": config.decide,
+        "fallback": config.fallback,
         "schedule": config.schedule,
         "embedder": {"model": MODEL_NAME, "backend": config.embedder},
     }
@@ -295,6 +304,7 @@ def _agent_block(stats, agent_id, profile) -> dict:
         "profile": {k: v for k, v in profile.items() if k != "persona"} or None,
         "decisions": counts["decisions"],
         "planner_steps": counts["planner_steps"],
+        "fallback_steps": counts["fallback_steps"],  # of the decisions, those the built-in explorer made (--fallback)
         "found_first": stats.found_first[agent_id],
         "objects_seen": sorted(stats.objects_seen[agent_id]),
         "messages_sent": counts["messages_sent"],

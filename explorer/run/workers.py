@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from typing import Protocol
 
-from explorer.run.stop import FirstFailure, RunStop
+from explorer.run.stop import BUDGET_EXHAUSTED, FirstFailure, RunStop
 from explorer.run.trace import DiskWriteError
 from memory.embedder import EmbedderError
 from nodes.interfaces import RunStopped, StopRun
@@ -59,7 +59,9 @@ def run_workers(
         _wait(finished)
     for thread in threads:
         thread.join()
-    return "interrupted" if stop.interrupted else "failed" if failure.message else "completed"
+    if stop.interrupted or failure.message:
+        return "interrupted" if stop.interrupted else "failed"
+    return BUDGET_EXHAUSTED if stop.budget_spent else "completed"
 
 
 def _work_main(name: str, work: Work, stop: RunStop, failure: FirstFailure, finished: threading.Event) -> None:

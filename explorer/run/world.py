@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from explorer.config.run_config import RunConfig
+from explorer.model.budget import Budget
 from explorer.model.client import CallGate
 from explorer.run.perception_setup import MockSetup, UnitySetup
 from explorer.run.roster import Roster
@@ -32,7 +33,8 @@ def start_world(
     """The team store (the Redis one of a split team, else one in this process) with every explorer
     registered in it, and the perception started on it; raises RunFailed where the store is gone."""
     store = team.run.store() if team else InProcessStore()
-    gate = CallGate(config.max_concurrency)
+    limits = config.limits()
+    gate = CallGate(config.max_concurrency, Budget(limits) if limits else None)
     perception = setup.start(store, roster.agent_ids, run_dir, gate)
     try:
         for agent_id in roster.agent_ids:

@@ -26,6 +26,7 @@ class TurnTaking:
         self._cond = threading.Condition()
         self._pending: dict[str, StepReport] = {}  # agent_id -> its report of the turn under way
         self._stopped = False
+        self._finishing = False  # the turn under way is the last
 
     def hand_in(self, report: StepReport) -> bool:
         """Hand in a finished step; returns when the agent's next turn comes (True), or it has none (False)."""
@@ -37,6 +38,7 @@ class TurnTaking:
             if set(self._pending) == self._turn():
                 try:
                     self._end_turn()
+                    self._stopped = self._finishing
                 except BaseException:
                     self._stopped = True  # the others must not wait for a turn that cannot come
                     raise
@@ -61,6 +63,11 @@ class TurnTaking:
                     self._commit_pending(complete=False)
             finally:
                 self._cond.notify_all()
+
+    def finish(self) -> None:
+        """End the run once the turn under way is committed: its steps finish, no other begins."""
+        with self._cond:
+            self._finishing = True
 
     def _turn(self) -> set[str]:
         """The agents whose turn is under way."""

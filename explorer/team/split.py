@@ -203,6 +203,9 @@ class SplitSchedule:
         self._stopped.set()
         self.inner.stop()
 
+    def finish(self) -> None:
+        self.inner.finish()
+
     def relays(self) -> list[tuple[str, Callable[[], None]]]:
         """(agent_id, work) for each agent of another process: hands in its steps as they are published."""
         return [(agent_id, self._relay_for(agent_id)) for agent_id in self.remote]
