@@ -145,9 +145,7 @@ def test_a_cost_budget_on_a_model_with_no_price_is_refused_unless_prices_are_giv
     ],
 )
 def test_bad_budgets_are_refused_in_one_line(flags, problem):
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "main.py"), *flags], capture_output=True, text=True, timeout=60
-    )
+    result = subprocess.run([sys.executable, str(ROOT / "main.py"), *flags], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert problem in result.stderr and len(result.stderr.strip().splitlines()) <= 2
     assert "Traceback" not in result.stderr
