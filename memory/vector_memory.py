@@ -12,9 +12,11 @@ rows on these 2 cores), so the graph answers: at 100,000 real memories, about
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
+import stat
 import uuid
 from pathlib import Path
 
@@ -34,6 +36,10 @@ EF_CONSTRUCTION = 200
 EF_SEARCH = 256
 
 META_FILE = "meta.json"
+# What a load reads at most: meta.json is a few hundred bytes; the texts file of a million memories of a
+# thousand characters is a gigabyte. (The index's bound follows from meta.json's count: `_largest`.)
+MAX_META_BYTES = 1_000_000
+MAX_TEXTS_BYTES = 2**30
 FORMAT = 1
 # What to do, for each kind of problem a load can meet.
 NOT_SAVED_HERE = "check the path, or start without a saved memory"
@@ -275,11 +281,13 @@ _META_FIELDS = {
 
 
 def _read_meta(path):
-    if not path.is_file():
-        raise _error(path, "missing, so there is no complete saved memory here", NOT_SAVED_HERE)
     try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        meta = json.loads(_read_saved(path, MAX_META_BYTES).decode("utf-8"))
+    except FileNotFoundError:
+        raise _error(path, "missing, so there is no complete saved memory here", NOT_SAVED_HERE) from None
+    except OSError as exc:
+        raise _error(path, f"unreadable ({exc.strerror or exc})", DAMAGED) from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise _error(path, f"unreadable ({exc})", DAMAGED) from None
     bad = [
         field for field, kind in _META_FIELDS.items() if not isinstance(meta, dict) or type(meta.get(field)) is not kind
@@ -302,15 +310,40 @@ def _checked_file(directory, meta, kind):
         raise _error(directory / META_FILE, f"names {name!r} as its {kind} file, which is not a file name", DAMAGED)
     path = directory / name
     try:
-        data = path.read_bytes()
+        data = _read_saved(path, _largest(meta, kind))
     except FileNotFoundError:
         raise _error(path, f"missing ({META_FILE} names it as the {kind} file)", DAMAGED) from None
     except OSError as exc:
-        raise _error(path, f"unreadable ({exc})", DAMAGED) from None
+        raise _error(path, f"unreadable ({exc.strerror or exc})", DAMAGED) from None
     # Checked before parsing: a truncated or altered file never reaches FAISS's reader.
     if hashlib.sha256(data).hexdigest() != meta[f"{kind}_sha256"]:
         raise _error(path, f"truncated or changed since it was saved (checksum differs from {META_FILE})", DAMAGED)
     return path, data
+
+
+def _largest(meta, kind):
+    """The most bytes a save of `meta`'s count of memories can have in its `kind` file: the index holds at
+    most a row per memory, each its vector and its links in the graph (about 300 bytes at HNSW_M 32)."""
+    if kind == "texts":
+        return MAX_TEXTS_BYTES
+    return 65_536 + max(meta["count"], 0) * (4 * meta["dimension"] + 1024)
+
+
+def _read_saved(path, limit):
+    """The bytes of the regular file at `path`, at most `limit` of them; OSError otherwise.
+
+    Opened without blocking and read no further than the bound: a saved file that is a link to /dev/zero,
+    or a FIFO, is refused rather than read without end or waited on. (memory/ imports nothing of
+    perception/, whose perception/files.py reads the same way.)
+    """
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(descriptor, "rb") as file:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        data = file.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"larger than the {limit:,} bytes a save of this size can have")
+    return data
 
 
 def _parse_texts(path, data):
@@ -327,8 +360,12 @@ def _parse_texts(path, data):
 
 
 def _write(path, data):
-    """Write a file and flush it to disk, so the rename that follows cannot outrun its data."""
-    with open(path, "wb") as file:
+    """Write a new file and flush it to disk, so the rename that follows cannot outrun its data.
+
+    Created exclusively and never through a link: a file planted under its name is not written through.
+    """
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    with os.fdopen(descriptor, "wb") as file:
         file.write(data)
         file.flush()
         os.fsync(file.fileno())

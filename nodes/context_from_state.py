@@ -49,6 +49,7 @@ def decision_context(shared: AgentState) -> DecisionContext:
             seen_cells=observation.seen_cells,
             seen_walls=observation.seen_walls,
             actions_unseen=tuple(observation.actions_unseen),
+            rooms=observation.rooms,
         ),
         teammates=Teammates(
             messages=tuple(shared["other_agent_messages"]),

@@ -14,6 +14,8 @@ from typing import TypedDict
 
 from perception.actions import ACTION_HELP
 from perception.base import Pose, objects_text
+from perception.room_sight import RoomSight
+from perception.rooms import Room
 from prompts import render
 
 RECENT_ACTIONS = 5
@@ -25,6 +27,7 @@ PROMPT_TEAMMATES = 8  # the nearest; the others are counted
 MEMORY_CHARS = 300  # per retrieved memory
 MESSAGE_CHARS = 300
 CAPTION_CHARS = 600
+ROOM_NAME_CHARS = 60  # per room named (a world file's names may be long)
 
 Cell = tuple[int, int, int]  # (x, y, level)
 Wall = tuple[int, int]  # (x, y): a wall stands on every level
@@ -147,6 +150,7 @@ class View:
     seen_cells: tuple[Cell, ...]  # the free cells in sight, in mock mode
     seen_walls: tuple[Wall, ...]  # the walls in sight, in mock mode
     actions_unseen: tuple[str, ...]  # its own actions the view does not show yet, oldest first
+    rooms: RoomSight | None = None  # its room and the doors it sees, where the world has rooms
 
 
 @dataclass(frozen=True)
@@ -199,6 +203,7 @@ def render_prompt(context: DecisionContext, reply: str | None = None) -> str:
         pose=view.pose.describe(),
         pose_note=_pose_note(context),
         visible=_clip(view.caption, CAPTION_CHARS),
+        rooms=_rooms_text(view.rooms),
         memories=_lines(
             [f"{_clip(text, MEMORY_CHARS)} (distance {d:.2f})" for text, d in context.memories], "Nothing yet."
         ),
@@ -223,6 +228,29 @@ def _messages_text(messages: Sequence[HeardMessage]) -> str:
     hidden = len(messages) - len(shown)
     text = _lines(shown, "No messages from other agents")
     return f"{text}\n({hidden} older messages this step not shown)" if hidden else text
+
+
+def _rooms_text(sight: RoomSight | None) -> str:
+    """The room the agent is in and the doors it sees, a line each after what it sees; nothing without rooms."""
+    if sight is None:
+        return ""
+    lines = [f"You are in {_room_called(sight.room)}."] if sight.room else []
+    if sight.doorway:
+        named = [_room_called(side) for side in sight.doorway if side]  # one at least: a door's sides differ
+        where = f"between {named[0]} and {named[1]}" if len(named) == 2 else f"of {named[0]}"
+        lines.append(f"You stand in the doorway {where}.")
+    for door in sight.doors:
+        where = f"to {_room_called(door.leads_to)}" if door.leads_to else "out of this room"
+        lines.append(f"A door to the {door.direction}, at ({door.cell[0]}, {door.cell[1]}), leads {where}.")
+    return "".join(f"\n{line}" for line in lines)
+
+
+def _room_called(room: Room) -> str:
+    """'the kitchen' for a room named by its kind, its name otherwise: 'bedroom 2', 'Room A (bathroom)'."""
+    name = _clip(room.name, ROOM_NAME_CHARS)
+    if room.name == room.kind:
+        return f"the {name}"
+    return name if room.kind in room.name else f"{name} ({_clip(room.kind, ROOM_NAME_CHARS)})"
 
 
 def _teammates_text(pose: Pose, others: Mapping[str, Pose | None]) -> str:

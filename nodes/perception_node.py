@@ -34,6 +34,7 @@ class PerceptionNode(Node):
         record.image_path = observation.image_path
         record.seen_cells = [list(cell) for cell in observation.seen_cells]
         record.seen_walls = [list(cell) for cell in observation.seen_walls]
+        record.room = observation.rooms.room.name if observation.rooms and observation.rooms.room else None
         record.model_calls.extend(map(ModelCall.from_dict, observation.model_calls))
         record.errors.extend(observation.errors)
         record.lap("perception")

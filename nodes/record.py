@@ -61,6 +61,7 @@ class StepRecord:
     image_path: str | None = None  # the screenshot, in Unity mode
     seen_cells: list[list[int]] = field(default_factory=list)  # [x, y, level] in sight, in mock mode
     seen_walls: list[list[int]] = field(default_factory=list)  # [x, y] of the walls in sight, in mock mode
+    room: str | None = None  # the room it stands in; the line has no `room` where it stands in none
     model_calls: list[ModelCall] = field(default_factory=list)  # written as llm.calls: vision, then decision
     # RetrieveMemoryNode
     memory_query: str = ""
@@ -86,6 +87,14 @@ class StepRecord:
     errors: list[str] = field(default_factory=list)
     # The team's commit
     new_objects: list[str] = field(default_factory=list)
+    # Set by a schedule that keeps them, else None and not on the line (SCHEDULE_FIELDS): the simulated
+    # seconds its decision took (a profile's think_time, --schedule event); under --schedule realtime, its
+    # place in the team's commit order, the clock when it was committed, and how many commits the team's
+    # state held when it perceived (a replay commits in that order, and shows each step what it saw).
+    think_time: float | None = None
+    commit_index: int | None = None
+    commit_time: float | None = None
+    seen_commits: int | None = None
     _clock: float = field(default_factory=perf_counter, repr=False, compare=False)
 
     def lap(self, node: str) -> None:
@@ -98,10 +107,23 @@ class StepRecord:
         line: dict[str, Any] = {"trace_version": TRACE_VERSION}
         line.update((f.name, getattr(self, f.name)) for f in fields(self) if f.compare)
         line["llm"] = {"calls": [call.to_dict() for call in line.pop("model_calls")]}
+        if self.room is None:
+            del line["room"]  # a world without rooms keeps its lines' shape
+        for name in SCHEDULE_FIELDS:
+            if line[name] is None:
+                del line[name]  # likewise a run on a schedule that does not keep it
         return line
 
     @classmethod
     def from_dict(cls, line: dict[str, Any]) -> StepRecord:
         """The record `to_dict` gave `line` (a step handed in by another process of the team)."""
-        values = {f.name: line[f.name] for f in fields(cls) if f.compare and f.name != "model_calls"}
-        return cls(**values, model_calls=[ModelCall.from_dict(call) for call in line["llm"]["calls"]])
+        kept_if_set = ("room", *SCHEDULE_FIELDS)
+        values = {
+            f.name: line[f.name] for f in fields(cls) if f.compare and f.name not in ("model_calls", *kept_if_set)
+        }
+        values |= {name: line.get(name) for name in SCHEDULE_FIELDS}
+        calls = [ModelCall.from_dict(call) for call in line["llm"]["calls"]]
+        return cls(**values, room=line.get("room"), model_calls=calls)
+
+
+SCHEDULE_FIELDS = ("think_time", "commit_index", "commit_time", "seen_commits")  # on a line only where set

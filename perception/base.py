@@ -6,6 +6,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, replace
 
 from perception.actions import ACTIONS
+from perception.room_sight import RoomSight
 
 BROADCAST = "all"  # a message's recipient when it is for every other agent
 FACINGS = ("north", "east", "south", "west")  # clockwise; north is +y
@@ -80,6 +81,8 @@ class Observation:
     observed_time: float | None = None
     # The agent's own actions the view does not show yet, oldest first (late, or landed after the view's time).
     actions_unseen: tuple[str, ...] = ()
+    # The room it is in and the doors it sees out of it, where the world has rooms (mock worlds).
+    rooms: RoomSight | None = None
 
 
 @dataclass(frozen=True)

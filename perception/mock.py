@@ -16,6 +16,7 @@ from perception.base import (
     objects_text,
 )
 from perception.geometry import apply_action
+from perception.room_sight import room_sight
 
 
 class MockPerception(PerceptionInterface):
@@ -65,7 +66,9 @@ class MockPerception(PerceptionInterface):
         """What `pose` shows: the world is still, so a pose the agent once had shows what it showed then."""
         objects, cells, walls = self.world.view(pose)
         object_cells = {name: self.world.objects[name] for name in objects}
-        return Observation(pose, objects, self._caption(pose, objects, object_cells, walls), cells, walls, object_cells)
+        caption = self._caption(pose, objects, object_cells, walls)
+        rooms = room_sight(self.world, pose.x, pose.y, cells)
+        return Observation(pose, objects, caption, cells, walls, object_cells, rooms=rooms)
 
     def _caption(self, pose, objects, object_cells, seen_walls):
         caption = f"I see {objects_text(objects, object_cells)}." if objects else "I see nothing notable."

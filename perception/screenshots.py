@@ -10,17 +10,34 @@ from __future__ import annotations
 
 import base64
 import io
-import os
 import sys
 import threading
+import warnings
 from typing import TYPE_CHECKING
 
 from PIL import Image, ImageChops, ImageGrab
+
+from perception.files import FileTooLarge, read_regular_file, replace_whole
+from perception.yaml_files import FileProblem
 
 if TYPE_CHECKING:
     from perception.screen_capture import RegionCapture
 
 COMPARE_WIDTH = 64  # frames are compared as grey copies this wide: small noise averages out
+# A screenshot the report reads: far more than a screen's (8K is 33 million pixels), far less than would
+# take the machine's memory to decode.
+MAX_SCREENSHOT_BYTES = 100_000_000
+MAX_SCREENSHOT_PIXELS = 50_000_000
+# What Pillow's readers raise for a file that is no whole image: SyntaxError for a broken PNG chunk, OSError
+# for a file cut short, the bomb classes past its own pixel limits.
+NOT_AN_IMAGE = (
+    OSError,
+    SyntaxError,
+    ValueError,
+    EOFError,
+    Image.DecompressionBombError,
+    Image.DecompressionBombWarning,
+)
 
 
 class ScreenGrabber:
@@ -54,10 +71,9 @@ def _mss_region_capture() -> type[RegionCapture] | None:
 
 
 def save_png(image, path):
-    """Write `image` as PNG to `path`, atomically: a reader never sees half a file."""
-    partial = f"{path}.partial"
-    image.save(partial, format="PNG")
-    os.replace(partial, path)
+    """Write `image` as PNG to `path`, atomically: a reader never sees half a file, and a link planted in the
+    directory is never written through."""
+    replace_whole(path, lambda file: image.save(file, format="PNG"))
 
 
 def view_change(before, after, pixel_threshold) -> float:
@@ -70,10 +86,29 @@ def view_change(before, after, pixel_threshold) -> float:
 
 
 def thumbnail_data_uri(path, width=320):
-    """The screenshot at `path`, scaled to `width` pixels wide, as a JPEG data: URI a page can embed."""
-    with Image.open(path) as screenshot:
-        image = screenshot.convert("RGB")
+    """The screenshot at `path`, scaled to `width` pixels wide, as a JPEG data: URI a page can embed;
+    FileProblem where it is no regular file, is too large, or is no whole image."""
+    image = _screenshot(path)
     image.thumbnail((width, width * image.height // max(image.width, 1) or 1))
     encoded = io.BytesIO()
     image.save(encoded, format="JPEG", quality=80)
     return "data:image/jpeg;base64," + base64.b64encode(encoded.getvalue()).decode("ascii")
+
+
+def _screenshot(path) -> Image.Image:
+    """The image at `path`, read whole: a regular file of at most MAX_SCREENSHOT_BYTES and MAX_SCREENSHOT_PIXELS."""
+    try:
+        data = read_regular_file(path, MAX_SCREENSHOT_BYTES)
+    except FileTooLarge:
+        raise FileProblem(path, f"larger than {MAX_SCREENSHOT_BYTES:,} bytes, too large for a screenshot") from None
+    except OSError as error:
+        raise FileProblem(path, f"cannot read the screenshot: {error.strerror or error}") from None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)  # refused below, in one line
+            with Image.open(io.BytesIO(data)) as screenshot:
+                if screenshot.width * screenshot.height > MAX_SCREENSHOT_PIXELS:
+                    raise FileProblem(path, f"{screenshot.width}x{screenshot.height} pixels, too large to show")
+                return screenshot.convert("RGB")
+    except NOT_AN_IMAGE as error:
+        raise FileProblem(path, f"not a whole image ({error})") from None

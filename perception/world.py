@@ -8,9 +8,10 @@ from pathlib import Path
 
 from perception.base import FACINGS, Pose
 from perception.geometry import ViewCone
-from perception.yaml_files import FileProblem, Invalid, check_keys, kind, load_mapping
+from perception.rooms import Room, read_rooms
+from perception.yaml_files import FileProblem, Invalid, check_keys, is_int, kind, load_mapping
 
-WORLD_KEYS = ("name", "size", "walls", "objects", "agents", "view_distance", "max_steps")
+WORLD_KEYS = ("name", "size", "walls", "objects", "rooms", "agents", "view_distance", "max_steps")
 OBJECT_KEYS = ("name", "position")
 AGENT_KEYS = ("position", "facing", "pitch", "roll")
 DEFAULT_VIEW_DISTANCE = 3
@@ -44,6 +45,15 @@ class World:
     view_distance: int = DEFAULT_VIEW_DISTANCE
     max_steps: int | None = None
     path: str = ""
+    rooms: tuple[Room, ...] = ()  # named areas, in file order; no cell in two
+
+    @cached_property
+    def _room_of_cell(self) -> dict[tuple[int, int], Room]:
+        return {cell: room for room in self.rooms for cell in room.cells}
+
+    def room_at(self, x: int, y: int) -> Room | None:
+        """The room the ground cell (x, y) lies in, or None."""
+        return self._room_of_cell.get((x, y))
 
     @property
     def size(self):
@@ -86,11 +96,16 @@ def _squared_distance(origin, cell):
 
 def load_world(path) -> World:
     """Read and check a world file; any problem raises WorldError."""
-    data = load_mapping(path, WorldError, "a world file")
+    return world_from_mapping(load_mapping(path, WorldError, "a world file"), str(path))
+
+
+def world_from_mapping(data: dict, source: str) -> World:
+    """Check a world file's top-level mapping (read from a file, or made by a generator) and build its
+    World; any problem raises WorldError naming `source`."""
     try:
-        return _build_world(data, str(path))
+        return _build_world(data, source)
     except Invalid as problem:
-        raise WorldError(path, problem) from None
+        raise WorldError(source, problem) from None
 
 
 def _build_world(data, path):
@@ -133,11 +148,8 @@ def _build_world(data, path):
         view_distance=_view_distance(data),
         max_steps=_positive_int(data, "max_steps", None),
         path=path,
+        rooms=read_rooms(_list(data, "rooms"), grid),
     )
-
-
-def _is_int(value):
-    return isinstance(value, int) and not isinstance(value, bool)  # YAML `yes` is a bool
 
 
 def _list(data, key):
@@ -153,7 +165,7 @@ def _list(data, key):
 def _size(value):
     if value is None:
         raise Invalid("'size' is missing: give [width, depth] or [width, depth, height]")
-    if not isinstance(value, list) or len(value) not in (2, 3) or not all(_is_int(n) and n > 0 for n in value):
+    if not isinstance(value, list) or len(value) not in (2, 3) or not all(is_int(n) and n > 0 for n in value):
         raise Invalid(f"'size' must be 2 or 3 positive integers, got {value!r}")
     width, depth, *height = value
     return width, depth, height[0] if height else 1
@@ -163,7 +175,7 @@ def _positive_int(data, key, default):
     value = data.get(key)
     if value is None:
         return default
-    if not _is_int(value) or value <= 0:
+    if not is_int(value) or value <= 0:
         raise Invalid(f"'{key}' must be a positive integer, got {value!r}")
     return value
 
@@ -176,7 +188,7 @@ def _view_distance(data):
 
 
 def _position(value, what):
-    if not isinstance(value, list) or len(value) not in (2, 3) or not all(map(_is_int, value)):
+    if not isinstance(value, list) or len(value) not in (2, 3) or not all(map(is_int, value)):
         raise Invalid(f"{what} position must be [x, y] or [x, y, z] integers, got {value!r}")
     x, y, *z = value
     return (x, y, z[0] if z else 0)
@@ -193,7 +205,7 @@ def _place(grid, value, what):
 
 
 def _wall(grid, entry):
-    if not isinstance(entry, list) or len(entry) != 2 or not all(map(_is_int, entry)):
+    if not isinstance(entry, list) or len(entry) != 2 or not all(map(is_int, entry)):
         raise Invalid(f"each wall must be an [x, y] pair of integers, got {entry!r}")
     x, y = entry
     if not grid.in_bounds(x, y):
@@ -229,7 +241,7 @@ def _agent_start(grid, number, entry):
     head = {}
     for angle in ("pitch", "roll"):
         value = entry.get(angle, 0)
-        if not _is_int(value) or not -1 <= value <= 1:
+        if not is_int(value) or not -1 <= value <= 1:
             raise Invalid(f"{what} {angle} must be -1, 0 or 1, got {value!r}")
         head[angle] = value
     return Pose(x, y, z, facing, **head)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import stat
+import math
 from pathlib import Path
 
 import yaml
+
+from perception.files import FileTooLarge, NotARegularFile, read_regular_file
 
 # What a file people write may hold: far more than any world, key map or profiles file needs,
 # far less than what would take the machine's memory or minutes to read.
@@ -34,6 +35,11 @@ def load_mapping(path, error, what):
 
     `what` names the kind of file, as in "is a directory, not a world file".
     """
+    return parse_mapping(read_yaml_text(path, error, what), path, error)
+
+
+def read_yaml_text(path, error, what) -> str:
+    """The text of the YAML file at `path`, a regular file of at most MAX_FILE_BYTES; as `load_mapping`."""
     try:
         text = read_regular_file(path, MAX_FILE_BYTES).decode("utf-8")
     except FileNotFoundError:
@@ -48,6 +54,11 @@ def load_mapping(path, error, what):
         raise error(path, "cannot read the file: it is not UTF-8 text") from None
     except OSError as problem:
         raise error(path, f"cannot read the file: {problem.strerror}") from None
+    return text
+
+
+def parse_mapping(text, path, error):
+    """The top-level mapping of `text`, read from the YAML file at `path`; as `load_mapping`."""
     try:
         data = _load_bounded(text, path, error)
     except yaml.MarkedYAMLError as problem:
@@ -60,44 +71,6 @@ def load_mapping(path, error, what):
     if not isinstance(data, dict):
         raise error(path, f"the top level must be a mapping of keys, not a {kind(data)}")
     return data
-
-
-class NotARegularFile(OSError):
-    """A device, a FIFO or a socket where a file was expected: reading it could block or never end."""
-
-
-class FileTooLarge(OSError):
-    """A file over the reader's bound."""
-
-
-def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
-    """The bytes of the regular file at `path` (links followed), at most `limit` of them.
-
-    Opened without blocking, so a FIFO is refused rather than waited on, and
-    read no further than the bound, so /dev/zero or a file that grows while it
-    is read cannot take the machine's memory.
-    """
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    with os.fdopen(descriptor, "rb") as file:
-        mode = os.fstat(descriptor).st_mode
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(21, "Is a directory", str(path))
-        if not stat.S_ISREG(mode):
-            raise NotARegularFile(f"is not a regular file ({_file_kind(mode)})")
-        data = file.read(limit + 1)
-    if len(data) > limit:
-        raise FileTooLarge(f"larger than {limit:,} bytes")
-    return data
-
-
-def _file_kind(mode: int) -> str:
-    kinds = (
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a device"),
-        (stat.S_ISBLK, "a device"),
-        (stat.S_ISSOCK, "a socket"),
-    )
-    return next((name for test, name in kinds if test(mode)), "not a file")
 
 
 def _load_bounded(text, path, error):
@@ -161,6 +134,16 @@ def _duplicate_key(root):
         elif isinstance(node, yaml.SequenceNode):
             stack.extend(node.value)
     return None
+
+
+def is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)  # YAML `yes` is a bool
+
+
+def flow_text(value) -> str:
+    """`value` (a list, a mapping or a scalar) as one line of YAML in flow style, quoted where YAML needs it."""
+    text = yaml.safe_dump(value, default_flow_style=True, sort_keys=False, width=math.inf, allow_unicode=True)
+    return text.removesuffix("...\n").strip()
 
 
 def kind(value):

@@ -138,3 +138,29 @@ def test_timings_are_checked(tmp_path, embedder):
     assert not (tmp_path / "r").exists()
     with pytest.raises(ConfigError, match="--schedule event needs --mode mock"):
         RunConfig(mode="unity", window_titles=("Game",), schedule="event").check()
+
+
+@pytest.mark.parametrize(
+    "profiles, fastest",
+    [
+        ("coordinator: {tick_interval: 0.000001}\n", "Coordinator every 1e-06"),  # 265,000 ticks in 24 s
+        ("default: {tick_interval: 0.000001}\n", "Agent1 every 1e-06"),  # --steps 5: five million ticks
+        ("agents: [{tick_interval: 0.01}, {tick_interval: 0.5}]\n", "Agent1 every 0.01"),
+    ],
+)
+def test_intervals_that_would_tick_far_more_than_the_steps_are_refused_at_start(tmp_path, embedder, profiles, fastest):
+    path = tmp_path / "p.yaml"
+    path.write_text(profiles)
+    config = RunConfig(
+        profiles=path, schedule="event", coordinator="offline", steps=5, run_dir=tmp_path / "r", verbosity=-1
+    ).check()
+    with pytest.raises(ConfigError, match=f"{fastest}\\), more than 10 per member: a run may make at most 10 x"):
+        ExplorationRun(config, embedder=embedder)
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_team_within_ten_ticks_per_member_per_second_is_run(run):
+    # 10 + 10 + 1/5 (the Coordinator's default) ticks a second: under 10 for each of three members.
+    records, summary = run("fast", "default: {tick_interval: 0.1}\n", steps=2, schedule="event", coordinator="offline")
+    assert summary["steps"] == {"Agent1": 20, "Agent2": 20, "Coordinator": 1}
+    assert len(records) == 20 + 20 + 1

@@ -37,6 +37,7 @@ def test_the_summary_rebuilt_from_a_trace_is_the_one_the_run_wrote(tmp_path, clo
     assert "Rebuilt" in result.stdout
     rebuilt = json.loads((run_dir / "summary.json").read_text())
     assert rebuilt.pop("recovered_from_trace") is True and rebuilt.pop("wall_seconds") is None
+    assert rebuilt.pop("trace_lines_skipped") == 0
     for key in ("wall_seconds", "startup"):
         written.pop(key)
     assert rebuilt.pop("startup") is None
@@ -133,8 +134,9 @@ def test_a_version_1_trace_is_recovered_to_the_summary_the_run_wrote(tmp_path):
     rewrite_trace(run_dir, as_version_1)
     assert main("--recover", str(run_dir)).returncode == 0
     rebuilt = json.loads((run_dir / "summary.json").read_text())
+    assert rebuilt["trace_lines_skipped"] == 0  # every version-1 line read, model calls and all
     for summary in (written, rebuilt):
-        for key in ("wall_seconds", "startup", "store", "recovered_from_trace"):
+        for key in ("wall_seconds", "startup", "store", "recovered_from_trace", "trace_lines_skipped"):
             summary.pop(key, None)
         # Version 1 kept no reply format: its calls read as YAML, as every call then was.
         for llm in [summary["llm"], *(agent["llm"] for agent in summary["per_agent"].values())]:

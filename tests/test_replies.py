@@ -1,10 +1,16 @@
+import json
+import subprocess
+import sys
+
 import pytest
 import yaml
 
 from explorer.model.reading import ReplyError
+from explorer.model.reply_format import ReplyFormat
 from explorer.policies.replies import parse_decision, resolve_recipient
 from nodes.interfaces import Decision
 from perception.actions import ACTIONS
+from tests.support.paths import ROOT
 
 
 def parse(text):
@@ -118,12 +124,126 @@ def test_oversized_fields_are_cut():
     assert len(decision.message_to_others) == 300
 
 
-def test_an_alias_bomb_is_harmless():
-    bomb = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
-    for i in range(1, 9):
-        bomb += f"{chr(97 + i)}: &{chr(97 + i)} [{', '.join(['*' + chr(96 + i)] * 9)}]\n"
-    decision = parse(bomb + "action: forward\nthinking: *i\nreason: [one, two]")
-    assert decision.action == "forward" and decision.thinking == "" and decision.reason == "one; two"
+def alias_bomb():
+    """About 600 bytes of YAML whose `top` is 9**9 strings once its aliases are expanded."""
+    lines = ['b0: &b0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"b{i}: &b{i} [{', '.join([f'*b{i - 1}'] * 9)}]" for i in range(1, 9)]
+    return "\n".join(lines) + "\n", "*b8"
+
+
+def merge_bomb():
+    """`<<` merges of aliases: PyYAML's safe_load itself flattens them into 9**8 entries."""
+    lines = ["m0: &m0 {k0: 0, k1: 1, k2: 2, k3: 3, k4: 4, k5: 5, k6: 6, k7: 7, k8: 8}"]
+    lines += [f"m{i}: &m{i} {{<<: [{', '.join([f'*m{i - 1}'] * 9)}]}}" for i in range(1, 9)]
+    return "\n".join(lines) + "\n", "*m8"
+
+
+DECISION = {"thinking": "t", "action": "forward", "reason": "r", "message_to_others": "m", "message_to": "all"}
+
+
+def decision_with(bombed):
+    """A decision's reply, with {} for the field `bombed`."""
+    return "".join(f"{name}: {'{}' if name == bombed else value}\n" for name, value in DECISION.items())
+
+
+# (reply kind, the field given the bomb, the reply with {} where the bomb goes)
+BOMBED_FIELDS = [
+    *[("decision", name, decision_with(name)) for name in DECISION],
+    *[("goal", name, decision_with(name)) for name in DECISION],
+    ("goal", "goal", "goal: {}\nreason: r\n"),
+    ("directives", "directives", "directives: {}\n"),
+    ("directives", "entry", "directives:\n  Agent1: {}\n"),
+    ("directives", "goal", "directives:\n  Agent1: {{goal: {}}}\n"),
+    ("directives", "facing", "directives:\n  Agent1: {{goal: [1, 1, 0], facing: {}}}\n"),
+    ("directives", "action", "directives:\n  Agent1: {{action: {}}}\n"),
+    ("vision", "caption", "caption: {}\nobjects: [sofa]\n"),
+    ("vision", "objects", "caption: a hall\nobjects: {}\n"),
+    ("vision objects", "list", "{}\n"),
+    ("vision objects", "objects", "objects: {}\n"),
+]
+
+
+def read_bombed_field(kind, template, bomb, folder):
+    """What the reader makes of the reply: "refused: why", or "read: what"."""
+    from explorer.model import vision
+    from explorer.model.client import LLMError, LLMSettings, Reply
+    from explorer.policies.replies import parse_directives, parse_goal_decision
+
+    definitions, top = bomb
+    text = definitions + template.format(top)
+    vision.complete = lambda settings, messages: Reply(text, "stub")  # the child's own module: no model asked
+    image = folder / "view.png"
+    image.write_bytes(b"not read")
+    readers = {
+        "decision": lambda: parse(text),
+        "goal": lambda: parse_goal_decision(text, ACTIONS, 3),
+        "directives": lambda: parse_directives(text, ["Agent1"], ACTIONS, (5, 5, 1)),
+        "vision": lambda: vision.describe_image(LLMSettings(model="stub"), image),
+        "vision objects": lambda: vision.extract_objects_from_image(LLMSettings(model="stub"), image),
+    }
+    try:
+        return f"read: {readers[kind]()!r:.200}"
+    except ReplyError as refused:
+        return f"refused: {refused}"
+    except LLMError as refused:
+        return f"refused: {refused.kind}"
+
+
+def read_every_bombed_field(folder):
+    """{(bomb, kind, field): outcome}, run in a child process with bounded memory."""
+    bombs = {"aliases": alias_bomb(), "merges": merge_bomb()}
+    return {
+        f"{bomb} in {kind} {field}": read_bombed_field(kind, template, bombs[bomb], folder)
+        for bomb in bombs
+        for kind, field, template in BOMBED_FIELDS
+    }
+
+
+CHILD = """
+import json, resource, sys
+from pathlib import Path
+resource.setrlimit(resource.RLIMIT_AS, (512 * 2**20, 512 * 2**20))
+from tests.test_replies import read_every_bombed_field
+print(json.dumps(read_every_bombed_field(Path(sys.argv[1]))))
+"""
+
+
+def test_an_alias_bomb_in_any_field_of_any_reply_is_refused_in_bounded_memory(tmp_path):
+    """A few hundred bytes of YAML aliases (or `<<` merges of them) in a decision's, a goal's, a
+    directive's or a vision reply's field took gigabytes; every reply with one is refused."""
+    child = subprocess.run(
+        [sys.executable, "-c", CHILD, str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert child.returncode == 0, child.stderr[-2000:]
+    outcomes = json.loads(child.stdout)
+    assert len(outcomes) == 2 * len(BOMBED_FIELDS)
+    for case, outcome in outcomes.items():
+        assert outcome.startswith("refused"), f"{case}: {outcome}"
+        assert "aliases" in outcome or outcome == "refused: bad_response", f"{case}: {outcome}"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "action: forward\nthinking:\n" + " [\n" * 3000 + " ]\n" * 3000,
+        "action: forward\nthinking:\n" + "".join(" " * i + "- \n" for i in range(1, 1500, 2)) + " " * 1500 + "- x",
+        '{"action": "forward", "thinking": ' + "[" * 30 + "]" * 30 + "}",  # JSON is read the same way
+    ],
+)
+def test_deep_nesting_is_refused_not_a_recursion_error(reply):
+    with pytest.raises(ReplyError, match="nests more than 20 levels deep"):
+        parse(reply)
+
+
+def test_a_json_reply_nested_deeper_than_the_parser_goes_is_no_json_object():
+    reply_format = ReplyFormat("auto", "stub")
+    reply_format.answered("json_schema", "[" * 100_000 + "]" * 100_000)  # json.loads raises RecursionError
+    assert reply_format.dialect is None  # the schema was not followed: YAML from now on
+
+
+def test_fields_are_kept_as_bounded_text():
+    decision = parse("action: forward\nthinking: [one, 2, true]\nreason: {nested: map}\nmessage_to_others: [[a]]")
+    assert (decision.thinking, decision.reason, decision.message_to_others) == ("one; 2; True", "", "")
 
 
 @pytest.mark.parametrize(

@@ -161,6 +161,6 @@ def test_a_game_run_is_shown_as_a_filmstrip_of_its_screenshots(tmp_path):
             }
         )
     )
-    html = write_report(run_dir).read_text()
+    html = write_report(run_dir).path.read_text()
     assert html.count('src="data:image/jpeg;base64,') == 1  # embedded: the page travels alone
     assert "A red cube ahead." in html and "go see it" in html and "(0, 1, 0) facing north" in html

@@ -1,6 +1,5 @@
 """Sweeps as a user runs them: `main.py --sweep FILE.yaml`, real runs in real processes, and the page they make."""
 
-import csv
 import json
 import os
 import signal
@@ -12,10 +11,9 @@ from pathlib import Path
 import pytest
 
 from explorer.sweep.stats import curve_intervals, mean_interval, t_critical
-from tests.support.paths import ROOT
+from tests.support.sweeps import MAIN, processes_mentioning, read_results, sweep, write_sweep
 
 pytest_plugins = ("tests.support.browser",)
-MAIN = str(ROOT / "main.py")
 SWEEP = """\
 out: {out}
 grid:
@@ -32,39 +30,6 @@ RUN_NAMES = [
     for comm in ("true", "false")
     for seed in (1, 2)
 ]
-
-
-def sweep(sweep_file, *args, **kwargs):
-    return subprocess.run(
-        [sys.executable, MAIN, "--sweep", str(sweep_file), *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        **kwargs,
-    )
-
-
-def write_sweep(directory, text, name="sweep.yaml"):
-    path = directory / name
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def read_results(sweep_dir):
-    with open(sweep_dir / "results.csv", newline="", encoding="utf-8") as file:
-        return list(csv.DictReader(file))
-
-
-def processes_mentioning(text):
-    """The pids of the processes whose command line holds `text` (Linux's /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and text in (entry / "cmdline").read_bytes().decode(errors="replace"):
-                found.append(int(entry.name))
-        except OSError:  # it ended while we looked
-            continue
-    return found
 
 
 @pytest.fixture(scope="module")

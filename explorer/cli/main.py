@@ -32,6 +32,12 @@ def build_parser() -> RunParser:
         "--sweep", type=Path, metavar="FILE", help="run the grid of conditions a sweep file gives, and exit"
     )
     parser.add_argument(
+        "--export-world",
+        type=Path,
+        metavar="FILE",
+        help="write the generated world --world gen:FAMILY and --world-seed make as a YAML world file, and exit",
+    )
+    parser.add_argument(
         "--parallel",
         type=int,
         default=os.cpu_count() or 1,
@@ -66,7 +72,8 @@ def main(argv: Sequence[str] | None = None, started: float | None = None) -> int
 def _main(argv, started, signals):
     # Imported here so that --help and argument errors answer at once.
     from explorer.run.runner import ExplorationRun
-    from explorer.run.stop import BUDGET_EXHAUSTED, RunFailed
+    from explorer.run.stop import RunFailed
+    from explorer.run.summary import BUDGET_EXHAUSTED
     from explorer.run.trace import DiskWriteError
     from memory.vector_memory import MemoryFileError
     from perception.window import WindowError
@@ -85,6 +92,8 @@ def _main(argv, started, signals):
 
             return run_sweep(args.sweep, args.parallel)
         verbosity = -1 if args.quiet else 1 if args.verbose else 0
+        if args.export_world is not None:
+            return _export_world(config_from(args, verbosity=verbosity), args.export_world)
         run = ExplorationRun(config_from(args, verbosity=verbosity), started=started, stopping=signals.hold)
     except (ConfigError, FileProblem, WindowError, MemoryFileError) as error:
         print(f"main.py: error: {error}", file=sys.stderr)
@@ -108,8 +117,29 @@ def _main(argv, started, signals):
 def _report(run_dir):
     from explorer.report.run_report import rebuild_report
 
-    path = rebuild_report(run_dir)
-    print(f"Wrote {path}")
+    report = rebuild_report(run_dir)
+    _warn(report.warnings)
+    print(f"Wrote {report.path}")
+    return 0
+
+
+def _warn(warnings):
+    for warning in warnings:
+        print(f"main.py: warning: {warning}", file=sys.stderr)
+
+
+def _export_world(config, path):
+    from explorer.run.trace import write_text
+    from perception.families.export import world_to_yaml
+    from perception.families.generate import generated_mapping
+    from perception.families.names import is_generated
+
+    if not is_generated(str(config.world)):
+        raise ConfigError(f"--export-world writes a generated world: give --world gen:FAMILY, not {config.world}")
+    if path.exists() or path.is_symlink():
+        raise ConfigError(f"--export-world {path}: the file is there already; name a new one")
+    write_text(path, world_to_yaml(generated_mapping(str(config.world), config.world_seed)))
+    print(f"Wrote {path}: the world {config.world} with world seed {config.world_seed or 0}")
     return 0
 
 
@@ -134,8 +164,10 @@ def _recover(run_dir):
     from explorer.cli.console import RunConsole
     from explorer.run.recover import recover_summary
 
-    summary = recover_summary(run_dir)
+    recovered = recover_summary(run_dir)
+    summary = recovered.summary
     RunConsole(summary["agents"], 0, summary["total_objects"], 0).print_summary(summary, run_dir)
+    _warn(recovered.warnings)
     print(f"Rebuilt {run_dir / 'summary.json'} from its trace.")
     return 0
 

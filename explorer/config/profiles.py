@@ -7,6 +7,7 @@
       reply_format: auto  # or json, yaml: overrides --reply-format
       temperature: 0.2
       msg_delay: 1                # simulated seconds; see below
+      think_time: measured        # or seconds; see below
     agents:                       # optional: in agent order, Agent1 first
       - {role: scout, persona: "You move fast and look far.", temperature: 0.7}
       - {role: cartographer, model: "openai/qwen2.5-7b-instruct", tick_interval: 2}
@@ -21,6 +22,13 @@ simulated seconds: `tick_interval` (1: one step a second), `obs_delay` (a view
 shows the world as it was that long ago), `act_delay` (an action takes effect
 that long after it is chosen) and `msg_delay` (a message reaches its mailbox
 that long after it is sent). The defaults are 1, 0, 0, 0.
+
+`think_time` (default 0: deciding takes no time) makes a decision take
+simulated time: `measured` (the step's model calls' latency, as the trace
+records it, so --replay-replies gives it again; a step that asked no model,
+the built-in policies' too, its own decision's measured time) or a number of
+seconds. The action lands that long after the tick (act_delay after that),
+its message leaves then, and the agent's next tick waits for it.
 """
 
 from __future__ import annotations
@@ -30,12 +38,12 @@ from pathlib import Path
 
 from explorer.model.reply_format import REPLY_FORMATS
 from explorer.schedule.event import CLOCK_RESOLUTION
-from explorer.schedule.timed_perception import Timing
+from explorer.schedule.timed_perception import MEASURED, Timing
 from perception.yaml_files import FileProblem, load_mapping
 from prompts import render
 
 TIMING_KEYS = ("tick_interval", "obs_delay", "act_delay", "msg_delay")
-PROFILE_KEYS = ("role", "persona", "model", "temperature", "reply_format", *TIMING_KEYS)
+PROFILE_KEYS = ("role", "persona", "model", "temperature", "reply_format", *TIMING_KEYS, "think_time")
 DEFAULT_TEMPERATURE = 0.2
 COORDINATOR_TICK_INTERVAL = 5.0  # a coordinator thinks slower than its explorers act
 MAX_TIME = 1_000_000.0  # simulated seconds: any timing beyond is a typo
@@ -56,12 +64,13 @@ class Profile:
     obs_delay: float = 0.0
     act_delay: float = 0.0
     msg_delay: float = 0.0
+    think_time: float | str = 0.0  # seconds, or "measured"
 
     def persona_text(self) -> str:
         return self.persona or render("explorer_persona")
 
     def timing(self) -> Timing:
-        return Timing(self.tick_interval, self.obs_delay, self.act_delay, self.msg_delay)
+        return Timing(self.tick_interval, self.obs_delay, self.act_delay, self.msg_delay, self.think_time)
 
     def timed(self) -> bool:
         """True when a timing differs from the default: only `--schedule event` keeps time."""
@@ -113,25 +122,31 @@ def _profile(path, entry, base, what):
     reply_format = entry.get("reply_format", base.reply_format)
     if reply_format is not None and reply_format not in REPLY_FORMATS:
         raise ProfileError(path, f"{what} reply_format must be one of {', '.join(REPLY_FORMATS)}, not {reply_format!r}")
-    timing = {}
-    for key in TIMING_KEYS:
-        value = entry.get(key, getattr(base, key))
-        least = "more than 0" if key == "tick_interval" else "0 or more"
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or not ((value > 0 if key == "tick_interval" else value >= 0) and value <= MAX_TIME)
-        ):
-            raise ProfileError(path, f"{what} {key} must be a number of simulated seconds, {least}, not {value!r}")
-        if 0 < value < CLOCK_RESOLUTION:
-            raise ProfileError(
-                path, f"{what} {key} {value!r} is below the clock's resolution ({CLOCK_RESOLUTION:g} simulated seconds)"
-            )
-        timing[key] = float(value)
+    timing = {key: _seconds(path, what, key, entry.get(key, getattr(base, key))) for key in TIMING_KEYS}
+    think_time = entry.get("think_time", base.think_time)
+    if think_time != MEASURED:
+        think_time = _seconds(path, what, "think_time", think_time, f"{MEASURED!r} or ")
     return replace(
         base,
         **{k: entry[k].strip() for k in ("role", "persona", "model") if k in entry},
         temperature=float(temperature),
         reply_format=reply_format,
+        think_time=think_time,
         **timing,
     )
+
+
+def _seconds(path: Path | None, what: str, key: str, value: object, or_else: str = "") -> float:
+    """A timing's value in simulated seconds; ProfileError, naming `key`, for anything else."""
+    least = "more than 0" if key == "tick_interval" else "0 or more"
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not ((value > 0 if key == "tick_interval" else value >= 0) and value <= MAX_TIME)
+    ):
+        raise ProfileError(path, f"{what} {key} must be {or_else}a number of simulated seconds, {least}, not {value!r}")
+    if 0 < value < CLOCK_RESOLUTION:
+        raise ProfileError(
+            path, f"{what} {key} {value!r} is below the clock's resolution ({CLOCK_RESOLUTION:g} simulated seconds)"
+        )
+    return float(value)

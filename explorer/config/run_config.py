@@ -31,8 +31,10 @@ from explorer.model.budget import Limits
 from explorer.model.reply_format import REPLY_FORMATS
 from memory.embedder import BACKENDS
 from memory.onnx_export import CACHE_ENV
+from perception.families.generate import open_world
+from perception.families.names import is_generated
 from perception.keymap import DEFAULT_KEYMAP, SHIPPED_KEYMAPS
-from perception.world import DEFAULT_WORLD, SHIPPED_WORLDS
+from perception.world import DEFAULT_WORLD, SHIPPED_WORLDS, WorldError
 from perception.yaml_files import shipped_names, shipped_or_given
 
 MODES = ("mock", "unity")
@@ -54,7 +56,7 @@ class ConfigError(ValueError):
 
 
 def _shipped_world(text: str) -> Path:
-    return shipped_or_given(text, SHIPPED_WORLDS)
+    return Path(text) if is_generated(text) else shipped_or_given(text, SHIPPED_WORLDS)
 
 
 def _shipped_keymap(text: str) -> Path:
@@ -113,9 +115,21 @@ class RunConfig:
         default=DEFAULT_WORLD,
         metadata=option(
             "--world",
-            "world file for mock mode, or a shipped world's name: apartment (default), office, warehouse, garden",
+            "world file for mock mode, a shipped world's name: apartment (default), office, warehouse, garden, "
+            "or a generated world: gen:FAMILY (corridor, house, office, maze, warehouse, hall), "
+            "with parameters as in gen:house?size=40x30&seed=7",
             type=_shipped_world,
             record=PATH,
+        ),
+    )
+    world_seed: int | None = field(
+        default=None,
+        metadata=option(
+            "--world-seed",
+            "the seed of a generated world (--world gen:FAMILY): the same seed makes the same world (default 0)",
+            metavar="N",
+            type=int,
+            check=Count(0),
         ),
     )
     seed: int = field(
@@ -443,12 +457,7 @@ class RunConfig:
 
     def _check_files(self) -> None:
         """The files and directories the options name: there, and of the right kind."""
-        if self.world.is_dir():
-            raise ConfigError(f"--world {self.world} is a directory, not a world file")
-        if not self.world.is_file():
-            raise ConfigError(
-                f"world file not found: {self.world} (shipped worlds: {', '.join(shipped_names(SHIPPED_WORLDS))})"
-            )
+        self._check_world()
         if self.resume_memory is not None and not self.resume_memory.is_dir():
             raise ConfigError(f"--resume-memory: no such directory: {self.resume_memory}")
         if self.replay_replies is not None and not (self.replay_replies / "trace.jsonl").is_file():
@@ -457,6 +466,23 @@ class RunConfig:
             raise ConfigError(f"profiles file not found: {self.profiles}")
         if self.embedder_cache is not None:
             self._check_embedder_cache(self.embedder_cache)
+
+    def _check_world(self) -> None:
+        """A generated world that can be made, or a world file that is there."""
+        if is_generated(str(self.world)):
+            try:
+                open_world(str(self.world), self.world_seed)
+            except WorldError as error:
+                raise ConfigError(str(error)) from None
+            return
+        if self.world_seed is not None:
+            raise ConfigError("--world-seed is the seed of a generated world: give --world gen:FAMILY too")
+        if self.world.is_dir():
+            raise ConfigError(f"--world {self.world} is a directory, not a world file")
+        if not self.world.is_file():
+            raise ConfigError(
+                f"world file not found: {self.world} (shipped worlds: {', '.join(shipped_names(SHIPPED_WORLDS))})"
+            )
 
     def _check_split(self) -> None:
         if self.store is None:

@@ -2,7 +2,9 @@
 
 Models answer in every shape: a fenced block with prose around it, bare
 YAML, JSON (which YAML reads), reasoning in <think> tags, tab indentation,
-`backticked` values. All of it is read here, always with a safe loader.
+`backticked` values. All of it is read here, always with a safe loader that
+takes no YAML aliases and no deep nesting, and every field is then kept as
+bounded text (`bounded_text`): what a reply holds grows with its length only.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ _REASONING = re.compile(r"<(think|thinking|reasoning)>.*?(</\1>|$)", re.DOTALL |
 _LEADING_TABS = re.compile(r"^\t+", re.MULTILINE)
 _BACKTICKED_VALUE = re.compile(r"^([ \t]*\w+[ \t]*:[ \t]*)`([^`\n]*)`[ \t]*$", re.MULTILINE)
 _KEY_VALUE = re.compile(r"^([ \t]*[\w-]+[ \t]*:[ \t]*)(.*)$", re.DOTALL)
+MAX_DEPTH = 20  # nesting levels a reply may hold: an answer needs three or four
+LIST_ITEMS = 50  # items of a flat list kept as a field's text
 
 
 class ReplyError(ValueError):
@@ -44,7 +48,7 @@ def read_structured(
     error = None
     for candidate in filter(None, candidates):
         try:
-            loaded = yaml.safe_load(_tidy(candidate))
+            loaded = yaml.load(_tidy(candidate), Loader=_ReplyLoader)  # a SafeLoader, bounded
         except yaml.YAMLError as exc:
             error = exc
             continue
@@ -53,6 +57,43 @@ def read_structured(
     if error is not None:
         raise ReplyError(f"the reply is not valid YAML ({str(error).strip().splitlines()[0]})")
     return None
+
+
+class _ReplyLoader(yaml.SafeLoader):
+    """The safe loader, refusing what no answer needs and what could take the machine: aliases (a few
+    hundred bytes of them, in lists or `<<` merges, expand exponentially) and deep nesting (the
+    composer recurses, once per level)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise yaml.composer.ComposerError(None, None, "YAML aliases (*name) are not allowed in a reply", mark)
+        if self.depth >= MAX_DEPTH:
+            mark = self.peek_event().start_mark
+            raise yaml.composer.ComposerError(None, None, f"it nests more than {MAX_DEPTH} levels deep", mark)
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+def bounded_text(value: object, limit: int) -> str:
+    """A field as text of at most `limit` characters: a scalar, or a flat list of them ("a; b").
+
+    Anything else (a mapping, a nested list) is dropped: it is no answer to a field, and its text
+    could be far longer than the reply.
+    """
+    if isinstance(value, list) and all(isinstance(item, (str, int, float, bool)) for item in value):
+        value = "; ".join(map(str, value[:LIST_ITEMS]))
+    if not isinstance(value, (str, int, float, bool)):
+        return ""
+    text = str(value).strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _cut_line(line: str) -> str:

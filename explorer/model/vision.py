@@ -2,7 +2,7 @@
 
 Unity mode's perception backend is given one `look(png_path) -> Sight` per
 agent, made here; the replies are read like every model answer, by
-explorer/model/reading.py.
+explorer/model/reading.py, and what they say is kept bounded.
 """
 
 from __future__ import annotations
@@ -21,12 +21,14 @@ from explorer.model.client import (
     Reply,
     complete,
 )
-from explorer.model.reading import ReplyError, read_structured
+from explorer.model.reading import ReplyError, bounded_text, read_structured
+from nodes.decision_context import CAPTION_CHARS
 from nodes.record import ModelCall
 from perception.unity import Sight
 from prompts import render
 
 MAX_OBJECTS = 30
+OBJECT_NAME_CHARS = 80  # an object's name: a few words
 IMAGE_TYPES = {
     ".png": "image/png",
     ".jpg": "image/jpeg",
@@ -75,7 +77,7 @@ def _as_dicts(calls: tuple[ModelCall, ...]) -> tuple[dict[str, Any], ...]:
 def caption_image(settings: LLMSettings, image_path: str | Path) -> tuple[str, Reply]:
     """A short description of the image."""
     reply = complete(settings, [_image_message(image_path, render("vision_caption"))])
-    return reply.text.strip(), reply
+    return bounded_text(reply.text, CAPTION_CHARS), reply
 
 
 def extract_objects_from_image(settings: LLMSettings, image_path: str | Path) -> tuple[list[str], Reply]:
@@ -97,7 +99,7 @@ def describe_image(settings: LLMSettings, image_path: str | Path) -> tuple[str, 
     objects = loaded.get("objects") if isinstance(loaded, dict) else None
     if not isinstance(caption, str) or not caption.strip() or not isinstance(objects, (list, type(None))):
         raise _unparseable(reply, "YAML with a `caption` and a list of `objects`")
-    return caption.strip(), _object_names(objects or []), reply
+    return bounded_text(caption, CAPTION_CHARS), _object_names(objects or []), reply
 
 
 def _image_message(image_path: str | Path, prompt: str) -> ChatMessage:
@@ -132,7 +134,7 @@ def _read(reply: Reply, usable: Callable[[object], bool]) -> Any:
 def _object_names(items: list[object]) -> list[str]:
     names = []
     for item in items:
-        name = item.strip().lower() if isinstance(item, str) else ""
+        name = bounded_text(item, OBJECT_NAME_CHARS).lower() if isinstance(item, str) else ""
         if name and name not in names:
             names.append(name)
     return names[:MAX_OBJECTS]

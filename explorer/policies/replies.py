@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from explorer.model.reading import ReplyError, read_structured
+from explorer.model.reading import ReplyError, bounded_text, read_structured
 from explorer.policies.sentences import Heading
 from nodes.interfaces import Decision
 from perception.base import BROADCAST
@@ -93,7 +93,7 @@ def _given(value: object) -> bool:
 
 
 def _decision(fields: Mapping[str, object], action: str) -> Decision:
-    values = {name: _text(fields.get(name), FIELD_LIMITS[name]) for name in FIELDS if name != "action"}
+    values = {name: bounded_text(fields.get(name), FIELD_LIMITS[name]) for name in FIELDS if name != "action"}
     values["message_to"] = values["message_to"] or BROADCAST
     return Decision(action=action, **values)
 
@@ -130,20 +130,6 @@ def _field_block(text: str) -> str:
             break  # prose after the block
         block.append(line)
     return "\n".join(block)
-
-
-def _text(value: object, limit: int) -> str:
-    """A field as bounded text: scalars, or a flat list of them.
-
-    Nested values are dropped: through YAML aliases a few hundred bytes can
-    nest into a structure whose text is exponentially long.
-    """
-    if isinstance(value, list) and all(isinstance(item, (str, int, float, bool)) for item in value):
-        value = "; ".join(map(str, value[:50]))
-    if not isinstance(value, (str, int, float, bool)):
-        return ""
-    text = str(value).strip()
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 FACING_NAMES = ("north", "east", "south", "west")
@@ -187,7 +173,9 @@ def _goal_cell(explorer: str, goal: object, facing: object, size: tuple[int, int
     width, depth, height = size
     if not (0 <= x < width and 0 <= y < depth and 0 <= z < height):
         raise ReplyError(f"{explorer}'s goal {goal} is outside the world ({width}x{depth}x{height})")
-    facing = str(facing).strip().lower() if facing is not None else None
-    if facing is not None and facing not in FACING_NAMES:
-        raise ReplyError(f"{explorer}'s facing {facing[:20]!r} is not north, east, south or west")
-    return x, y, z, facing
+    if facing is None:
+        return x, y, z, None
+    named = facing.strip().lower() if isinstance(facing, str) else ""
+    if named not in FACING_NAMES:
+        raise ReplyError(f"{explorer}'s facing {bounded_text(facing, 20)!r} is not north, east, south or west")
+    return x, y, z, named

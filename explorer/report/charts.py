@@ -9,6 +9,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
+from explorer.report.room_marks import room_labels, room_shapes
+
 CONFIG = {"displaylogo": False, "responsive": True}
 
 
@@ -54,9 +56,9 @@ def agent_colour(index):
 def replay_map(div_id, world, frames, agents) -> str:
     """The world from above, with a step slider and play/pause that move the agents.
 
-    `world`: {width, depth, walls [(x, y)], first_seen {(x, y): step}, objects [{name, x, y, level, finder,
-    step}]} (finder None: never found); `frames`: [{label, poses {agent: (x, y, facing)}, trails {agent:
-    ([xs], [ys])}, found {name}}], in time order; `agents`: the agent ids in team order.
+    `world`: {width, depth, walls [(x, y)], rooms [Room], first_seen {(x, y): step}, objects [{name, x, y,
+    level, finder, step}]} (finder None: never found); `frames`: [{label, poses {agent: (x, y, facing)}, trails
+    {agent: ([xs], [ys])}, found {name}}], in time order; `agents`: the agent ids in team order.
     """
     figure = go.Figure()
     figure.add_trace(_seen_heatmap(world))
@@ -70,7 +72,8 @@ def replay_map(div_id, world, frames, agents) -> str:
         for frame in frames
     ]
     figure.update_layout(
-        shapes=_wall_shapes(world["walls"]),
+        shapes=_wall_shapes(world["walls"]) + room_shapes(world["rooms"]),
+        annotations=room_labels(world["rooms"]),
         **_grid_axes(world["width"], world["depth"]),
         height=max(420, 36 * world["depth"] + 200),
         plot_bgcolor="#fafafa",

@@ -1,6 +1,6 @@
 """A sweep's sweep.html: its conditions compared metric by metric, with 95% intervals over the seeds.
 
-Only completed runs count; a run stopped or failed is listed with its status
+Only finished runs count (completed, or stopped by a budget); a run stopped or failed is listed with its status
 and left out of every mean. Each run's own report.html is a link away.
 """
 
@@ -12,6 +12,7 @@ from urllib.parse import quote
 
 from explorer.report.charts import band_chart, interval_chart
 from explorer.report.page import write_page
+from explorer.run.summary import FINISHED
 from explorer.sweep.stats import curve_intervals, mean_interval
 
 
@@ -20,7 +21,7 @@ def write_sweep_page(path, title, sweep_file, metrics, highlights, runs):
     [{name, condition, status, metrics {name: value}, curve [[step, found], ...]}] in grid order."""
     path = Path(path)
     conditions = list(dict.fromkeys(run["condition"] for run in runs))
-    completed = {c: [run for run in runs if run["condition"] == c and run["status"] == "completed"] for c in conditions}
+    completed = {c: [run for run in runs if run["condition"] == c and run["status"] in FINISHED] for c in conditions}
     table, charts, flat = [], [], []
     for name, label in metrics:
         intervals = [mean_interval(run["metrics"][name] for run in completed[c]) for c in conditions]

@@ -6,13 +6,18 @@ import contextlib
 import logging
 from pathlib import Path
 
-from explorer.cli.console import RunConsole
+from explorer.cli.console import RunConsole, plain
 
 log = logging.getLogger("explorer")  # not the root logger: libraries' debug output stays out
 
 
 class RunLogHandler(logging.FileHandler):
-    """run.log, which a full disk must not turn into an error of its own."""
+    """run.log, which a full disk must not turn into an error of its own, and which `cat` must not
+    turn into a terminal's commands: its lines are cleaned as the console's are."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The line without control or escape codes: world names and model replies are logged as given."""
+        return plain(super().format(record))
 
     def handleError(self, record: logging.LogRecord) -> None:
         """A log line the disk has no room for is lost quietly: the console and the error say what happened."""

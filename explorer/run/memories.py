@@ -21,6 +21,7 @@ class Resumed:
     source: Path | None = None
     memories: dict[str, VectorMemory] = field(default_factory=dict)
     rebuilt: bool = False
+    skipped: str | None = None  # what rebuilding them skipped of the trace (damaged lines), in a line
 
     def announce(self, agent_ids: list[str]) -> None:
         """Log what each agent starts with, once the run's log is open."""
@@ -34,33 +35,32 @@ class Resumed:
                 "%s saved no memories (was it killed?): they were rebuilt from its trace.jsonl, re-embedded",
                 self.source,
             )
+        if self.skipped:
+            log.warning("%s: what they held is not among the memories", self.skipped)
 
 
 def resume_memories(source: Path | None, agent_ids: list[str], embedder: SentenceEmbedder) -> Resumed:
-    """What --resume-memory `source` gives the agents (nothing without it); raises MemoryFileError."""
+    """What --resume-memory `source` gives the agents (nothing without it); raises MemoryFileError or ConfigError."""
     if not source:
         return Resumed()
-    memories, rebuilt = load_memories(source, agent_ids, embedder)
-    return Resumed(source, memories, rebuilt)
+    return load_memories(source, agent_ids, embedder)
 
 
-def load_memories(
-    run_dir: Path, agent_ids: list[str], embedder: SentenceEmbedder
-) -> tuple[dict[str, VectorMemory], bool]:
-    """({agent_id: VectorMemory} saved in an earlier run, rebuilt from its trace or not);
-    agents it did not have start empty."""
+def load_memories(run_dir: Path, agent_ids: list[str], embedder: SentenceEmbedder) -> Resumed:
+    """The memories saved in an earlier run, or rebuilt from its trace; agents it did not have start empty.
+    Raises MemoryFileError, or ConfigError for a trace that cannot be read."""
     saved = run_dir / MEMORY_DIR
-    found = {agent_id: saved / agent_id for agent_id in agent_ids if (saved / agent_id / "meta.json").is_file()}
+    found = {agent_id: saved / agent_id for agent_id in agent_ids if (saved / agent_id / "meta.json").exists()}
     if found:
-        return {agent_id: VectorMemory.load(path, embedder) for agent_id, path in found.items()}, False
+        return Resumed(run_dir, {agent_id: VectorMemory.load(path, embedder) for agent_id, path in found.items()})
     # A run that was killed saved no memory, but its trace holds every memory text.
-    rebuilt = rebuild_memories(run_dir, agent_ids, embedder)
+    rebuilt, trace = rebuild_memories(run_dir, agent_ids, embedder)
     if not rebuilt:
         raise MemoryFileError(
             f"{run_dir}: no saved memories for {', '.join(agent_ids)} (expected {saved}/<agent>/) and no trace "
             "to rebuild them from; give the directory of an earlier run"
         )
-    return rebuilt, True
+    return Resumed(run_dir, rebuilt, rebuilt=True, skipped=trace.note() if trace else None)
 
 
 def save_memories(memories: dict[str, VectorMemory], run_dir: Path) -> None:

@@ -11,11 +11,11 @@ from explorer.config.run_config import ConfigError
 from explorer.model.client import sees_images
 from explorer.model.vision import make_vision
 from explorer.policies.factory import BUILT_IN, model_settings
+from perception.families.generate import open_world
 from perception.keymap import DEFAULT_KEYMAP, load_keymap
 from perception.mock import MockPerception
 from perception.unity import AgentView, UnityPyAutoGUIPerception
 from perception.windows import find_window
-from perception.world import load_world
 
 SCREENSHOT_DIR = "screenshots"
 
@@ -25,7 +25,7 @@ class MockSetup:
 
     def __init__(self, config):
         self.config = config
-        self.world = load_world(config.world)
+        self.world = open_world(config.world, config.world_seed)
         self.default_steps = self.world.max_steps
         self.warnings = []
 

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, replace
 
 from explorer.config.profiles import Profile, coordinator_profile, default_profiles, load_profiles
 from explorer.config.run_config import COORDINATOR, ConfigError, RunConfig
+from explorer.schedule.event import tick_rate_problem
 from explorer.schedule.timed_perception import Timing
 
 
@@ -71,5 +72,8 @@ def _check_timings(roster: Roster, config: RunConfig) -> None:
     if timed and config.schedule != "event":
         raise ConfigError(
             f"{config.profiles}: {timed[0]}'s profile sets a timing (tick_interval, obs_delay, act_delay, "
-            "msg_delay): timings need --schedule event"
+            "msg_delay, think_time): timings need --schedule event"
         )
+    too_often = tick_rate_problem(roster.timings()) if config.schedule == "event" else None
+    if too_often:
+        raise ConfigError(f"{config.profiles}: {too_often}")

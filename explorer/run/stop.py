@@ -11,7 +11,6 @@ from explorer.team.split import SplitTeam
 from nodes.interfaces import StopRun
 
 log = logging.getLogger("explorer")
-BUDGET_EXHAUSTED = "budget_exhausted"  # a run's status once a budget ran out and it stopped cleanly
 
 
 class RunFailed(RuntimeError):

@@ -9,6 +9,8 @@ from explorer.model.client import BUDGET
 from memory.embedder import MODEL_NAME
 from nodes.interfaces import DIRECTIVE, FALLBACK, PLANNER
 
+BUDGET_EXHAUSTED = "budget_exhausted"  # a run's status once a budget ran out and it stopped cleanly
+FINISHED = ("completed", BUDGET_EXHAUSTED)  # the statuses of runs that ran to their end: their figures stand
 THRESHOLDS = (50, 90, 100)  # percent of the objects, and of the cells, the team has seen
 
 
@@ -42,6 +44,8 @@ class RunStats:
         self.discovery_curve: list[list[int]] = []
         self.seen_by: dict[tuple, set[str]] = {}  # cell -> the agents that saw it
         self.cells_curve: list[list[int]] = []  # [step, cells the team has seen]
+        self.clock_curve: list[list[float]] = []  # [simulated seconds, objects found, cells seen], as committed
+        self.commit_times: dict[str, float] = {}  # each agent's last commit on the clock (--schedule realtime)
         self.read_after: list[float] = []  # per message read: simulated seconds (or steps) since it was sent
         self.read_late = 0  # messages read that reached the mailbox after they were sent (a msg_delay)
         self.directives_sent = 0
@@ -106,6 +110,8 @@ class RunStats:
             cell = (record.get("object_cells") or {}).get(name)
             self.discoveries[name] = {"finder": agent_id, "step": record["step"], "cell": list(cell) if cell else None}
         self.objects_seen[agent_id].update(record.get("visible_objects", ()))
+        if record.get("commit_time") is not None:
+            self.commit_times[agent_id] = record["commit_time"]
 
     def delivered(self, count=1):
         self.messages_delivered += count
@@ -122,9 +128,12 @@ class RunStats:
         totals = self.totals()
         return totals["calls"] > 0 and totals["failed_calls"] == totals["calls"]
 
-    def step_completed(self, step, discovered):
+    def step_completed(self, step, discovered, seconds=None):
+        """The team's counts once a step is committed: at `step`, and at `seconds` on the clock where known."""
         self.discovery_curve.append([step, discovered])
         self.cells_curve.append([step, len(self.seen_by)])
+        if seconds is not None:
+            self.clock_curve.append([seconds, discovered, len(self.seen_by)])
 
     def coordinator_block(self):
         """What the coordinator sent, and what became of it (each directive counted once per outcome)."""
@@ -155,6 +164,10 @@ class RunStats:
             else None,
             "steps_to_objects": _steps_to(self.discovery_curve, total_objects),
             "steps_to_cells": _steps_to(self.cells_curve, total_cells),
+            # The same on the simulated clock (lock-step's round r at r - 1; wall seconds under realtime).
+            "seconds_curve": self.clock_curve,
+            "seconds_to_objects": _steps_to([[t, found] for t, found, _ in self.clock_curve], total_objects),
+            "seconds_to_cells": _steps_to([[t, cells] for t, _, cells in self.clock_curve], total_cells),
             # Cells seen by two agents or more, over cells seen by any: how much the team saw twice.
             "overlap_ratio": round(sum(len(a) > 1 for a in self.seen_by.values()) / seen, 4) if seen else None,
             "messages_per_agent_step": _per(totals["messages_sent"], agent_steps),
@@ -163,6 +176,22 @@ class RunStats:
             "planner_steps_per_agent_step": _per(totals["planner_steps"], agent_steps),
             "directive_steps_per_agent_step": _per(totals["directive_steps"], agent_steps),
         }
+
+    def realtime_block(self):
+        """Under --schedule realtime: the team's agent-steps per second of its clock, and each explorer's
+        seconds until its last commit, spent waiting on its model or on anything else."""
+        explorers = [agent_id for agent_id in self.steps if agent_id != self.coordinator]
+        end = max(self.commit_times.values(), default=0.0)
+        per_agent = {}
+        for agent_id in explorers:
+            seconds, model = self.commit_times.get(agent_id, 0.0), sum(self.latencies[agent_id])
+            per_agent[agent_id] = {
+                "seconds": round(seconds, 3),
+                "model_seconds": round(model, 3),
+                "other_seconds": round(max(seconds - model, 0.0), 3),
+            }
+        agent_steps = sum(self.steps[agent_id] for agent_id in explorers)
+        return {"agent_steps_per_second": round(agent_steps / end, 3) if end else None, "per_agent": per_agent}
 
     def messages_block(self, never_delivered):
         """How long messages took: reads count once per recipient; `never_delivered` is None where unknown."""
@@ -244,6 +273,7 @@ def build_summary(
         "messages": stats.messages_block(never_delivered),
         "coordinator": stats.coordinator_block() if stats.coordinator else None,
         "team": stats.team_block(total, environment.total_cells),
+        "realtime": stats.realtime_block() if config.schedule == "realtime" else None,
         # Every step decides; model calls are only the real requests to a model.
         "decisions": stats.totals()["decisions"],
         "planner_steps": stats.totals()["planner_steps"],  # of the decisions, those walked towards a model's goal

@@ -8,6 +8,8 @@ import os
 import threading
 from pathlib import Path
 
+from perception.files import replace_whole
+
 # Fields that vary from run to run even with the same seed.
 TIMING_FIELDS = ("timings",)
 
@@ -59,12 +61,9 @@ def write_json(path, data):
 
 
 def write_text(path, text):
-    """Write whole or not at all: a reader never sees half a file; DiskWriteError if the disk refuses."""
-    path = Path(path)
-    partial = path.with_suffix(path.suffix + ".partial")
+    """Write whole or not at all: a reader never sees half a file, and a link planted in the directory is
+    never written through; DiskWriteError if the disk refuses."""
     try:
-        partial.write_text(text, encoding="utf-8")
-        os.replace(partial, path)
+        replace_whole(path, lambda file: file.write(text.encode("utf-8")))
     except OSError as error:
-        partial.unlink(missing_ok=True)
         raise _disk_error(path, error) from None

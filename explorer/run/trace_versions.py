@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from explorer.run.shapes import count, flag, list_of, nullable, number, record, text
 from nodes.record import TRACE_VERSION, ModelCall
 
 VERSION_1_FORMAT = "yaml"  # the only reply format version 1 asked for
@@ -28,12 +29,42 @@ class TraceVersionError(ValueError):
     """A trace line of a version this program cannot read; the message names the version."""
 
 
+class DamagedLine(ValueError):
+    """A version-1 line whose model calls cannot be put back together: not as version 1 wrote them."""
+
+
+# What putting a version-1 line's calls back together reads: every field a call had then, and no other.
+_VERSION_1_CALL = record(
+    {"purpose": text, "model": text, "error": nullable(text)},
+    {
+        "prompt_tokens": count,
+        "completion_tokens": count,
+        "latency": number,
+        "retries": count,
+        "cost_usd": nullable(number),
+        "replayed": flag,
+    },
+    closed=True,
+)
+_VERSION_1_ATTEMPT = record({"reply": nullable(text), "chars": nullable(count), "error": nullable(text)})
+_VERSION_1_LINE = record(
+    optional={
+        "llm": nullable(record(optional={"calls": nullable(list_of(_VERSION_1_CALL))})),
+        "attempts": nullable(list_of(_VERSION_1_ATTEMPT)),
+        "errors": nullable(list_of(text)),
+    }
+)
+
+
 def current_line(line: dict[str, Any]) -> dict[str, Any]:
-    """`line` as this version of the program writes it; TraceVersionError for a version it does not know."""
+    """`line` as this version of the program writes it; TraceVersionError for a version it does not know,
+    DamagedLine for a version-1 line that is not as version 1 wrote it."""
     version = line.get("trace_version", 1)
     if version == TRACE_VERSION:
         return line
     if version == 1:
+        if not _VERSION_1_LINE(line):
+            raise DamagedLine("a version-1 line whose model calls are not as version 1 wrote them")
         return _from_version_1(line)
     raise TraceVersionError(f"trace_version {version!r} is not one this program reads (versions 1 to {TRACE_VERSION})")
 

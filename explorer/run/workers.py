@@ -7,7 +7,8 @@ import threading
 from collections.abc import Callable
 from typing import Protocol
 
-from explorer.run.stop import BUDGET_EXHAUSTED, FirstFailure, RunStop
+from explorer.run.stop import FirstFailure, RunStop
+from explorer.run.summary import BUDGET_EXHAUSTED
 from explorer.run.trace import DiskWriteError
 from memory.embedder import EmbedderError
 from nodes.interfaces import RunStopped, StopRun

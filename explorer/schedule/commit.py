@@ -2,7 +2,8 @@
 
 The schedules (lockstep.py, event.py) call it once per step with the reports
 in agent order, and never twice at once, so the same seed commits the same
-steps in the same order whatever the threads' timing.
+steps in the same order whatever the threads' timing; realtime.py calls it
+with each step as it finishes, in an order its replay keeps.
 """
 
 from __future__ import annotations
@@ -49,17 +50,17 @@ class StepCommit:
         self.startup["first_step_started_seconds"] = round(began - self.process_started, 3)
         return began
 
-    def __call__(self, reports: list[StepReport], at: float, complete: bool = True) -> None:
+    def __call__(self, reports: list[StepReport], at: float, complete: bool = True, step: float | None = None) -> None:
         """Commit the ticks at time `at` (a lock-step round r is at r - 1); `complete` is False for
-        what a stopped run had handed in."""
+        what a stopped run had handed in; `step` is the team's step where it is not the tick's."""
         began = time.perf_counter()
         committed = self.store.commit_step(reports)
         self.stats.commit_seconds.append(time.perf_counter() - began)
         lines = [self._record(report, new_objects) for report, new_objects in zip(reports, committed)]
         team_found = list(self.stats.discoveries)
         if complete:
-            # The team's curves count time as steps of an agent ticking once a second.
-            self.stats.step_completed(step_at(at), len(team_found))
+            # The team's curves count time as steps of an agent ticking once a second, and in seconds.
+            self.stats.step_completed(step_at(at) if step is None else step, len(team_found), at)
             if self.startup["first_step_done_seconds"] is None:
                 self.startup["first_step_done_seconds"] = round(time.perf_counter() - self.process_started, 3)
         self.console.step_committed(lines, team_found, complete)

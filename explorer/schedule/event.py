@@ -40,6 +40,9 @@ Event = tuple[float, int, int, int, str, LateAction | Sent | None]
 
 CLOCK_DECIMALS = 6
 CLOCK_RESOLUTION = 10.0**-CLOCK_DECIMALS  # simulated seconds: a timing below it would land every tick at once
+# Ticks per member per simulated second, on average over the team: ten times lock-step's (--steps is the
+# run's end in simulated seconds). More is a slip of units, and a run that would not end.
+MAX_TICK_RATE = 10
 
 
 def clock(time: float) -> float:
@@ -54,12 +57,23 @@ def step_at(time: float) -> int | float:
     return int(step) if step == int(step) else step
 
 
-def ticks_before(end_time: float, interval: float) -> int:
-    """How many ticks an agent with this interval takes in a run that ends at `end_time` (its first at 0)."""
-    ticks = 0
-    while clock(ticks * interval) < end_time:
-        ticks += 1
-    return ticks
+def tick_rate_problem(timings: Mapping[str, Timing]) -> str | None:
+    """Why a team with these timings would tick too often for a run on the clock, or None.
+
+    Each member ticks once at 0, then every tick_interval until --steps (the run's end): at most
+    steps / tick_interval + 1 times. So a team within MAX_TICK_RATE makes at most
+    MAX_TICK_RATE x steps x members ticks (and one more each) in all, whatever its delays, which
+    only move actions and messages between the ticks.
+    """
+    rate = sum(1 / timing.tick_interval for timing in timings.values())
+    if rate <= MAX_TICK_RATE * len(timings) * (1 + 1e-9):  # the slack: 1 / 0.1 summed need not be exact
+        return None
+    fastest = min(timings, key=lambda member: timings[member].tick_interval)
+    return (
+        f"the tick intervals make the team tick {rate:,.1f} times per simulated second ({fastest} every "
+        f"{timings[fastest].tick_interval:g}), more than {MAX_TICK_RATE} per member: a run may make at most "
+        f"{MAX_TICK_RATE} x --steps ticks per member"
+    )
 
 
 class EventSchedule(TurnTaking):

@@ -9,7 +9,11 @@ schedule with the tick, and applied by it when its time comes; until then the
 agent's pose is unchanged, and its next views say what is still on its way
 and what has landed since.
 
-With no delays it is the backend itself: the same views, the same moves, at once.
+An agent with a think time (a profile's think_time) has every action queued
+so: its decision takes simulated time, which the schedule knows only once the
+step is handed in, so it times the action then (`take_queued`).
+
+With no delays and no think time it is the backend itself: the same views, the same moves, at once.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from perception.base import ActionResult, EnvironmentInfo, Message, Observation,
 from perception.mock import MockPerception
 
 PENDING = "pending"  # the outcome of an action chosen but not yet carried out
+MEASURED = "measured"  # a think time: the decision's own, as measured (the model calls' latency)
 
 
 @dataclass(frozen=True)
@@ -33,6 +38,12 @@ class Timing:
     obs_delay: float = 0.0
     act_delay: float = 0.0
     msg_delay: float = 0.0
+    think_time: float | str = 0.0  # seconds a decision takes, or MEASURED
+
+    @property
+    def thinks(self) -> bool:
+        """Whether its decisions take simulated time."""
+        return self.think_time != 0
 
 
 @dataclass(frozen=True)
@@ -78,7 +89,8 @@ class TimedPerception(PerceptionInterface):
         with self._lock:
             now, delay = self._now[agent_id], self.timings[agent_id].obs_delay
             history = self._poses[agent_id]
-            shown = next(i for i in range(len(history) - 1, -1, -1) if history[i][0] < now - delay)
+            # With no delay the view is the world now: an action its last decision made just now has landed.
+            shown = next(i for i in range(len(history) - 1, -1, -1) if history[i][0] < now - delay or not delay)
             unseen = [action for _, _, action in history[shown + 1 :]]
             unseen += [late.action for late in self._on_the_way[agent_id]]
             notes = self._notes(agent_id)
@@ -111,18 +123,23 @@ class TimedPerception(PerceptionInterface):
 
     def execute_action(self, agent_id: str, action: str, params: Mapping[str, object] | None = None) -> ActionResult:
         with self._lock:
-            now, delay = self._now[agent_id], self.timings[agent_id].act_delay
-            if delay:
-                late = LateAction(action, now, now + delay)
+            now, timing = self._now[agent_id], self.timings[agent_id]
+            if timing.act_delay or timing.thinks:
+                late = LateAction(action, now, now + timing.act_delay)  # retimed by its think time when handed in
                 self._queued[agent_id].append(late)
                 pose = self._poses[agent_id][-1][1]
-                return ActionResult(action, PENDING, pose, f"takes effect at {time_text(late.due)}")
+                when = "once decided" if timing.thinks else f"at {time_text(late.due)}"
+                return ActionResult(action, PENDING, pose, f"takes effect {when}")
         return self._apply(agent_id, action, now)
 
-    def take_queued(self, agent_id: str) -> list[LateAction]:
-        """The late actions the agent chose this tick, for the schedule to apply when due."""
+    def take_queued(self, agent_id: str, decided_at: float | None = None) -> list[LateAction]:
+        """The late actions the agent chose this tick, for the schedule to apply when due; chosen at
+        `decided_at` where its decision took time (due act_delay after it)."""
         with self._lock:
             queued, self._queued[agent_id] = self._queued[agent_id], []
+            if decided_at is not None:
+                due = decided_at + self.timings[agent_id].act_delay
+                queued = [replace(late, chosen_at=decided_at, due=due) for late in queued]
             self._on_the_way[agent_id].extend(queued)
             return queued
 

@@ -12,9 +12,12 @@ from perception.base import Message
 
 
 class Commit(Protocol):
-    """Applies a turn: its reports in agent order, at time `at`; `complete` is False for a turn cut short by a stop."""
+    """Applies a turn: its reports in agent order, at time `at`; `complete` is False for a turn cut short by a
+    stop; `step` is the team's step for its curves, where it is not the tick's (step_at(at))."""
 
-    def __call__(self, reports: list[StepReport], at: float, complete: bool = True) -> None: ...
+    def __call__(
+        self, reports: list[StepReport], at: float, complete: bool = True, step: float | None = None
+    ) -> None: ...
 
 
 class TurnTaking:

@@ -3,17 +3,17 @@
 The sweep file (explorer/sweep/sweep_file.py) gives the grid. Each run is `main.py <its options> --run-dir
 <sweep>/<name> -q` in a process of its own, N at once. A run whose summary says it completed, with the
 settings the file gives it now, is skipped, so the same command again resumes a sweep; any other
-attempt is removed and run again. Ctrl-C, SIGTERM and SIGHUP stop the runs under way cleanly. At the
-end the sweep directory gets results.csv (a row per run) and sweep.html (per condition, the mean and
-95% interval of each metric over the seeds, and the discovery curves).
+attempt is removed and run again (explorer/sweep/out_dir.py: only such an attempt, never a run still
+going, and one sweep at a time in a directory). Ctrl-C, SIGTERM and SIGHUP stop the runs under way
+cleanly. At the end the sweep directory gets results.csv (a row per run) and sweep.html (per condition,
+the mean and 95% interval of each metric over the seeds, and the discovery curves).
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import json
-import shutil
+import os
 import signal
 import subprocess
 import sys
@@ -29,9 +29,11 @@ from explorer.cli.console import plain
 from explorer.cli.signals import STOP_SIGNALS
 from explorer.config.run_config import ConfigError
 from explorer.report.sweep_page import write_sweep_page
+from explorer.run.summary import FINISHED
 from explorer.run.trace import write_text
+from explorer.sweep.out_dir import SweepOut, run_summary
 from explorer.sweep.stats import mean_interval
-from explorer.sweep.sweep_file import SweepError, load_sweep, value_text
+from explorer.sweep.sweep_file import Sweep, SweepRun, load_sweep
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout, where main.py is (not there when installed)
 POLL_SECONDS = 0.2
@@ -56,8 +58,6 @@ METRICS = (
     ("errors", "errors"),
     ("wall_seconds", "wall time (s)"),
 )
-# Settings a run fills in when they are not given: its config.json may differ from the sweep's there.
-RESOLVED_BY_THE_RUN = ("steps", "run_id")
 CONSOLE_METRICS = {"objects_found": "objects", "cell_coverage": "cells seen", "steps_to_90_objects": "steps to 90%"}
 PAGE_METRICS = ("objects_found", "object_coverage", "cell_coverage", "steps_to_90_objects", "wall_seconds")  # per run
 
@@ -66,32 +66,39 @@ def run_sweep(path: Path, parallel: int) -> int:
     """Run the sweep file at `path`, `parallel` runs at once, each checked as main.py checks it; the exit code."""
     if parallel < 1:
         raise ConfigError(f"--parallel must be at least 1, not {parallel}")
-    directory, runs = load_sweep(path)
-    todo = [run for run in runs if not _complete(path, directory / run.name, run)]
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise SweepError(directory, f"cannot make the sweep directory: {error.strerror}") from None
+    sweep = load_sweep(path)
+    out = SweepOut(path, sweep.directory)
+    with out.held():  # for the sweep's life: a second sweep in the same directory is refused
+        out.check_grid(sweep.runs)
+        todo = [run for run in sweep.runs if not out.completed(run)]
+        for run in todo:  # before any run starts: one still going, or something else in a run's place, is refused
+            out.check(run)
+        return _run_and_report(Path(path).name, sweep, out, todo, parallel)
+
+
+def _run_and_report(file_name: str, sweep: Sweep, out: SweepOut, todo: list[SweepRun], parallel: int) -> int:
+    """Run `todo`, then write results.csv and sweep.html and say how it went; the exit code."""
+    directory, runs = sweep.directory, sweep.runs
     console = _Console()
     console.say(
         f"Sweep of {len(runs)} runs in {directory}: {len(runs) - len(todo)} complete already (skipped), "
         f"{len(todo)} to run" + (f", {min(parallel, len(todo))} at once." if todo else ".")
     )
     with _StopRequest() as stop:
-        outcomes = _run_all(todo, parallel, directory, stop, console)
+        outcomes = _run_all(todo, parallel, out, stop, console)
         rows = _results(directory, runs, outcomes)
         _write_csv(directory / RESULTS, runs, rows)
         write_sweep_page(
             directory / PAGE,
-            title=f"Sweep {Path(path).name}",
-            sweep_file=Path(path).read_text(encoding="utf-8"),
+            title=f"Sweep {file_name}",
+            sweep_file=sweep.text,
             metrics=METRICS,
             highlights=PAGE_METRICS,
             runs=rows,
         )
     console.table(rows)
     console.say(f"Results: {directory / RESULTS} and {directory / PAGE}")
-    complete = sum(row["status"] == "completed" for row in rows)
+    complete = sum(row["status"] in FINISHED for row in rows)
     if stop.signum is not None:
         console.say(
             f"Sweep stopped: {complete} of {len(runs)} runs complete. Run the same command again to run the rest."
@@ -126,22 +133,26 @@ class _StopRequest:
 class _Child:
     """One run in its own process; its stderr kept in a temporary file, for the line that says why it failed."""
 
-    def __init__(self, run, directory):
+    def __init__(self, run: SweepRun, out: SweepOut) -> None:
         self.run = run
-        self.run_dir = directory / run.name
+        self.run_dir = out.directory / run.name
         self.told_to_stop = False
-        _remove(self.run_dir)  # an interrupted or failed attempt: the run starts again
-        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the child; outcome() closes it
-        main = ROOT / "main.py"
-        program = [sys.executable, str(main)] if main.is_file() else [sys.executable, "-m", "explorer"]
-        self.process = subprocess.Popen(
-            [*program, *run.arguments, f"--run-dir={self.run_dir}", "-q"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=self.stderr,
-            # A session of its own: a terminal's Ctrl-C reaches the sweep alone, which passes it on once.
-            start_new_session=True,
-        )
+        lock = out.claim(run)  # an interrupted or failed attempt is removed: the run starts again
+        try:
+            self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the child; outcome() closes it
+            main = ROOT / "main.py"
+            program = [sys.executable, str(main)] if main.is_file() else [sys.executable, "-m", "explorer"]
+            self.process = subprocess.Popen(
+                [*program, *run.arguments, f"--run-dir={self.run_dir}", "-q"],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=self.stderr,
+                # A session of its own: a terminal's Ctrl-C reaches the sweep alone, which passes it on once.
+                start_new_session=True,
+                pass_fds=(lock,),  # the run holds its lock as long as it lives, whatever becomes of the sweep
+            )
+        finally:
+            os.close(lock)
 
     def stop(self):
         self.told_to_stop = True
@@ -149,14 +160,14 @@ class _Child:
 
     def outcome(self):
         """The run's status: its summary's, else failed (or interrupted, when the sweep stopped it)."""
-        status = _summary(self.run_dir).get("status") or ("interrupted" if self.told_to_stop else "failed")
+        status = run_summary(self.run_dir).get("status") or ("interrupted" if self.told_to_stop else "failed")
         self.stderr.seek(0)
         lines = self.stderr.read().decode("utf-8", "replace").strip().splitlines()
         self.stderr.close()
-        return status, lines[-1] if lines and status != "completed" else None
+        return status, lines[-1] if lines and status not in FINISHED else None
 
 
-def _run_all(todo, parallel, directory, stop, console):
+def _run_all(todo, parallel, out, stop, console):
     """Run `todo`, `parallel` at once, until done or a stop signal; {run name: status}."""
     waiting = deque(todo)
     running: list[_Child] = []
@@ -165,12 +176,12 @@ def _run_all(todo, parallel, directory, stop, console):
     def finish(child):
         status, reason = child.outcome()
         outcomes[child.run.name] = status
-        console.finished(len(outcomes), len(todo), child.run.name, status, reason, _summary(child.run_dir))
+        console.finished(len(outcomes), len(todo), child.run.name, status, reason, run_summary(child.run_dir))
 
     try:
         while (waiting or running) and stop.signum is None:
             while waiting and len(running) < parallel:
-                running.append(_Child(waiting.popleft(), directory))
+                running.append(_Child(waiting.popleft(), out))
             time.sleep(POLL_SECONDS)
             for child in [child for child in running if child.process.poll() is not None]:
                 running.remove(child)
@@ -191,45 +202,11 @@ def _run_all(todo, parallel, directory, stop, console):
     return outcomes
 
 
-def _complete(path, run_dir, run):
-    """True if the run completed before, with the settings it has now; a one-line error if with others."""
-    if _summary(run_dir).get("status") != "completed":
-        return False
-    try:
-        recorded = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        recorded = {}
-    for key, value in run.settings.items():
-        if key in recorded and recorded[key] != value and not (key in RESOLVED_BY_THE_RUN and value is None):
-            raise SweepError(
-                path,
-                f"{run_dir} ran with {key} {recorded[key]!r}, not {value!r}: give the sweep another `out`, "
-                "or remove that run to run it again",
-            )
-    return True
-
-
-def _remove(path):
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    elif path.exists() or path.is_symlink():
-        path.unlink()
-
-
-def _summary(run_dir) -> dict:
-    """The run's summary.json, or {} where there is none (yet) or it cannot be read."""
-    try:
-        summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return summary if isinstance(summary, dict) else {}
-
-
 def _results(directory, runs, outcomes):
     """A row per run, in grid order: the ones run now, the ones complete before, the ones never run."""
     rows = []
     for run in runs:
-        summary = _summary(directory / run.name)
+        summary = run_summary(directory / run.name)
         rows.append(
             {
                 "name": run.name,
@@ -279,7 +256,7 @@ def _write_csv(path, runs, rows):
     for run, row in zip(runs, rows):
         writer.writerow(
             [
-                *(value_text(run.values[option]) if option in run.values else "" for option in options),
+                *(run.values.get(option, "") for option in options),
                 run.name,
                 row["status"],
                 *("" if row["metrics"].get(m) is None else row["metrics"][m] for m in metrics),
@@ -306,14 +283,14 @@ class _Console:
         self.say(f"[{done}/{total}] {name}: {status}{found}" + (f" ({reason})" if reason else ""))
 
     def table(self, rows):
-        table = Table(title="Per condition: mean ± 95% interval over the completed runs")
+        table = Table(title="Per condition: mean ± 95% interval over the finished runs (completed, or out of budget)")
         table.add_column("condition", overflow="fold")
-        for header in ("completed", *CONSOLE_METRICS.values()):
+        for header in ("finished", *CONSOLE_METRICS.values()):
             table.add_column(header, no_wrap=True)
         conditions = dict.fromkeys(row["condition"] for row in rows)
         for condition in conditions:
             runs = [row for row in rows if row["condition"] == condition]
-            done = [row for row in runs if row["status"] == "completed"]
+            done = [row for row in runs if row["status"] in FINISHED]
             table.add_row(
                 plain(condition),
                 f"{len(done)} of {len(runs)}",

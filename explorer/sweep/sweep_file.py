@@ -12,6 +12,10 @@
 A run's name, its directory in the sweep's, holds its grid values: `world=office,comm=false,seed=1`.
 A condition is a run's grid values but the seed; the seeds repeat it. Every run's arguments are checked
 as main.py checks them, and its world and profiles files read, before any run starts.
+
+A URL that carries credentials (`api_base: http://user:password@host/v1`, or `?api_key=...`) is passed to
+its runs as given, and shown nowhere: a run's name holds a short hash of it, results.csv, the page and the
+console the URL redacted with that hash beside it, and the page the file's text with the URL redacted.
 """
 
 from __future__ import annotations
@@ -23,12 +27,16 @@ import re
 from collections.abc import Hashable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 from explorer.config.command_line import RunParser, config_from, run_options
+from explorer.config.options import SECRET_URL
 from explorer.config.profiles import load_profiles
 from explorer.config.run_config import ConfigError
-from perception.world import load_world
-from perception.yaml_files import FileProblem, kind, load_mapping
+from explorer.config.secrets import MIN_SECRET_LENGTH, redact, redact_url
+from perception.families.generate import open_world
+from perception.yaml_files import FileProblem, kind, parse_mapping, read_yaml_text
 
 SWEEP_KEYS = ("out", "grid", "fixed")
 COMM = "comm"  # the sweep file's own option: true, or false for --no-comm
@@ -47,6 +55,7 @@ NOT_PER_RUN = {
 }
 MAX_RUNS = 10_000  # far more than a day of runs on any machine: more is a typo in the grid
 MAX_NAME_CHARS = 200  # a run directory's name; file systems allow 255 bytes
+HASH_CHARS = 10  # of a secret value's hash: tells a grid's values apart, shows nothing of them
 
 
 class SweepError(FileProblem):
@@ -57,14 +66,24 @@ class SweepError(FileProblem):
 class SweepRun:
     name: str  # its directory in the sweep's, from its grid values: world=office,comm=false,seed=1
     condition: str  # its grid values but the seed: what the seeds repeat
-    values: dict  # option -> value as the file gives it, the grid's then the fixed ones
+    values: dict[str, str]  # option -> value as results.csv shows it, the grid's then the fixed ones
     arguments: tuple[str, ...]  # main.py's, but --run-dir and -q
-    settings: dict  # its RunConfig, as its config.json records it
+    settings: dict[str, Any]  # its RunConfig, as its config.json records it
 
 
-def load_sweep(path: Path) -> tuple[Path, list[SweepRun]]:
-    """The sweep directory and every run of the file at `path`, each checked; raises SweepError."""
-    data = load_mapping(path, SweepError, "a sweep file")
+@dataclass(frozen=True)
+class Sweep:
+    """A sweep file, read once: a file edited or removed while the sweep runs changes nothing."""
+
+    directory: Path
+    runs: list[SweepRun]
+    text: str  # the file as it was read, its secret URLs redacted: for the page
+
+
+def load_sweep(path: Path) -> Sweep:
+    """The sweep directory, every run of the file at `path`, each checked, and its text; raises SweepError."""
+    text = read_yaml_text(path, SweepError, "a sweep file")
+    data = parse_mapping(text, path, SweepError)
     unknown = [str(key) for key in data if key not in SWEEP_KEYS]
     if unknown:
         raise SweepError(path, f"unknown key {unknown[0]!r} (allowed: {', '.join(SWEEP_KEYS)})")
@@ -93,7 +112,9 @@ def load_sweep(path: Path) -> tuple[Path, list[SweepRun]]:
     clash = next((name for i, name in enumerate(names) if name in names[:i]), None)
     if clash:
         raise SweepError(path, f"two runs would share the directory {clash!r}: make the grid's values differ")
-    return _directory(path, data.get("out")), runs
+    secrets = [value for name, values in grid.items() for value in values if _secret(name, value, options)]
+    secrets += [value for name, value in fixed.items() if _secret(name, value, options)]
+    return Sweep(_directory(path, data.get("out")), runs, _without_secrets(text, secrets))
 
 
 def _options(path, mapping, section, options, required=False):
@@ -130,15 +151,18 @@ def _run(path, grid_values, fixed, options, parser, checked) -> SweepRun:
     """One run of the grid, its arguments checked as main.py checks them."""
     values = {**grid_values, **fixed}
     arguments = tuple(argument for name, value in values.items() for argument in _arguments(path, name, value, options))
-    name = _directory_name(",".join(f"{option}={value_text(value)}" for option, value in grid_values.items()))
+    name = _directory_name(
+        ",".join(f"{option}={_in_name(option, value, options)}" for option, value in grid_values.items())
+    )
     try:
         config = config_from(parser.parse_args(list(arguments)))
     except ConfigError as error:
         raise SweepError(path, f"run {name}: {error}") from None
     _check_files(config, checked)
-    condition = ", ".join(f"{option}={value_text(value)}" for option, value in grid_values.items() if option != SEED)
+    shown = {option: _shown(option, value, options) for option, value in values.items()}
+    condition = ", ".join(f"{option}={shown[option]}" for option in grid_values if option != SEED)
     settings = json.loads(json.dumps(config.to_dict(), default=str))  # as config.json records them
-    return SweepRun(name, condition or "all runs", values, arguments, settings)
+    return SweepRun(name, condition or "all runs", shown, arguments, settings)
 
 
 def _arguments(path, name, value, options):
@@ -157,6 +181,43 @@ def value_text(value: object) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
+def _secret(name, value, options) -> bool:
+    """True for a URL option's value that carries credentials: a user and password, or query values (api_key)."""
+    secret_url = name in options and options[name][1].record is SECRET_URL
+    return secret_url and isinstance(value, str) and redact_url(value) != value
+
+
+def _hash(value: str) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()[:HASH_CHARS]
+
+
+def _in_name(name, value, options) -> str:
+    """The value as the run's name gives it: a secret URL by its hash."""
+    return _hash(value) if _secret(name, value, options) else value_text(value)
+
+
+def _shown(name, value, options) -> str:
+    """The value as results.csv, the page and the console show it: a secret URL redacted, its hash beside."""
+    return f"{redact_url(value)} ({_hash(value)})" if _secret(name, value, options) else value_text(value)
+
+
+def _without_secrets(text: str, urls: list[str]) -> str:
+    """`text` with each of the secret `urls` redacted, and their credentials hidden wherever else they appear."""
+    for url in sorted(set(urls), key=len, reverse=True):
+        text = text.replace(url, redact_url(url))
+    parts = {part for url in urls for part in _credentials(url) if len(part) >= MIN_SECRET_LENGTH}
+    for part in sorted(parts, key=len, reverse=True):  # a URL written otherwise (quoted, escaped): its parts
+        text = text.replace(part, "***")
+    return redact(text)
+
+
+def _credentials(url: str) -> list[str]:
+    """The user name and password of `url`, and its query values, as written in it."""
+    parts = urlsplit(url)
+    user = parts.netloc.rpartition("@")[0]
+    return [user, *user.split(":"), *(piece.partition("=")[2] for piece in parts.query.split("&"))]
+
+
 def _directory_name(text):
     """`text` as a directory name on any file system: other characters become '_', a long one is cut."""
     name = re.sub(r"[^A-Za-z0-9._=,+-]", "_", text)
@@ -167,9 +228,10 @@ def _directory_name(text):
 
 def _check_files(config, checked):
     """The world's and the profiles' contents, each once: a bad file is one line before anything runs."""
-    if config.mode == "mock" and config.world not in checked:
-        load_world(config.world)
-        checked.add(config.world)
+    world = (config.world, config.world_seed)
+    if config.mode == "mock" and world not in checked:
+        open_world(*world)
+        checked.add(world)
     profiles = (config.profiles, config.agents, config.model)
     if config.profiles is not None and profiles not in checked:
         load_profiles(*profiles)

@@ -15,6 +15,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -38,7 +39,7 @@ def model_file() -> Path | None:
     return path if path.is_file() else None
 
 
-def _missing() -> str | None:
+def missing_parts() -> str | None:
     if importlib.util.find_spec("llama_cpp") is None:
         return "llama-cpp-python is not installed"
     if model_file() is None:
@@ -49,30 +50,31 @@ def _missing() -> str | None:
 @pytest.fixture(scope="session")
 def small_model_server(tmp_path_factory) -> Iterator[str]:
     """The base URL (http://127.0.0.1:PORT/v1) of the served model."""
-    missing = _missing()
+    missing = missing_parts()
     if missing:
         if os.environ.get("CI") == "true":
             pytest.fail(f"{missing}: CI must run the real-model tests ({INSTALL})")
         pytest.skip(f"{missing}: {INSTALL}")
+    try:
+        with serving(tmp_path_factory.mktemp("llama") / "server.log") as base:
+            yield base
+    except ServerFailed as failure:
+        pytest.fail(str(failure))
+
+
+class ServerFailed(RuntimeError):
+    """The model server ended at start, or did not answer in time."""
+
+
+@contextmanager
+def serving(log: Path) -> Iterator[str]:
+    """The small model served on a free port while the block runs (two threads, as this machine has
+    two cores); its base URL. The server's output goes to `log`."""
     port = free_port()
-    log = tmp_path_factory.mktemp("llama") / "server.log"
     with open(log, "wb") as output:
         server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "llama_cpp.server",
-                "--model",
-                str(model_file()),
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--n_ctx",
-                "8192",
-                "--n_threads",
-                "2",
-            ],
+            [sys.executable, "-m", "llama_cpp.server", "--model", str(model_file())]
+            + ["--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192", "--n_threads", "2"],
             stdout=output,
             stderr=subprocess.STDOUT,
         )
@@ -89,10 +91,10 @@ def _wait_until_serving(base: str, server: subprocess.Popen, log: Path) -> None:
     deadline = time.monotonic() + START_SECONDS
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            pytest.fail(f"the model server ended at start: {log.read_text(errors='replace')[-500:]}")
+            raise ServerFailed(f"the model server ended at start: {log.read_text(errors='replace')[-500:]}")
         try:
             with urllib.request.urlopen(f"{base}/models", timeout=2):
                 return
         except OSError:
             time.sleep(0.5)
-    pytest.fail(f"the model server did not answer within {START_SECONDS} s")
+    raise ServerFailed(f"the model server did not answer within {START_SECONDS} s")

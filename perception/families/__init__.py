@@ -1,0 +1,1 @@
+"""Procedural world families: generators of world files, deterministic in a seed (catalogue.py lists them)."""

@@ -1,0 +1,93 @@
+"""Names of generated worlds: `gen:house`, or with parameters, `gen:house?size=40x30&seed=7`.
+
+The parameters: size (WIDTHxDEPTH), walls (0..1: how much of the family's
+wall structure), objects (objects per free cell), view (view distance),
+levels (warehouse only) and seed. Those not given take the family's defaults
+(the seed: the run's world seed).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import NamedTuple
+
+from perception.families.catalogue import check_params, family_named
+from perception.families.plan import Family, FamilyParams
+from perception.world import WorldError
+
+PREFIX = "gen:"
+PARAMETERS = ("size", "walls", "objects", "view", "levels", "seed")
+SIZE = re.compile(r"([0-9]{1,7})x([0-9]{1,7})")
+WHOLE = re.compile(r"[0-9]{1,12}")
+FRACTION = re.compile(r"[0-9]{0,6}(\.[0-9]{1,6})?")
+
+
+class WorldName(NamedTuple):
+    family: str
+    params: FamilyParams  # every parameter, the family's defaults where the name gives none
+    seed: int | None  # None: the name gives no seed
+
+
+def is_generated(name: str) -> bool:
+    return str(name).startswith(PREFIX)
+
+
+def parse_world_name(name: str) -> WorldName:
+    """The family, parameters and seed a generated world's name gives; WorldError (one line) for an
+    unknown family or a bad parameter."""
+    if not is_generated(name):
+        raise WorldError(name, f"a generated world's name starts with {PREFIX!r}, as in gen:house")
+    family_name, _, query = name[len(PREFIX) :].partition("?")
+    family = family_named(family_name, name)
+    given: dict[str, str] = {}
+    for part in query.split("&") if query else ():
+        key, equals, value = part.partition("=")
+        if not equals or not value:
+            raise WorldError(name, f"parameter {part!r} must be KEY=VALUE")
+        if key in given:
+            raise WorldError(name, f"parameter {key!r} is given twice")
+        given[key] = value
+    params, seed = family.defaults, None
+    for key, value in given.items():
+        if key == "seed":
+            seed = int(_matched(WHOLE, value, "seed", "a whole number", name).group())
+        else:
+            params = replace(params, **_parameter(family, key, value, name))
+    check_params(family, params, name)
+    return WorldName(family.name, params, seed)
+
+
+def _parameter(family: Family, key: str, value: str, name: str) -> dict:
+    """The FamilyParams fields one parameter sets."""
+    if key == "size":
+        width, depth = _matched(SIZE, value, "size", "WIDTHxDEPTH, as in 40x30", name).groups()
+        return {"width": int(width), "depth": int(depth)}
+    if key in ("walls", "objects"):
+        return {key: float(_matched(FRACTION, value, key, "a number such as 0.5", name).group())}
+    if key == "view":
+        return {"view_distance": int(_matched(WHOLE, value, key, "a whole number", name).group())}
+    if key == "levels" and family.has_levels:
+        return {"levels": int(_matched(WHOLE, value, key, "a whole number", name).group())}
+    allowed = [known for known in PARAMETERS if known != "levels" or family.has_levels]
+    raise WorldError(name, f"unknown parameter {key!r} for a {family.name} (parameters: {', '.join(allowed)})")
+
+
+def _matched(pattern: re.Pattern, value: str, key: str, form: str, name: str) -> re.Match:
+    match = pattern.fullmatch(value)
+    if not match or value in (".", ""):
+        raise WorldError(name, f"{key} must be {form}, got {value!r}")
+    return match
+
+
+def world_name(family: Family, seed: int, params: FamilyParams) -> str:
+    """The name that makes this world again: the parameters that differ from the family's defaults, and the seed."""
+    defaults = family.defaults
+    parts = []
+    if (params.width, params.depth) != (defaults.width, defaults.depth):
+        parts.append(f"size={params.width}x{params.depth}")
+    for key, field in (("walls", "walls"), ("objects", "objects"), ("view", "view_distance"), ("levels", "levels")):
+        if getattr(params, field) != getattr(defaults, field):
+            parts.append(f"{key}={getattr(params, field):g}")
+    parts.append(f"seed={seed}")
+    return f"{PREFIX}{family.name}?{'&'.join(parts)}"

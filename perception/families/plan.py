@@ -1,0 +1,221 @@
+"""A world under construction, what every family's generator fills in, and the world-file mapping it
+becomes: the same mapping a YAML world file gives, so a generated world is checked as a file is."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TypedDict
+
+from perception.base import FACING_VECTORS, FACINGS
+from perception.findable import ground_parts
+from perception.world import DEFAULT_VIEW_DISTANCE
+
+Cell = tuple[int, int]
+Rect = tuple[int, int, int, int]  # x0, y0, x1, y1: opposite corners, both inside
+START_POSES = 4  # a run's agents past these are placed by the run's seed
+STEPS_PER_CELL = 1 / 3  # the step budget a world gets: a third of a step per free cell, at least MIN_STEPS
+MIN_STEPS = 60
+
+
+class WorldMapping(TypedDict):
+    """A world file's top-level mapping, as YAML would give it, every key there (perception/world.py checks it)."""
+
+    name: str
+    size: list[int]
+    walls: list[list[int]]
+    objects: list[dict]
+    rooms: list[dict]
+    agents: list[dict]
+    view_distance: int
+    max_steps: int
+
+
+@dataclass(frozen=True)
+class FamilyParams:
+    """What a family's worlds vary in besides the seed."""
+
+    width: int
+    depth: int
+    walls: float  # 0..1: how much of the family's wall structure there is (each family says what)
+    objects: float  # objects per free cell, counting every level
+    view_distance: int = DEFAULT_VIEW_DISTANCE
+    levels: int = 1
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    summary: str  # one line, for a list of the families
+    defaults: FamilyParams
+    min_size: tuple[int, int]
+    build: Callable[[random.Random, FamilyParams], Plan]
+    has_levels: bool = False
+
+
+@dataclass(frozen=True)
+class PlannedRoom:
+    name: str
+    kind: str
+    rect: Rect
+
+
+@dataclass
+class Plan:
+    """The grid a generator carves: walls, objects, rooms and start poses, all mutable until mapped."""
+
+    width: int
+    depth: int
+    levels: int = 1
+    walls: set[Cell] = field(default_factory=set)
+    objects: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    rooms: list[PlannedRoom] = field(default_factory=list)
+    starts: list[tuple[Cell, str]] = field(default_factory=list)  # (cell, facing)
+    name_uses: Counter[str] = field(default_factory=Counter)  # objects named from each base name so far
+
+    def fill(self, rect: Rect) -> None:
+        self.walls.update(cells_of(rect))
+
+    def carve(self, rect: Rect) -> None:
+        self.walls.difference_update(cells_of(rect))
+
+    def is_free(self, cell: Cell) -> bool:
+        return 0 <= cell[0] < self.width and 0 <= cell[1] < self.depth and cell not in self.walls
+
+    def free_cells(self, rect: Rect | None = None) -> list[Cell]:
+        """The free cells of `rect` (the whole grid when None), in order."""
+        return [cell for cell in cells_of(rect or (0, 0, self.width - 1, self.depth - 1)) if cell not in self.walls]
+
+    def object_count(self, cells: int, density: float) -> int:
+        """How many objects `cells` free ground cells hold at `density` per cell of every level: at least one."""
+        return max(1, round(density * cells * self.levels))
+
+    def scatter(
+        self, rng: random.Random, cells: Sequence[Cell], names: Sequence[str], count: int, levels: Sequence[int] = (0,)
+    ) -> None:
+        """Put `count` objects, named from `names` in a shuffled cycle, on distinct cells of `cells` at
+        one of `levels` each (fewer when the places run out)."""
+        places = [(x, y, z) for x, y in cells for z in levels]
+        taken = set(self.objects.values())
+        places = [place for place in places if place not in taken]
+        chosen = rng.sample(places, min(count, len(places)))
+        order = list(names)
+        rng.shuffle(order)
+        for index, place in enumerate(chosen):
+            self.add_object(order[index % len(order)], place)
+
+    def add_object(self, base: str, place: tuple[int, int, int]) -> None:
+        """An object named `base`, or `base_2`, `base_3`... when that is taken."""
+        self.name_uses[base] += 1
+        name = base if self.name_uses[base] == 1 else f"{base}_{self.name_uses[base]}"
+        while name in self.objects:  # only if a base name itself ends in a number
+            self.name_uses[base] += 1
+            name = f"{base}_{self.name_uses[base]}"
+        self.objects[name] = place
+
+    def start_near(self, *anchors: Cell, count: int = START_POSES) -> None:
+        """`count` start poses on the free cells nearest the anchors by walking, taking the anchors in
+        turn (the first agent at the first anchor, the second at the second...), each facing its
+        longest open view."""
+        near = [nearest_free(self, anchor, count) for anchor in anchors]
+        taken: list[Cell] = []
+        for rank in range(count):
+            for cells in near:
+                if rank < len(cells) and cells[rank] not in taken:
+                    taken.append(cells[rank])
+        for start in taken[:count]:
+            self.starts.append((start, max(FACINGS, key=lambda facing: self.open_run(start, facing))))
+
+    def open_run(self, cell: Cell, facing: str) -> int:
+        dx, dy = FACING_VECTORS[facing]
+        run = 0
+        while self.is_free((cell[0] + dx * (run + 1), cell[1] + dy * (run + 1))):
+            run += 1
+        return run
+
+    def connect(self) -> None:
+        """Repair: join every part of the free ground to the largest through the fewest walls."""
+        parts = ground_parts(self.width, self.depth, self.walls)
+        joined = set(parts[0]) if parts else set()
+        for part in parts[1:]:
+            if not part <= joined:  # a way carved earlier may have joined it already
+                way = _fewest_walls_between(self, joined, part)
+                self.walls.difference_update(way)
+                joined |= part | set(way)
+
+    def to_mapping(self, name: str, view_distance: int) -> WorldMapping:
+        free = self.width * self.depth - len(self.walls)
+        return {
+            "name": name,
+            "size": [self.width, self.depth, self.levels],
+            "walls": [list(cell) for cell in sorted(self.walls)],
+            "objects": [{"name": key, "position": list(place)} for key, place in self.objects.items()],
+            "rooms": [
+                {"name": r.name, "kind": r.kind, "rect": [list(r.rect[:2]), list(r.rect[2:])]} for r in self.rooms
+            ],
+            "agents": [{"position": list(cell), "facing": facing} for cell, facing in self.starts],
+            "view_distance": view_distance,
+            "max_steps": max(MIN_STEPS, math.ceil(free * self.levels * STEPS_PER_CELL)),
+        }
+
+
+def numbered(kinds: Sequence[str]) -> list[str]:
+    """Names for rooms of these kinds, in order: the kind itself, numbered when it comes more than once."""
+    total, seen = Counter(kinds), Counter[str]()
+    names = []
+    for kind in kinds:
+        seen[kind] += 1
+        names.append(f"{kind} {seen[kind]}" if total[kind] > 1 else kind)
+    return names
+
+
+def cells_of(rect: Rect) -> Iterable[Cell]:
+    x0, y0, x1, y1 = rect
+    return [(x, y) for x in range(min(x0, x1), max(x0, x1) + 1) for y in range(min(y0, y1), max(y0, y1) + 1)]
+
+
+def nearest_free(plan: Plan, cell: Cell, count: int) -> list[Cell]:
+    """Up to `count` free cells, nearest `cell` by walking (breadth first, from the free cell nearest it)."""
+    free = plan.free_cells()
+    if not free:
+        return []
+    start = min(free, key=lambda near: (abs(near[0] - cell[0]) + abs(near[1] - cell[1]), near))
+    found, queue = [start], deque([start])
+    while queue and len(found) < count:
+        x, y = queue.popleft()
+        for near in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
+            if plan.is_free(near) and near not in found:
+                found.append(near)
+                queue.append(near)
+    return found[:count]
+
+
+def _fewest_walls_between(plan: Plan, source: set[Cell], target: set[Cell]) -> list[Cell]:
+    """The wall cells on a way from `source` to `target` that crosses the fewest walls (0-1 breadth first)."""
+    came_from: dict[Cell, Cell | None] = dict.fromkeys(source)
+    cost = dict.fromkeys(source, 0)
+    queue = deque(source)
+    while queue:
+        cell = queue.popleft()
+        if cell in target:
+            break
+        x, y = cell
+        for near in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
+            if not (0 <= near[0] < plan.width and 0 <= near[1] < plan.depth):
+                continue
+            step = 1 if near in plan.walls else 0
+            if near not in cost or cost[cell] + step < cost[near]:
+                cost[near], came_from[near] = cost[cell] + step, cell
+                if step == 0:
+                    queue.appendleft(near)
+                else:
+                    queue.append(near)
+    way: list[Cell] = []
+    walk: Cell | None = cell
+    while walk is not None:
+        way.append(walk)
+        walk = came_from[walk]
+    return [cell for cell in way if cell in plan.walls]

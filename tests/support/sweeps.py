@@ -1,0 +1,45 @@
+"""Running `main.py --sweep` as a user does, and reading what it leaves."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.paths import ROOT
+
+MAIN = str(ROOT / "main.py")
+
+
+def sweep(sweep_file: Path, *args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, MAIN, "--sweep", str(sweep_file), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        **kwargs,
+    )
+
+
+def write_sweep(directory: Path, text: str, name: str = "sweep.yaml") -> Path:
+    path = directory / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def read_results(sweep_dir: Path) -> list[dict[str, str]]:
+    with open(sweep_dir / "results.csv", newline="", encoding="utf-8") as file:
+        return list(csv.DictReader(file))
+
+
+def processes_mentioning(text: str) -> list[int]:
+    """The pids of the processes whose command line holds `text` (Linux's /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and text in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                found.append(int(entry.name))
+        except OSError:  # it ended while we looked
+            continue
+    return found

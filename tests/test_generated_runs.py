@@ -1,0 +1,57 @@
+"""Runs on generated worlds: --world gen:FAMILY --world-seed N, and --export-world."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from explorer.config.run_config import ConfigError, RunConfig
+from explorer.run.runner import ExplorationRun
+from perception.families.generate import open_world
+from perception.world import load_world
+from tests.support.paths import ROOT
+
+
+def main_py(*args):
+    return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], capture_output=True, text=True, timeout=120)
+
+
+def test_a_run_on_a_generated_world_says_which_it_was(tmp_path, embedder):
+    config = RunConfig(world=Path("gen:house"), world_seed=5, steps=3, run_dir=tmp_path / "run", verbosity=-1).check()
+    summary = ExplorationRun(config, embedder=embedder).execute()
+    assert summary["status"] == "completed" and summary["world"] == "gen:house?seed=5"
+    recorded = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert recorded["world"] == "gen:house" and recorded["world_seed"] == 5
+
+
+def test_an_exported_world_is_the_world_the_run_had(tmp_path):
+    path = tmp_path / "corridor.yaml"
+    result = main_py("--world", "gen:corridor?size=40x9", "--world-seed", "2", "--export-world", str(path))
+    assert result.returncode == 0, result.stderr
+    exported = load_world(path)
+    made = open_world("gen:corridor?size=40x9", 2)
+    assert (exported.size, exported.walls, exported.objects) == (made.size, made.walls, made.objects)
+    again = main_py("--world", "gen:corridor?size=40x9", "--world-seed", "2", "--export-world", str(path))
+    assert again.returncode == 2 and "is there already" in again.stderr  # never overwritten
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        (["--world", "gen:castle"], "unknown world family 'castle'"),
+        (["--world-seed", "3"], "--world-seed is the seed of a generated world"),
+        (["--world", "gen:house", "--world-seed", "-1"], "--world-seed must be at least 0"),
+        (["--world", "apartment", "--export-world", "x.yaml"], "--export-world writes a generated world"),
+    ],
+)
+def test_generated_world_mistakes_are_one_line(args, problem):
+    result = main_py(*args)
+    assert result.returncode == 2
+    assert problem in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_the_world_seed_is_checked_however_the_config_is_made():
+    with pytest.raises(ConfigError, match="the name gives seed 4 and the world seed is 5"):
+        RunConfig(world=Path("gen:maze?seed=4"), world_seed=5).check()

@@ -1,0 +1,241 @@
+"""A sweep loses nothing and leaks nothing: one sweep per `out`, no run removed while it goes or when it is no
+attempt of the sweep's, one grid per `out`, the sweep file read once, and credentials shown nowhere."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.sweeps import MAIN, processes_mentioning, read_results, sweep, write_sweep
+
+ONE_RUN = "out: {out}\ngrid:\n  seed: [1]\nfixed:\n  world: office\n  agents: 1\n  steps: {steps}\n"
+LONG = 5000  # steps: a run that goes on for as long as a test needs it to (it is ended before it ends)
+
+
+@pytest.fixture
+def started(tmp_path: Path) -> Iterator[Callable[[Path], subprocess.Popen]]:
+    """Starts a sweep as from a terminal (its own process group); every sweep and run it left is ended after."""
+    processes: list[subprocess.Popen] = []
+
+    def start(sweep_file: Path) -> subprocess.Popen:
+        process = subprocess.Popen(
+            [sys.executable, MAIN, "--sweep", str(sweep_file)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a harness may have it ignored
+        )
+        processes.append(process)
+        return process
+
+    yield start
+    for process in processes:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+    for pid in processes_mentioning(str(tmp_path)):  # the runs, each in a session of its own
+        os.kill(pid, signal.SIGKILL)
+
+
+def wait_for(condition: Callable[[], bool], process: subprocess.Popen, what: str) -> None:
+    """Until `condition` holds, while the sweep `process` goes on."""
+    deadline = time.monotonic() + 120
+    while not condition():
+        assert process.poll() is None, f"the sweep ended before {what}: {process.communicate()}"
+        assert time.monotonic() < deadline, f"waited in vain for {what}"
+        time.sleep(0.05)
+
+
+def wait_until_running(run_dir: Path, process: subprocess.Popen) -> None:
+    """Until the run has written its first step."""
+    trace = run_dir / "trace.jsonl"
+    wait_for(lambda: trace.is_file() and trace.stat().st_size > 0, process, f"{run_dir} started")
+
+
+def one_line_error(result: subprocess.CompletedProcess) -> str:
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("main.py: error: "), result.stderr
+    return lines[0]
+
+
+# Issue 26, item 2: two sweeps into one `out`, or a sweep run again after it was killed.
+
+
+def test_a_second_sweep_on_the_same_out_is_refused_while_the_first_runs(tmp_path, started):
+    out = tmp_path / "out"
+    first = started(write_sweep(tmp_path, ONE_RUN.format(out=out, steps=LONG), "first.yaml"))
+    run_dir = out / "seed=1"
+    wait_until_running(run_dir, first)
+    config = (run_dir / "config.json").read_text()
+
+    second = sweep(write_sweep(tmp_path, ONE_RUN.format(out=out, steps=1), "second.yaml"))
+    assert f"{out} is in use by another sweep" in one_line_error(second)
+    assert (run_dir / "config.json").read_text() == config  # the first's run is untouched, and goes on
+    assert first.poll() is None
+
+    os.killpg(first.pid, signal.SIGINT)
+    first.communicate(timeout=120)
+    assert first.returncode == 130
+    summary = json.loads((run_dir / "summary.json").read_text())
+    trace = (run_dir / "trace.jsonl").read_text().splitlines()
+    assert summary["status"] == "interrupted" and len(trace) == summary["steps"]["Agent1"] > 0
+
+
+def test_a_run_left_going_by_a_killed_sweep_is_not_removed(tmp_path, started):
+    out = tmp_path / "out"
+    killed = started(write_sweep(tmp_path, ONE_RUN.format(out=out, steps=LONG), "first.yaml"))
+    run_dir = out / "seed=1"
+    wait_until_running(run_dir, killed)
+    killed.kill()  # SIGKILL: the sweep cannot stop its run, which goes on in its own session
+    killed.wait()
+    assert processes_mentioning(str(run_dir))
+    config = (run_dir / "config.json").read_text()
+
+    again = sweep(write_sweep(tmp_path, ONE_RUN.format(out=out, steps=1), "again.yaml"))
+    assert f"run seed=1 is still going in {run_dir}" in one_line_error(again)
+    assert (run_dir / "config.json").read_text() == config
+    assert processes_mentioning(str(run_dir))  # still going, in its own directory
+
+
+# Issue 26, item 3: only an earlier attempt of that very run is removed.
+
+
+def make_folder_of_ones_own(path: Path) -> None:
+    path.mkdir()
+    (path / "notes.txt").write_text("mine")
+
+
+def make_link_to_a_folder(path: Path) -> None:
+    make_folder_of_ones_own(path.parent / "elsewhere")
+    path.symlink_to(path.parent / "elsewhere")
+
+
+@pytest.mark.parametrize(
+    "make, words",
+    [
+        (make_folder_of_ones_own, "holds 'notes.txt', which no run writes"),
+        (lambda path: path.write_text("a file"), "is not a directory"),
+        (make_link_to_a_folder, "is not a directory"),
+    ],
+    ids=["a folder", "a file", "a link"],
+)
+def test_what_is_in_a_runs_place_and_no_run_is_refused_not_removed(tmp_path, make, words):
+    out = tmp_path / "out"
+    out.mkdir()
+    make(out / "seed=1")
+    sweep_file = write_sweep(tmp_path, ONE_RUN.format(out=out, steps=1))
+    before = sorted(str(path) for path in tmp_path.rglob("*"))
+    error = one_line_error(sweep(sweep_file))
+    assert f"{out / 'seed=1'} {words}, so it is no earlier attempt of that run" in error
+    assert sorted(str(path) for path in tmp_path.rglob("*") if ".sweep" not in path.parts) == before
+
+
+def test_an_attempt_with_other_settings_is_refused_and_one_with_the_same_is_run_again(tmp_path):
+    out = tmp_path / "out"
+    run_dir = out / "seed=1"
+    assert sweep(write_sweep(tmp_path, ONE_RUN.format(out=out, steps=2))).returncode == 0
+    (run_dir / "summary.json").unlink()  # as if killed before its end
+    (run_dir / "summary.json.0123456789ab.partial").write_text("{")  # its summary, half written
+    trace = (run_dir / "trace.jsonl").read_text()
+
+    other = sweep(write_sweep(tmp_path, ONE_RUN.format(out=out, steps=3), "other.yaml"))
+    assert f"{run_dir} ran with steps 2, not 3, so it is no earlier attempt of that run" in one_line_error(other)
+    assert (run_dir / "trace.jsonl").read_text() == trace
+
+    same = sweep(write_sweep(tmp_path, ONE_RUN.format(out=out, steps=2), "same.yaml"))
+    assert same.returncode == 0, same.stderr
+    assert "0 complete already (skipped), 1 to run" in same.stdout
+    assert sorted(path.name for path in run_dir.iterdir() if path.is_file()) == [
+        "config.json",
+        "report.html",
+        "run.log",
+        "summary.json",
+        "trace.jsonl",
+    ]
+
+
+def test_a_claimed_directory_the_run_never_wrote_in_is_run_again(tmp_path):
+    out = tmp_path / "out"
+    (out / "seed=1").mkdir(parents=True)
+    (out / "seed=1" / "config.json").touch()  # claimed: stopped before it wrote its settings
+    result = sweep(write_sweep(tmp_path, ONE_RUN.format(out=out, steps=1)))
+    assert result.returncode == 0, result.stderr
+    assert json.loads((out / "seed=1" / "summary.json").read_text())["status"] == "completed"
+
+
+# Issue 26, item 5: credentials in a sweep's URLs are shown nowhere.
+
+SECRETS = ("zq-user", "pw-Secret-91", "pw-Other-42", "key-Secret-73")
+
+
+def test_credentials_stay_out_of_names_logs_results_page_and_console(tmp_path):
+    out = tmp_path / "out"
+    text = f"""\
+out: {out}
+grid:
+  api_base:
+    - http://zq-user:pw-Secret-91@127.0.0.1:9/v1
+    - "http://zq-user:pw-Other-42@127.0.0.1:9/v1"
+    - http://127.0.0.1:9/v1?api_key=key-Secret-73
+fixed: {{world: office, agents: 1, steps: 1}}  # the built-in explorer: no model is called
+"""
+    result = sweep(write_sweep(tmp_path, text), "--parallel", "3")
+    assert result.returncode == 0, result.stderr
+    rows = read_results(out)
+    assert [row["status"] for row in rows] == ["completed"] * 3
+    assert len({row["run_dir"] for row in rows}) == len({row["api-base"] for row in rows}) == 3
+    assert rows[0]["api-base"].startswith("http://***@127.0.0.1:9/v1 (")
+    assert rows[2]["api-base"].startswith("http://127.0.0.1:9/v1?api_key=*** (")
+    page = (out / "sweep.html").read_text()
+    assert "http://***@127.0.0.1:9/v1" in page and "fixed: {world: office" in page  # the file, redacted
+    for secret in SECRETS:
+        assert secret not in result.stdout + result.stderr
+        for path in out.rglob("*"):
+            assert secret not in str(path.relative_to(out))
+            assert not path.is_file() or secret.encode() not in path.read_bytes(), path
+
+
+# Issue 26, item 13: the sweep file is read once.
+
+
+@pytest.mark.parametrize("change", ["deleted", "edited"])
+def test_the_page_shows_the_sweep_file_as_read_at_the_start(tmp_path, started, change):
+    out = tmp_path / "out"
+    sweep_file = write_sweep(tmp_path, "# as first written\n" + ONE_RUN.format(out=out, steps=100))
+    process = started(sweep_file)
+    wait_for((out / "seed=1").exists, process, "the run started")  # the file has been read
+    if change == "deleted":
+        sweep_file.unlink()
+    else:
+        sweep_file.write_text("# written again\n" + ONE_RUN.format(out=out, steps=2))
+    stdout, stderr = process.communicate(timeout=300)
+    assert process.returncode == 0, stderr
+    assert "Traceback" not in stdout + stderr
+    page = (out / "sweep.html").read_text()
+    assert "# as first written" in page and "written again" not in page
+
+
+# Issue 26, item 15: one grid per `out`.
+
+
+def test_another_grid_in_an_out_that_has_one_is_refused(tmp_path):
+    out = tmp_path / "out"
+    assert sweep(write_sweep(tmp_path, ONE_RUN.format(out=out, steps=1))).returncode == 0
+    results, page = (out / "results.csv").read_text(), (out / "sweep.html").read_text()
+
+    other = write_sweep(tmp_path, ONE_RUN.format(out=out, steps=1).replace("[1]", "[2, 3]"), "other.yaml")
+    error = one_line_error(sweep(other))
+    assert f"{other}: {out} holds the runs of another grid (seed=1): give the sweep another `out`" in error
+    assert (out / "results.csv").read_text() == results and (out / "sweep.html").read_text() == page
+    assert not (out / "seed=2").exists()
