@@ -73,7 +73,7 @@ def test_each_agent_runs_with_its_own_role_persona_and_model(tmp_path, embedder)
     assert (first["policy"], second["policy"]) == ("random", "offline")
     # What each agent ran with is on record, as resolved.
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
-    clock = {"tick_interval": 1.0, "obs_delay": 0.0, "act_delay": 0.0, "msg_delay": 0.0}
+    clock = {"tick_interval": 1.0, "obs_delay": 0.0, "act_delay": 0.0, "msg_delay": 0.0, "think_time": 0.0}
     assert summary["per_agent"]["Agent1"]["profile"] == {
         "role": "scout",
         "model": "random",

@@ -44,7 +44,7 @@ VISION_CALLS = ("combined", "split")  # one call for caption and objects, or two
 
 DECIDE_LEVELS = ("actions", "goals")
 COORDINATOR = "Coordinator"  # the coordinator's id: the team's last member, after Agent1..N
-SCHEDULES = ("lockstep", "event")
+SCHEDULES = ("lockstep", "event", "realtime")
 FALLBACKS = ("scan", "offline")
 STORE_SCHEMES = ("redis://", "rediss://")
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -186,7 +186,9 @@ class RunConfig:
         metadata=option(
             "--schedule",
             "lockstep (default): every agent takes step k before any takes k + 1; event: a simulated clock "
-            "with each agent's tick_interval, obs_delay, act_delay and msg_delay from --profiles (mock mode)",
+            "with each agent's tick_interval, obs_delay, act_delay, msg_delay and think_time from --profiles; "
+            "realtime: no waiting for teammates, each step committed as it finishes, on the wall clock "
+            "(reproducible by --replay-replies, not by running again); event and realtime in mock mode",
             check=OneOf(SCHEDULES, in_parser=True),
         ),
     )
@@ -440,8 +442,12 @@ class RunConfig:
             raise ConfigError("--window-title, --keymap, --region, --vision and --pause-key are for --mode unity")
         if self.decide == "goals" and self.mode != "mock":
             raise ConfigError("--decide goals needs --mode mock: goals come from the grid map a mock world gives")
-        if self.schedule == "event" and self.mode != "mock":
-            raise ConfigError("--schedule event needs --mode mock: a game keeps its own time")
+        if self.schedule in ("event", "realtime") and self.mode != "mock":
+            raise ConfigError(f"--schedule {self.schedule} needs --mode mock: a game keeps its own time")
+        if self.schedule == "realtime" and (self.coordinator is not None or self.store is not None):
+            raise ConfigError(
+                "--schedule realtime runs a team of explorers in one process: not with --coordinator or --store"
+            )
         if self.coordinator is not None:
             self._check_coordinator(self.coordinator)
         self._check_files()

@@ -184,7 +184,7 @@ class RunStats:
         end = max(self.commit_times.values(), default=0.0)
         per_agent = {}
         for agent_id in explorers:
-            seconds, model = self.commit_times.get(agent_id, 0.0), sum(self.latencies[agent_id])
+            seconds, model = self.commit_times.get(agent_id, 0.0), sum(self.latencies[agent_id], 0.0)
             per_agent[agent_id] = {
                 "seconds": round(seconds, 3),
                 "model_seconds": round(model, 3),

@@ -63,7 +63,8 @@ class StepCommit:
             self.stats.step_completed(step_at(at) if step is None else step, len(team_found), at)
             if self.startup["first_step_done_seconds"] is None:
                 self.startup["first_step_done_seconds"] = round(time.perf_counter() - self.process_started, 3)
-        self.console.step_committed(lines, team_found, complete)
+        # The live view's progress counts the team's steps: under realtime, one per agent-step of each agent.
+        self.console.step_committed(lines, team_found, complete and (step is None or step == int(step)))
 
     def _record(self, report: StepReport, new_objects: list[str]) -> dict:
         """One agent's committed step into the log, the trace, its memory and the counts; its trace line."""

@@ -15,24 +15,35 @@ lock-step rounds are, and the clock runs on to the next ticks, applying the
 events on the way. The run ends at `end_time`: a tick due then or later never
 happens, nor does a message or action due then.
 
-With every timing at its default (tick_interval 1, no delays) the ticks are
-lock-step's rounds: tick k of every agent at t = k - 1, messages read one tick
-after they are sent, actions at once.
+A member with a think time (explorer/schedule/think.py) decides for that
+long after its tick: its action is chosen then (and lands act_delay later),
+its message leaves then, and its next tick is the first of its ticks (every
+tick_interval from 0) at or after that time; an action landing as its
+decision ends takes effect before the ticks at that time, so that tick sees it.
+
+With every timing at its default (tick_interval 1, no delays, no think time)
+the ticks are lock-step's rounds: tick k of every agent at t = k - 1, messages
+read one tick after they are sent, actions at once.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
+from explorer.schedule.think import ThinkTimes
 from explorer.schedule.timed_perception import LateAction, TimedPerception, Timing
 from explorer.schedule.turns import Commit, TurnTaking
 from nodes.decision_context import SightReport
+from nodes.interfaces import StepReport
 from perception.base import Message
 
-TICK, ACTION, DELIVERY = 0, 1, 2  # the order of events at the same time
+# The order of events at the same time: an action landing as its decision ends (think time, no
+# act_delay), the ticks, the actions due, the messages due.
+DECIDED, TICK, ACTION, DELIVERY = 0, 1, 2, 3
 Sent = Message | SightReport  # what a tick sends: messages to the team, a report up to the coordinator
 # (time, kind, agent order, made, agent_id, payload): a tick (no payload), a late action, a delivery
 Event = tuple[float, int, int, int, str, LateAction | Sent | None]
@@ -87,19 +98,21 @@ class EventSchedule(TurnTaking):
         commit: Commit,
         deliver: Callable[[Sent], None],
         world: TimedPerception,
+        think: ThinkTimes | None = None,
     ) -> None:
         """`commit(reports, time, complete)` applies ticks as lock-step's commit applies a round
         (their messages and reports up aside); `deliver(sent)` puts a message in its mailbox, or
         a report in its coordinator's inbox; `world` is the TimedPerception that queues and
-        applies late actions."""
+        applies late actions; `think` says how long each decision took (none where not given)."""
         super().__init__()
         self._order = {agent_id: i for i, agent_id in enumerate(agent_ids)}
         self.timings = timings
         self.end_time = end_time
         self._commit, self._deliver, self._world = commit, deliver, world
+        self._think = think or ThinkTimes(timings)
         self._events: list[Event] = []
         self._made = itertools.count()
-        self._ticks = dict.fromkeys(agent_ids, 0)  # ticks committed
+        self._slots = dict.fromkeys(agent_ids, 0)  # each agent's tick under way, as k of its ticks at k x tick_interval
         self._ticking: set[str] = set(agent_ids)  # every agent ticks at 0
         self._done: set[str] = set()
         self.now = 0.0
@@ -122,21 +135,35 @@ class EventSchedule(TurnTaking):
         now = self.now
         for report in reports:
             agent_id, timing = report.agent_id, self.timings[report.agent_id]
+            decided = self._decided(report, now)
             if report.record is not None and report.record.time is None:
                 report.record.time = now  # a coordinator's: it does not look, so no view says when
             sent_up: list[Sent] = [report.upward] if report.upward else []
             for sent in [*report.outgoing, *sent_up]:
-                self._push(now + timing.msg_delay, DELIVERY, agent_id, replace(sent, sent_at=now))
+                self._push(decided + timing.msg_delay, DELIVERY, agent_id, replace(sent, sent_at=decided))
             if agent_id in self._world.timings:
-                for late in self._world.take_queued(agent_id):
-                    self._push(late.due, ACTION, agent_id, late)
-            self._ticks[agent_id] += 1
-            following = clock(self._ticks[agent_id] * timing.tick_interval)
+                for late in self._world.take_queued(agent_id, decided if decided != now else None):
+                    self._push(late.due, DECIDED if late.due == late.chosen_at else ACTION, agent_id, late)
+            slot = self._slots[agent_id] + 1
+            if decided != now:  # its first tick at or after its decision
+                slot = max(slot, math.ceil(clock(decided / timing.tick_interval)))
+            self._slots[agent_id] = slot
+            following = clock(slot * timing.tick_interval)
             if following < self.end_time:
                 self._push(following, TICK, agent_id, None)
             else:
                 self._done.add(agent_id)
         self._commit([replace(report, outgoing=[], upward=None) for report in reports], now, complete)
+
+    def _decided(self, report: StepReport, now: float) -> float:
+        """When the step's decision was made: its tick's time, later by its think time (on its record)."""
+        think = self._think.of(report)
+        if think is None:
+            return now
+        think = clock(think)
+        if report.record is not None:
+            report.record.think_time = think
+        return clock(now + think)
 
     def _run_to_next_ticks(self) -> None:
         """Apply the events up to the next ticks, and start them; at the run's end, finish every agent."""
@@ -149,7 +176,7 @@ class EventSchedule(TurnTaking):
                 for ticking in self._ticking:
                     self._begin_tick(ticking)
                 return
-            if isinstance(payload, LateAction):  # kind ACTION
+            if isinstance(payload, LateAction):  # kind DECIDED or ACTION
                 self._world.apply_late(agent_id, payload, time)
             elif payload is not None:  # kind DELIVERY
                 self._deliver(replace(payload, delivered_at=time))

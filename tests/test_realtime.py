@@ -1,0 +1,227 @@
+"""--schedule realtime: no barrier between agents, each step committed as it finishes, and a replay that
+commits in the recorded order."""
+
+import json
+import random
+import re
+import threading
+
+import pytest
+
+from explorer.config.run_config import ConfigError, RunConfig
+from explorer.run.runner import ExplorationRun
+from explorer.run.stop import RunFailed
+from explorer.run.trace import read_trace
+from explorer.schedule.as_perceived import RealtimePerception, TeamAsPerceived
+from explorer.schedule.realtime import RealtimeSchedule
+from explorer.team.store import InProcessStore
+from nodes.interfaces import RunStopped, StepReport
+from nodes.record import StepRecord
+from perception.base import Message
+from perception.mock import MockPerception
+from perception.world import load_world
+from tests.support.openai_stub_server import ChatServer, Scripted, error
+from tests.support.paths import WORLDS
+
+MODEL = "openai/test-model"
+ACTIONS = ("forward", "look_left", "forward", "look_right")
+CALL_COSTS = ("latency", "retries", "cost_usd", "replayed")  # what a replayed call does not repeat
+WAIT_SECONDS = 60  # a scripted reply held for another agent's step gives up after this: a test never hangs
+
+
+def decision(agent, step):
+    action = ACTIONS[(step + int(agent[-1])) % len(ACTIONS)]
+    return (
+        f"```yaml\nthinking: scripted\naction: {action}\nreason: test\nmessage_to_others: {agent} at step {step}\n```"
+    )
+
+
+def asked(request):
+    """(agent, step) of a decision's prompt."""
+    prompt = request["messages"][-1]["content"]
+    return re.search(r"You are (Agent\d+)", prompt).group(1), int(re.search(r"## Step (\d+) of", prompt).group(1))
+
+
+def held_until(waiter, awaited, delays=None):
+    """A stub's answer: `waiter` = (agent, step) is answered only once `awaited` has been asked; every
+    answer after a delay drawn from `delays` (a random.Random), if given."""
+    came, lock = threading.Event(), threading.Lock()
+
+    def answer(request):
+        agent, step = asked(request)
+        if (agent, step) == awaited:
+            came.set()
+        if (agent, step) == waiter:
+            came.wait(WAIT_SECONDS)
+        with lock:
+            delay = delays.uniform(0, 0.04) if delays else 0.0
+        return Scripted(text=decision(agent, step), delay=delay)
+
+    return answer
+
+
+def run(run_dir, embedder, **settings):
+    settings = {"agents": 2, "steps": 5, "model": MODEL, "schedule": "realtime", **settings}
+    config = RunConfig(run_dir=run_dir, verbosity=-1, **settings).check()
+    summary = ExplorationRun(config, embedder=embedder).execute()
+    return read_trace(run_dir / "trace.jsonl"), summary
+
+
+def line_of(trace, agent, step):
+    return next(line for line in trace if line["agent_id"] == agent and line["step"] == step)
+
+
+def comparable(trace):
+    """The trace but for what a replay cannot repeat: the nodes' wall times, and what each call cost."""
+    return [
+        {
+            **{k: v for k, v in line.items() if k != "timings"},
+            "llm": {"calls": [{k: v for k, v in c.items() if k not in CALL_COSTS} for c in line["llm"]["calls"]]},
+        }
+        for line in trace
+    ]
+
+
+# ---- the commit -----------------------------------------------------------------------------------
+
+
+def test_an_agent_sees_the_team_as_it_was_when_it_perceived(tmp_path):
+    store = InProcessStore()
+    mock = MockPerception(load_world(WORLDS / "apartment.yaml"), store, ["Agent1", "Agent2"], seed=1)
+    for agent in ("Agent1", "Agent2"):
+        store.register_agent(agent, mock.get_agent_state(agent).to_dict())
+
+    def commit(reports, at, complete=True, step=None):
+        store.commit_step(reports)
+
+    schedule = RealtimeSchedule(["Agent1", "Agent2"], 3, commit)
+    team = TeamAsPerceived(store)
+    perception = RealtimePerception(mock, schedule, team)
+
+    perception.observe("Agent1", 1)
+    said = Message("Agent2", "all", "the sofa is here", 1)
+    assert schedule.hand_in(StepReport("Agent2", 1, None, ["sofa"], [said], {"position": [1, 1, 0], "facing": "north"}))
+    # Agent2's step is committed, but Agent1's step under way read the team before it.
+    assert "sofa" in store.discoveries() and "sofa" not in team.discoveries()
+    assert team.positions()["Agent2"] != {"position": [1, 1, 0], "facing": "north"}
+    assert perception.poll_messages("Agent1") == []
+    elsewhere = []
+    reader = threading.Thread(target=lambda: elsewhere.append(team.discoveries()))
+    reader.start()
+    reader.join()
+    assert "sofa" in elsewhere[0]  # a thread that has not perceived reads the store itself
+
+    record = StepRecord("Agent1", 1)
+    assert schedule.hand_in(StepReport("Agent1", 1, record, []))
+    assert (record.seen_commits, record.commit_index) == (0, 1)  # it saw no commit; it was the second
+    observation = perception.observe("Agent1", 2)
+    assert observation.time is not None and "sofa" in team.discoveries()
+    [message] = perception.poll_messages("Agent1")
+    assert message.message == "the sofa is here" and message.sent_at == message.delivered_at is not None
+
+    schedule.finish()  # a spent budget: the step under way is committed, and no other begins
+    assert not schedule.hand_in(StepReport("Agent1", 2, None, []))
+    with pytest.raises(RunStopped):
+        perception.observe("Agent2", 2)
+
+
+def test_each_step_is_committed_as_it_finishes_without_waiting_for_the_team(tmp_path, embedder):
+    # Agent2's first reply waits until Agent1 asks at step 4: under lock-step that would never come.
+    with ChatServer(held_until(("Agent2", 1), ("Agent1", 4))) as server:
+        trace, summary = run(tmp_path / "run", embedder, api_base=server.api_base)
+    assert summary["status"] == "completed" and summary["steps"] == {"Agent1": 5, "Agent2": 5}
+    assert [line["commit_index"] for line in trace] == list(range(10))  # the trace is in commit order
+    assert [line["commit_time"] for line in trace] == sorted(line["commit_time"] for line in trace)
+    assert all(line["time"] <= line["commit_time"] for line in trace)
+    order = [(line["agent_id"], line["step"]) for line in trace]
+    assert order[:3] == [("Agent1", 1), ("Agent1", 2), ("Agent1", 3)]
+    assert line_of(trace, "Agent1", 4)["seen_commits"] == 3 and line_of(trace, "Agent2", 1)["seen_commits"] == 0
+    # Agent2's second step reads what Agent1 said meanwhile, each message as its step was committed.
+    read = line_of(trace, "Agent2", 2)["messages_in"]
+    assert [m["message"] for m in read][:3] == [f"Agent1 at step {step}" for step in (1, 2, 3)]
+    for message in read:
+        sent = line_of(trace, message["sender"], message["step"])
+        assert message["sent_at"] == message["delivered_at"] == sent["commit_time"]
+
+
+def test_the_summary_counts_agent_steps_per_second_and_each_agents_wait(tmp_path, embedder):
+    with ChatServer(held_until(None, None, random.Random(3))) as server:
+        trace, summary = run(tmp_path / "run", embedder, api_base=server.api_base)
+    realtime, end = summary["realtime"], max(line["commit_time"] for line in trace)
+    assert realtime["agent_steps_per_second"] == round(10 / end, 3)
+    for agent in ("Agent1", "Agent2"):
+        lines = [line for line in trace if line["agent_id"] == agent]
+        waits = realtime["per_agent"][agent]
+        assert waits["seconds"] == round(lines[-1]["commit_time"], 3)
+        assert waits["model_seconds"] == round(sum(c["latency"] for line in lines for c in line["llm"]["calls"]), 3)
+        assert waits["other_seconds"] == pytest.approx(waits["seconds"] - waits["model_seconds"], abs=0.002)
+    assert summary["team"]["seconds_curve"][-1][0] == end  # the team's finds against the clock
+    assert summary["schedule"] == "realtime"
+
+
+# ---- the replay -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("draw", [1, 2, 3])
+def test_a_replay_commits_in_the_recorded_order_and_gives_the_same_trace(tmp_path, embedder, draw, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    settings = {"agents": 3, "steps": 5}
+    # Latencies drawn anew each time; Agent3 waits for Agent1's third step, so the order is never lock-step's.
+    with ChatServer(held_until(("Agent3", 1), ("Agent1", 3), random.Random(draw))) as server:
+        trace, summary = run(tmp_path / "recorded", embedder, api_base=server.api_base, **settings)
+    assert [(line["agent_id"], line["step"]) for line in trace][:3] != [("Agent1", 1), ("Agent2", 1), ("Agent3", 1)]
+    with ChatServer(lambda request: error(500)) as server:  # were it asked, every call would fail
+        replayed, replay_summary = run(
+            tmp_path / "replay", embedder, api_base=server.api_base, replay_replies=tmp_path / "recorded", **settings
+        )
+    assert server.requests == []
+    assert comparable(replayed) == comparable(trace)  # the clock, the commit order and what each step saw
+    assert replay_summary["team"] == summary["team"] and replay_summary["discoveries"] == summary["discoveries"]
+    assert replay_summary["realtime"]["agent_steps_per_second"] == summary["realtime"]["agent_steps_per_second"]
+
+
+def test_a_run_a_budget_stopped_ends_cleanly_and_replays_to_the_same_end(tmp_path, embedder):
+    with ChatServer(held_until(None, None, random.Random(5))) as server:
+        trace, summary = run(tmp_path / "recorded", embedder, api_base=server.api_base, steps=10, max_calls=6)
+    assert summary["status"] == "budget_exhausted"
+    assert [line["commit_index"] for line in trace] == list(range(len(trace)))
+    assert sum(summary["steps"].values()) < 20
+    replayed, replay_summary = run(
+        tmp_path / "replay", embedder, steps=10, max_calls=6, replay_replies=tmp_path / "recorded"
+    )
+    assert comparable(replayed) == comparable(trace) and replay_summary["status"] == "budget_exhausted"
+
+
+def test_a_replay_of_another_schedules_run_is_refused_in_one_line(tmp_path, embedder):
+    with ChatServer(held_until(None, None)) as server:
+        run(tmp_path / "recorded", embedder, api_base=server.api_base, steps=2, schedule="lockstep")
+    with pytest.raises(RunFailed) as failed:
+        run(tmp_path / "replay", embedder, steps=2, replay_replies=tmp_path / "recorded")
+    assert failed.value.users_mistake and "\n" not in str(failed.value)
+    assert (
+        f"--replay-replies {tmp_path / 'recorded'}: the recorded run did not run under --schedule realtime "
+        "(its trace keeps no commit order)" in str(failed.value)
+    )
+
+
+def test_one_agents_failure_stops_the_others(tmp_path, embedder):
+    def answer(request):
+        agent, step = asked(request)
+        return error(401, "bad key") if (agent, step) == ("Agent2", 2) else decision(agent, step)
+
+    with ChatServer(answer) as server, pytest.raises(RunFailed) as failed:
+        run(tmp_path / "run", embedder, api_base=server.api_base, steps=50)
+    assert failed.value.users_mistake
+    trace = read_trace(tmp_path / "run" / "trace.jsonl")
+    assert [line["commit_index"] for line in trace] == list(range(len(trace))) and len(trace) < 100
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["status"] == "failed"
+
+
+def test_what_realtime_does_not_run_is_refused_at_start():
+    for settings, problem in (
+        ({"mode": "unity", "window_titles": ("Game",)}, "--schedule realtime needs --mode mock"),
+        ({"coordinator": "offline"}, "not with --coordinator or --store"),
+        ({"store": "redis://127.0.0.1:1/0"}, "not with --coordinator or --store"),
+    ):
+        with pytest.raises(ConfigError, match=problem):
+            RunConfig(schedule="realtime", **settings).check()
