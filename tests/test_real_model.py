@@ -29,6 +29,8 @@ def test_a_real_small_model_decides_under_a_json_schema(small_model_server, tmp_
             small_model_server,
             "--reply-format",
             "json",
+            "--timeout",
+            "300",  # a loaded machine evaluates the prompt slowly: a retry would start it again
             "--run-dir",
             str(run_dir),
         ],

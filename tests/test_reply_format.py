@@ -117,3 +117,14 @@ def test_a_run_under_json_reads_enum_replies_and_counts_its_calls_per_format(tmp
     assert {call["format"] for line in trace for call in line["llm"]["calls"]} == {"json"}
     assert (summary["llm"]["json_calls"], summary["llm"]["yaml_calls"], summary["llm"]["parse_failures"]) == (6, 0, 0)
     assert json.loads((tmp_path / "run" / "config.json").read_text())["reply_format"] == "json"
+
+
+def test_a_reply_cut_short_inside_its_json_object_keeps_the_schema():
+    # A constrained reply the token limit or the server broke off begins as a JSON object: no proof
+    # that the schema was ignored, so the next call is still asked under it.
+    cut = iter(['{ "action": "forward", "message_to": "all", "message_to_oth', '{"action": "forward"}'])
+    with ChatServer(lambda request: next(cut)) as server:
+        agent = settings(server, "json")
+        replies = [complete_prompt(agent, "go", SCHEMA) for _ in range(2)]
+    assert formats_sent(server) == ["json_schema", "json_schema"]
+    assert [reply.format for reply in replies] == ["json", "json"]

@@ -7,8 +7,9 @@ So a request under a schema is sent in the first dialect not yet refused; a
 refusal (a 400 or 422 naming `response_format`) moves the agent to the next,
 and the same call is asked again at once. A server that refuses every dialect
 is asked without a schema from then on, and so is one that accepts the
-parameter and ignores it: a reply under a schema that is not a JSON object is
-proof that decoding was not constrained. Each agent learns for itself, so what
+parameter and ignores it: a reply under a schema that does not even begin as a
+JSON object is proof that decoding was not constrained (one that begins as one
+and breaks off, cut short by the token limit or the server, proves nothing). Each agent learns for itself, so what
 one agent's calls meet never changes another's. The prompt is the same in
 every format (its YAML example); only the request's `response_format` differs,
 so a run replayed from its trace asks the same prompts.
@@ -16,7 +17,6 @@ so a run replayed from its trace asks the same prompts.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 
@@ -78,8 +78,8 @@ class ReplyFormat:
         log.warning("%s takes no JSON schema: its replies are asked for and read as YAML", self.model)
 
     def answered(self, dialect: str | None, text: str) -> None:
-        """A reply came under `dialect`; one that is not a JSON object shows the schema was ignored."""
-        if dialect is None or _json_object(text):
+        """A reply came under `dialect`; one that does not begin as a JSON object shows the schema was ignored."""
+        if dialect is None or text.lstrip().startswith("{"):
             return
         with self._lock:
             if not self._dialects:
@@ -90,10 +90,3 @@ class ReplyFormat:
             self.model,
             dialect,
         )
-
-
-def _json_object(text: str) -> bool:
-    try:
-        return isinstance(json.loads(text), dict)
-    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
-        return False
