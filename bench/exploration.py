@@ -60,18 +60,24 @@ def seeded_world(path, directory):
 
 def run_steps(world_path, agents, seed, steps, embedder, condition, api_base=None):
     """(steps to SHARE% of the objects or None, the run's team block)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        summary = run_summary(world_path, agents, seed, steps, embedder, condition, Path(tmp) / "run", api_base)
+    return summary["team"]["steps_to_objects"][f"{SHARE}%"], summary["team"]
+
+
+def run_summary(world_path, agents, seed, steps, embedder, condition, run_dir, api_base=None):
+    """A run of the product under `condition`, written into `run_dir`: its summary."""
     settings = {
         "offline": {},
         "no-comm": {"comm": False},
         "random": {"model": "random"},
         "goals": {"model": "openai/bench-model", "api_base": api_base, "decide": "goals"},
     }[condition]
-    with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
+    with contextlib.redirect_stdout(io.StringIO()):
         config = RunConfig(
-            world=world_path, agents=agents, seed=seed, steps=steps, run_dir=Path(tmp) / "run", verbosity=-1, **settings
+            world=world_path, agents=agents, seed=seed, steps=steps, run_dir=run_dir, verbosity=-1, **settings
         ).check()
-        summary = ExplorationRun(config, embedder=embedder).execute()
-    return summary["team"]["steps_to_objects"][f"{SHARE}%"], summary["team"]
+        return ExplorationRun(config, embedder=embedder).execute()
 
 
 def geometric_mean(values):

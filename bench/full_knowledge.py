@@ -30,10 +30,17 @@ MAX_STEPS = 400
 
 def full_knowledge_steps(world, agents, seed, share=SHARE):
     """The step at which the reference team had seen `share`% of the objects."""
+    return full_knowledge_curve(world, agents, seed, (share,))[share]
+
+
+def full_knowledge_curve(world, agents, seed, shares):
+    """{share: the step at which the reference team had seen `share`% of the objects, or None}."""
     agent_ids = [f"Agent{i}" for i in range(1, agents + 1)]
     poses = dict(MockPerception(world, InProcessStore(), agent_ids, seed)._poses)
-    wanted = math.ceil(len(world.objects) * share / 100)
+    wanted = {share: math.ceil(len(world.objects) * share / 100) for share in shares}
+    reached = dict.fromkeys(shares)
     views = {}
+    moves = {}  # pose -> ((action, pose after), ...): the walls never change
 
     def seen_from(pose):
         key = (pose.x, pose.y, pose.z, pose.facing, pose.pitch)
@@ -41,33 +48,50 @@ def full_knowledge_steps(world, agents, seed, share=SHARE):
             views[key] = frozenset(world.view(pose)[0])
         return views[key]
 
+    def moves_from(pose):
+        if pose not in moves:
+            moves[pose] = tuple(_moves(pose, world))
+        return moves[pose]
+
     found = set()
     for step in range(1, MAX_STEPS + 1):
         for agent_id in agent_ids:
             found |= seen_from(poses[agent_id])
-        if len(found) >= wanted:
-            return step
-        claimed = set()
+        for share in shares:
+            if reached[share] is None and len(found) >= wanted[share]:
+                reached[share] = step
+        if None not in reached.values():
+            break
+        claimed: set[str] = set()
         for agent_id in agent_ids:
-            action, target = _first_move(poses[agent_id], found | claimed, seen_from, world)
+            action, target, after = _first_move(poses[agent_id], found | claimed, seen_from, moves_from)
             claimed |= target
             if action:
-                poses[agent_id] = apply_action(poses[agent_id], action, world.size, world.walls)[0]
-    return None
+                poses[agent_id] = after
+    return reached
 
 
-def _first_move(start, known, seen_from, world):
-    """(first action, objects it leads to) on a shortest path to a pose that sees an unknown object."""
+def _moves(pose, world):
+    """(action, pose after) for each move that changes the pose."""
+    for action in MOVES:
+        after, outcome, _ = apply_action(pose, action, world.size, world.walls)
+        if outcome in ("moved", "turned"):
+            yield action, after
+
+
+def _first_move(start, known, seen_from, moves_from):
+    """(first action, objects it leads to, the pose it takes the agent to) on a shortest path to a pose
+    that sees an unknown object."""
     first = {start: None}
     queue = deque([start])
     while queue:
         pose = queue.popleft()
         new = seen_from(pose) - known
         if new and pose != start:
-            return first[pose], new
-        for action in MOVES:
-            after, outcome, _ = apply_action(pose, action, world.size, world.walls)
-            if outcome in ("moved", "turned") and after not in first:
+            action = first[pose]
+            return action, new, dict(moves_from(start))[action]
+        for action, after in moves_from(pose):
+            if after not in first:
                 first[after] = first[pose] or action
                 queue.append(after)
-    return None, frozenset()
+    return None, frozenset(), start

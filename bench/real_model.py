@@ -126,13 +126,18 @@ def condition_row(name: str, runs: list[RunFigures], limit: float | None, offlin
 
 
 def measure(
-    conditions: list[str], seeds: list[int], steps: int, embedder: SentenceEmbedder, api_base: str | None
+    conditions: list[str],
+    worlds: list[str],
+    seeds: list[int],
+    steps: int,
+    embedder: SentenceEmbedder,
+    api_base: str | None,
 ) -> dict:
     runs: dict[str, list[RunFigures]] = {name: [] for name in conditions}
     limits = []
-    with tempfile.TemporaryDirectory() as worlds:
-        for world_name in WORLDS:
-            world = seeded_world(SHIPPED_WORLDS / f"{world_name}.yaml", worlds)
+    with tempfile.TemporaryDirectory() as folder:
+        for world_name in worlds:
+            world = seeded_world(SHIPPED_WORLDS / f"{world_name}.yaml", folder)
             for seed in seeds:
                 limits.append(full_knowledge_steps(load_world(world), AGENTS, seed, SHARE))
                 for name in conditions:
@@ -142,7 +147,7 @@ def measure(
     limit = geometric_mean(limits)
     offline = condition_row("offline", runs["offline"], limit, None)["steps_to_share"] if "offline" in runs else None
     rows = [condition_row(name, runs[name], limit, offline) for name in conditions]
-    return {"worlds": WORLDS, "seeds": seeds, "agents": AGENTS, "steps": steps, "full_knowledge": limit, "rows": rows}
+    return {"worlds": worlds, "seeds": seeds, "agents": AGENTS, "steps": steps, "full_knowledge": limit, "rows": rows}
 
 
 def markdown_table(result: dict) -> str:
@@ -173,6 +178,7 @@ def _share(value: float | None) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--conditions", nargs="+", choices=CONDITIONS, default=list(CONDITIONS))
+    parser.add_argument("--worlds", nargs="+", choices=WORLDS, default=list(WORLDS))
     parser.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
     parser.add_argument("--steps", type=int, default=STEPS)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "real_model.json")
@@ -184,7 +190,7 @@ def main() -> None:
     embedder.wait_ready()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp, serving(Path(tmp) / "server.log") as api_base:
-        result = measure(args.conditions, args.seeds, args.steps, embedder, api_base)
+        result = measure(args.conditions, args.worlds, args.seeds, args.steps, embedder, api_base)
     result["wall_seconds"] = round(time.perf_counter() - started)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(markdown_table(result))

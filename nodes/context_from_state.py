@@ -27,6 +27,7 @@ def team_context(shared: AgentState | CoordinatorState) -> TeamContext:
         size=env.size,
         view_distance=env.view_distance,
         discoveries=shared["shared_memory"].discoveries(),  # name -> {finder, step, cell}, in discovery order
+        targets=env.targets,
     )
 
 
@@ -50,6 +51,7 @@ def decision_context(shared: AgentState) -> DecisionContext:
             seen_walls=observation.seen_walls,
             actions_unseen=tuple(observation.actions_unseen),
             rooms=observation.rooms,
+            rooms_entered=tuple(shared["rooms_entered"]),
         ),
         teammates=Teammates(
             messages=tuple(shared["other_agent_messages"]),
@@ -63,4 +65,10 @@ def decision_context(shared: AgentState) -> DecisionContext:
 
 def coordinator_context(shared: CoordinatorState) -> CoordinatorContext:
     """What the coordinator's directives rest on this tick."""
-    return CoordinatorContext(team_context(shared), tuple(shared["reports"]), tuple(shared["available_actions"]))
+    return CoordinatorContext(
+        team_context(shared),
+        tuple(shared["reports"]),
+        tuple(shared["available_actions"]),
+        tuple(shared["messages"]),
+        {a: p for a, p in shared["shared_memory"].positions().items() if a in shared["team"]},
+    )

@@ -1,8 +1,10 @@
-"""The coordinator's loop: Review -> Direct -> HandIn, one tick at a time.
+"""The coordinator's loop: Review -> Direct -> HandIn, one tick at a time; the system agent's too.
 
 It neither sees nor moves. It reads what the explorers sent up (where each is,
-what each saw), decides a directive for each explorer that needs one, and
-sends them as messages, which reach the explorers after its msg_delay.
+what each saw) and its mail (under a system agent), decides a directive for
+each explorer that needs one, and sends them as messages, which reach the
+explorers after its msg_delay, with the messages it passes on (--comm star
+and tree), each as its first sender wrote it.
 """
 
 from __future__ import annotations
@@ -32,7 +34,11 @@ class ReviewNode(Node):
         store, agent_id, step = prep_res
         shared["step_count"] = step
         shared["reports"] = store.read_reports(agent_id)
-        shared["step_record"].lap("review")
+        messages = store.read_mailbox(agent_id)
+        shared["messages"] = [{"sender": m.sender, "recipient": m.recipient, "message": m.message} for m in messages]
+        record = shared["step_record"]
+        record.messages_in = [m.to_dict() for m in messages]
+        record.lap("review")
         return "default"
 
 
@@ -54,6 +60,7 @@ class DirectNode(Node):
     def post(self, shared: CoordinatorState, prep_res: DirectPrep, outcome: DecisionOutcome) -> str:
         policy, _ = prep_res
         shared["directives"] = list(outcome.directives)
+        shared["relayed"] = list(outcome.relayed)
         record = shared["step_record"]
         record.policy = policy.name
         record.prompt = outcome.prompt or ""
@@ -73,6 +80,7 @@ class CoordinatorHandInNode(Node):
     def prep(self, shared: CoordinatorState) -> tuple[Schedule, StepReport]:
         agent_id, step = shared["agent_id"], shared["step_count"]
         outgoing = [Message(agent_id, d["to"], d["message"], step) for d in shared["directives"]]
+        outgoing += shared["relayed"]  # passed on as their first senders wrote them
         return shared["schedule"], StepReport(agent_id, step, shared["step_record"], [], outgoing)
 
     def post(self, shared: CoordinatorState, prep_res: tuple[Schedule, StepReport], exec_res: None) -> str:

@@ -16,6 +16,7 @@ from perception.actions import ACTION_HELP
 from perception.base import Pose, objects_text
 from perception.room_sight import RoomSight
 from perception.rooms import Room
+from perception.targets import missing_targets, spoken
 from prompts import render
 
 RECENT_ACTIONS = 5
@@ -126,6 +127,7 @@ class TeamContext:
     size: tuple[int, int, int] | None  # (W, D, H); None when unknown
     view_distance: int | None
     discoveries: Mapping[str, Discovery]  # the team's finds, in discovery order
+    targets: tuple[str, ...] = ()  # a search task's: what the team must find (perception/targets.py)
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,7 @@ class View:
     seen_walls: tuple[Wall, ...]  # the walls in sight, in mock mode
     actions_unseen: tuple[str, ...]  # its own actions the view does not show yet, oldest first
     rooms: RoomSight | None = None  # its room and the doors it sees, where the world has rooms
+    rooms_entered: tuple[str, ...] = ()  # the rooms it has stood in, by name
 
 
 @dataclass(frozen=True)
@@ -181,6 +184,8 @@ class CoordinatorContext:
     team: TeamContext
     reports: tuple[SightReport, ...]  # in arrival order
     available_actions: tuple[str, ...]  # what an explorer can be told to do
+    messages: tuple[HeardMessage, ...] = ()  # its mail: the system agent's word, messages passed to it
+    positions: Mapping[str, PoseDict | None] = field(default_factory=dict)  # the explorers', as the store has them
 
 
 # ---- the prompt ------------------------------------------------------------------------------
@@ -198,12 +203,13 @@ def render_prompt(context: DecisionContext, reply: str | None = None) -> str:
         persona=setup.persona,
         team_size=len(team.members),
         world=team.world,
+        team_goal=_team_goal(team),
         max_steps=team.max_steps,
         step=team.step,
         pose=view.pose.describe(),
         pose_note=_pose_note(context),
         visible=_clip(view.caption, CAPTION_CHARS),
-        rooms=_rooms_text(view.rooms),
+        rooms=_rooms_text(view.rooms, view.rooms_entered),
         memories=_lines(
             [f"{_clip(text, MEMORY_CHARS)} (distance {d:.2f})" for text, d in context.memories], "Nothing yet."
         ),
@@ -230,22 +236,41 @@ def _messages_text(messages: Sequence[HeardMessage]) -> str:
     return f"{text}\n({hidden} older messages this step not shown)" if hidden else text
 
 
-def _rooms_text(sight: RoomSight | None) -> str:
-    """The room the agent is in and the doors it sees, a line each after what it sees; nothing without rooms."""
+def _team_goal(team: TeamContext) -> str:
+    """What the team is after: a search task's targets (and those still to find), or every object."""
+    if not team.targets:
+        return render("goal_explore", max_steps=team.max_steps).strip()
+    missing = missing_targets(team.targets, team.discoveries)
+    return render(
+        "goal_search",
+        targets=", ".join(map(spoken, team.targets)),
+        max_steps=team.max_steps,
+        missing=", ".join(map(spoken, missing)) or "nothing",
+    ).strip()
+
+
+def _rooms_text(sight: RoomSight | None, entered: Sequence[str] = ()) -> str:
+    """The room the agent is in, the rooms it sees into and the doors it sees (with whether it has been
+    through them), a line each after what it sees; nothing without rooms."""
     if sight is None:
         return ""
-    lines = [f"You are in {_room_called(sight.room)}."] if sight.room else []
+    lines = [f"You are in {room_called(sight.room)}."] if sight.room else []
+    into = [room for room in sight.in_sight if not sight.doorway or room not in sight.doorway]
+    if into:
+        lines.append(f"You see into {', '.join(map(room_called, into))}.")
     if sight.doorway:
-        named = [_room_called(side) for side in sight.doorway if side]  # one at least: a door's sides differ
+        named = [room_called(side) for side in sight.doorway if side]  # one at least: a door's sides differ
         where = f"between {named[0]} and {named[1]}" if len(named) == 2 else f"of {named[0]}"
         lines.append(f"You stand in the doorway {where}.")
     for door in sight.doors:
-        where = f"to {_room_called(door.leads_to)}" if door.leads_to else "out of this room"
+        where = f"to {room_called(door.leads_to)}" if door.leads_to else "out of this room"
+        if door.leads_to and door.leads_to.name not in entered:
+            where += ", not yet entered"
         lines.append(f"A door to the {door.direction}, at ({door.cell[0]}, {door.cell[1]}), leads {where}.")
     return "".join(f"\n{line}" for line in lines)
 
 
-def _room_called(room: Room) -> str:
+def room_called(room: Room) -> str:
     """'the kitchen' for a room named by its kind, its name otherwise: 'bedroom 2', 'Room A (bathroom)'."""
     name = _clip(room.name, ROOM_NAME_CHARS)
     if room.name == room.kind:

@@ -38,7 +38,10 @@ class HandInNode(Node):
             record=shared["step_record"],
             seen_objects=list(shared["visible_objects"]),
             object_cells=dict(observation.object_cells),
-            outgoing=[Message(agent_id, shared["message_to"], message, step)] if message else [],
+            # Under --comm star and tree the message goes only up, in the report to the coordinator.
+            outgoing=[Message(agent_id, shared["message_to"], message, step)]
+            if message and not shared["messages_up"]
+            else [],
             pose=pose,
             remember=partial(shared["memory_index"].add, *entry),
             upward=upward,

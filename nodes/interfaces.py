@@ -85,8 +85,10 @@ class DecisionOutcome:
     prompt: str | None = None
     # Under a coordinator: the directive an explorer followed this step, and how.
     directive: DirectiveFollowed | None = None
-    # A coordinator's answer: the directives it sends.
+    # A coordinator's answer: the directives it sends, and the messages it passes on (each from its
+    # first sender, to whom it concerns: --comm star and tree).
     directives: tuple[Directive, ...] = ()
+    relayed: tuple[Message, ...] = ()
 
 
 class DecisionPolicy(Protocol):
@@ -146,6 +148,9 @@ class ReportInbox(TeamView, Protocol):
 
     def read_reports(self, agent_id: str) -> list[SightReport]:
         """The reports that reached the coordinator `agent_id`, in arrival order; reading empties its inbox."""
+
+    def read_mailbox(self, agent_id: str) -> list[Message]:
+        """The messages that reached `agent_id` (under a system agent: its word, messages passed up)."""
 
 
 @dataclass

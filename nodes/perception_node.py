@@ -35,6 +35,8 @@ class PerceptionNode(Node):
         record.seen_cells = [list(cell) for cell in observation.seen_cells]
         record.seen_walls = [list(cell) for cell in observation.seen_walls]
         record.room = observation.rooms.room.name if observation.rooms and observation.rooms.room else None
+        if record.room and record.room not in shared["rooms_entered"]:
+            shared["rooms_entered"].append(record.room)
         record.model_calls.extend(map(ModelCall.from_dict, observation.model_calls))
         record.errors.extend(observation.errors)
         record.lap("perception")

@@ -15,6 +15,7 @@ from perception.base import (
     BROADCAST,
     ActionResult,
     EnvironmentInfo,
+    Message,
     Observation,
     PerceptionInterface,
 )
@@ -36,6 +37,7 @@ class AgentState(TypedDict):
     schedule: Schedule
     comm_enabled: bool
     coordinator: str | None  # the coordinator's id, where there is one: directives come from it, reports go to it
+    messages_up: bool  # --comm star or tree: its messages go only up, in its report to its coordinator
     max_steps: int
     memory_index: Memory  # the private FAISS index and its texts (memory/vector_memory.py)
     # Written by PerceptionNode.
@@ -44,6 +46,7 @@ class AgentState(TypedDict):
     position: str  # the pose as text
     visible_objects: list[str]
     visible_caption: str
+    rooms_entered: list[str]  # the rooms it has stood in, by name, in the order first entered
     step_record: StepRecord  # this step's trace line, each node filling its part
     # Written by RetrieveMemoryNode.
     retrieved_memories: list[tuple[str, float]]
@@ -78,6 +81,7 @@ def new_agent_state(
     coordinator: str | None,
     max_steps: int,
     memory_index: Memory,
+    messages_up: bool = False,
 ) -> AgentState:
     """The state an agent starts with: what the application gives it, and an empty step."""
     return AgentState(
@@ -92,6 +96,7 @@ def new_agent_state(
         schedule=schedule,
         comm_enabled=comm_enabled,
         coordinator=coordinator,
+        messages_up=messages_up,
         max_steps=max_steps,
         memory_index=memory_index,
         step_count=0,
@@ -99,6 +104,7 @@ def new_agent_state(
         position="",
         visible_objects=[],
         visible_caption="",
+        rooms_entered=[],
         step_record=StepRecord(agent_id, 1),
         retrieved_memories=[],
         other_agent_messages=[],
@@ -127,9 +133,11 @@ class CoordinatorState(TypedDict):
     # Written by ReviewNode.
     step_count: int  # ticks started
     reports: list[SightReport]  # the explorers' reports that reached it since its last tick
+    messages: list[HeardMessage]  # its mail since its last tick (under a system agent)
     step_record: StepRecord
     # Written by DirectNode.
     directives: list[Directive]
+    relayed: list[Message]  # the messages it passes on (--comm star and tree)
 
 
 def new_coordinator_state(
@@ -155,6 +163,8 @@ def new_coordinator_state(
         max_steps=max_steps,
         step_count=0,
         reports=[],
+        messages=[],
         step_record=StepRecord(agent_id, 1),
         directives=[],
+        relayed=[],
     )

@@ -138,6 +138,7 @@ class EnvironmentInfo:
     total_objects: int | None = None  # None where the objects are not known
     total_cells: int | None = None  # the free cells (x, y, level) there are to see; None where unknown
     dead_reckoned: bool = False  # poses counted from the actions taken, not measured
+    targets: tuple[str, ...] = ()  # what the task asks the team to find (perception/targets.py); () for none
 
 
 class PerceptionStopped(RuntimeError):

@@ -26,20 +26,20 @@ class MockPerception(PerceptionInterface):
     but the poses are shared, so a lock guards them.
     """
 
-    def __init__(self, world, store, agent_ids, seed):
+    def __init__(self, world, store, agent_ids, seed, random_starts=False):
         super().__init__(store)
         self.world = world
         self._lock = threading.Lock()
-        self._poses = self._place_agents(list(agent_ids), seed)
+        self._poses = self._place_agents(list(agent_ids), seed, () if random_starts else world.agent_starts)
 
-    def _place_agents(self, agent_ids, seed):
-        """Given starts first, then seeded free ground cells, kept apart while cells last."""
+    def _place_agents(self, agent_ids, seed, starts):
+        """The given `starts` first, then seeded free ground cells, kept apart while cells last."""
         rng = random.Random(f"{seed}:placement")
         free = None  # listed only if an agent has no start pose: it costs the grid's area
         poses = {}
         for index, agent_id in enumerate(agent_ids):
-            if index < len(self.world.agent_starts):
-                poses[agent_id] = self.world.agent_starts[index]
+            if index < len(starts):
+                poses[agent_id] = starts[index]
                 continue
             free = free or self.world.free_cells()
             taken = {pose.cell for pose in poses.values()}
@@ -95,4 +95,5 @@ class MockPerception(PerceptionInterface):
             max_steps=world.max_steps,
             total_objects=len(world.objects),
             total_cells=world.free_cell_count,
+            targets=world.targets,
         )

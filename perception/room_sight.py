@@ -44,6 +44,7 @@ class RoomSight:
     room: Room | None  # the room it stands in; None: in no room (a corridor, a doorway)
     doorway: tuple[Room | None, Room | None] | None  # when it stands in a door: the two sides it joins
     doors: tuple[DoorSight, ...]  # in sight, leading out of its room, nearest first; at most MAX_DOORS
+    in_sight: tuple[Room, ...] = ()  # the other rooms it sees into, by name; at most MAX_DOORS
 
 
 def room_sight(world: RoomMap, x: int, y: int, seen_cells: Iterable[tuple[int, int, int]]) -> RoomSight | None:
@@ -52,13 +53,16 @@ def room_sight(world: RoomMap, x: int, y: int, seen_cells: Iterable[tuple[int, i
         return None
     here = world.room_at(x, y)
     doors = []
-    for cell in {(cx, cy) for cx, cy, _ in seen_cells} - {(x, y)}:
+    columns = {(cx, cy) for cx, cy, _ in seen_cells}
+    for cell in columns - {(x, y)}:
         sides = door_sides(world, cell)
         if sides is not None and here in sides:
             leads_to = sides[1] if sides[0] is here else sides[0]
             doors.append(DoorSight(cell, compass(cell[0] - x, cell[1] - y), leads_to))
     doors.sort(key=lambda door: ((door.cell[0] - x) ** 2 + (door.cell[1] - y) ** 2, door.cell))
-    return RoomSight(here, door_sides(world, (x, y)), tuple(doors[:MAX_DOORS]))
+    seen_rooms = {world.room_at(cx, cy) for cx, cy in columns} - {here, None}
+    in_sight = tuple(sorted((room for room in seen_rooms if room), key=lambda room: room.name)[:MAX_DOORS])
+    return RoomSight(here, door_sides(world, (x, y)), tuple(doors[:MAX_DOORS]), in_sight)
 
 
 def door_sides(world: RoomMap, cell: Cell) -> tuple[Room | None, Room | None] | None:

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
 from perception.base import FACINGS, Pose
 from perception.geometry import ViewCone
 from perception.rooms import Room, read_rooms
+from perception.targets import MAX_TARGETS, missing_targets
 from perception.yaml_files import FileProblem, Invalid, check_keys, is_int, kind, load_mapping
 
-WORLD_KEYS = ("name", "size", "walls", "objects", "rooms", "agents", "view_distance", "max_steps")
-OBJECT_KEYS = ("name", "position")
+WORLD_KEYS = ("name", "size", "walls", "objects", "rooms", "agents", "view_distance", "max_steps", "task")
+OBJECT_KEYS = ("name", "position", "category")
+TASK_KEYS = ("find",)
 AGENT_KEYS = ("position", "facing", "pitch", "roll")
 DEFAULT_VIEW_DISTANCE = 3
 # Limits, so that no world file can take the machine's memory or hours: a world's cells
@@ -46,6 +48,8 @@ class World:
     max_steps: int | None = None
     path: str = ""
     rooms: tuple[Room, ...] = ()  # named areas, in file order; no cell in two
+    categories: dict[str, str] = field(default_factory=dict)  # object name -> its kind (bathroom_item), where given
+    targets: tuple[str, ...] = ()  # what the task asks the team to find (perception/targets.py); () for none
 
     @cached_property
     def _room_of_cell(self) -> dict[tuple[int, int], Room]:
@@ -129,12 +133,14 @@ def _build_world(data, path):
         raise Invalid("'objects' must be a non-empty list")
     if len(entries) > MAX_OBJECTS:
         raise Invalid(f"{len(entries):,} objects: at most {MAX_OBJECTS:,}")
-    objects = {}
+    objects, categories = {}, {}
     for entry in entries:
         object_name, cell = _object(grid, entry)
         if object_name in objects:
             raise Invalid(f"object name '{object_name}' is used twice")
         objects[object_name] = cell
+        if "category" in entry:
+            categories[object_name] = _category(entry["category"], object_name)
     starts = tuple(_agent_start(grid, number, entry) for number, entry in enumerate(_list(data, "agents"), 1))
 
     return World(
@@ -149,7 +155,50 @@ def _build_world(data, path):
         max_steps=_positive_int(data, "max_steps", None),
         path=path,
         rooms=read_rooms(_list(data, "rooms"), grid),
+        categories=categories,
+        targets=_task(data.get("task"), objects),
     )
+
+
+def with_targets(world: World, targets: tuple[str, ...]) -> World:
+    """The world with the task to find `targets` instead of its own (--find); WorldError naming the world
+    when one of them is no object in it."""
+    try:
+        return replace(world, targets=checked_targets(list(targets), world.objects))
+    except Invalid as problem:
+        raise WorldError(world.path or world.name, problem) from None
+
+
+def checked_targets(targets: list, objects: dict) -> tuple[str, ...]:
+    """The targets, each an object of the world (by name, or a numbered copy's); Invalid otherwise."""
+    if len(targets) > MAX_TARGETS:
+        raise Invalid(f"{len(targets)} targets to find: at most {MAX_TARGETS}")
+    for target in targets:
+        if not isinstance(target, str) or not target.strip():
+            raise Invalid(f"each target to find must be an object's name, got {target!r}")
+    missing = missing_targets(targets, objects)
+    if missing:
+        raise Invalid(f"unknown target '{missing[0]}': no object of that name in the world")
+    return tuple(dict.fromkeys(targets))
+
+
+def _task(task: object, objects: dict) -> tuple[str, ...]:
+    """The targets of a world file's `task: {find: [...]}`; () without a task."""
+    if task is None:
+        return ()
+    if not isinstance(task, dict):
+        raise Invalid(f"'task' must be a mapping such as {{find: [toothbrush, laptop]}}, not a {kind(task)}")
+    check_keys(task, TASK_KEYS, "task")
+    targets = task.get("find")
+    if not isinstance(targets, list) or not targets:
+        raise Invalid(f"task 'find' must be a non-empty list of object names, got {targets!r}")
+    return checked_targets(targets, objects)
+
+
+def _category(value: object, name: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise Invalid(f"object '{name}' category must be a non-empty string, got {value!r}")
+    return value
 
 
 def _list(data, key):

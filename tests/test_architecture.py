@@ -31,6 +31,8 @@ EXTERNAL_API_OWNERS = {
     "torch": {"memory.torch_model", "memory.onnx_export"},  # the fallback backend, and the one-time export
     "redis": {"explorer.team.redis_store"},
     "plotly": {"explorer.report.charts"},
+    "gymnasium": {"explorer.envs.spaces"},  # the environments' spaces, and the Env they subclass
+    "pettingzoo": {"explorer.envs.pettingzoo_env"},
     "jinja2": {"explorer.report.page"},
     "pyautogui": {"perception.keyboard"},
     "pywinctl": {"perception.desktop_windows"},

@@ -155,8 +155,11 @@ def test_a_refused_connection_is_reported_every_step_and_the_run_ends_failed(tmp
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]  # closed once the with-block ends
-    result, summary, trace, _ = run_main(tmp_path, f"http://127.0.0.1:{port}/v1", "--agents", "1", "--steps", "2")
-    # Every step is taken and recorded; a run whose every model call failed then says so.
+    # Past the model check (which would refuse the run at once), every step is taken and recorded; a run
+    # whose every model call failed then says so.
+    result, summary, trace, _ = run_main(
+        tmp_path, f"http://127.0.0.1:{port}/v1", "--agents", "1", "--steps", "2", "--no-preflight"
+    )
     assert result.returncode == 1 and "every model call of the run failed" in result.stderr
     assert summary["status"] == "failed" and len(trace) == 2
     assert summary["llm"]["errors"] == 2 and summary["llm"]["failed_calls"] == 2

@@ -5,6 +5,7 @@ from dataclasses import replace
 
 import pytest
 
+import explorer.policies.sentences as sentences
 from explorer.policies.offline import OfflineExplorer
 from explorer.team.store import InProcessStore
 from nodes.decision_context import AgentSetup, DecisionContext, TeamContext, Teammates, View
@@ -177,17 +178,15 @@ def test_it_learns_walls_it_bumps_into(tmp_path):
     assert (1, 0) in explorer.map.walls
 
 
-def test_it_tells_the_team_what_the_team_has_not_found(tmp_path):
+def test_it_leaves_what_it_found_to_the_teams_store(tmp_path):
     world = world_file(
         tmp_path,
         "name: w\nsize: [5, 5]\nobjects: [{name: cup, position: [2, 2]}, {name: pen, position: [2, 3]}]\nagents: [{position: [2, 0]}, {position: [0, 4]}]\n",
     )
     perception = MockPerception(world, InProcessStore(), ["Agent1", "Agent2"], seed=1)
     news = OfflineExplorer().choose(context_for(perception, "Agent1", 1)).message_to_others
-    # Where each object is, not where the finder stands.
-    assert "Found cup at (2, 2, 0), pen at (2, 3, 0)." in news
-    known = OfflineExplorer().choose(context_for(perception, "Agent1", 1, team_objects=["cup", "pen"]))
-    assert "Found" not in known.message_to_others
+    # Teammates see the team's finds, with their cells, in the store: a message would only repeat them.
+    assert "cup" not in news and sentences.read_heading(news)
     assert OfflineExplorer().choose(context_for(perception, "Agent1", 1, comm=False)).message_to_others == ""
 
 
@@ -201,3 +200,53 @@ def test_asking_twice_gives_the_same_answer(tmp_path):
     context = context_for(perception, "Agent1", 3)
     assert explorer.choose(context) == explorer.choose(context)
     assert OfflineExplorer().choose(context) == explorer.choose(context)
+
+
+def play(perception, explorers, steps, comm=True):
+    """A team in lock-step, as a run plays it: every agent decides on the same state, and reads what the
+    others said at the step before. Returns what they said: [(step, sender, message)]."""
+    found, history, said = {}, {agent_id: [] for agent_id in explorers}, []
+    for step in range(1, steps + 1):
+        heard = [(sender, text) for at, sender, text in said if at == step - 1]
+        contexts = {
+            agent_id: context_for(
+                perception, agent_id, step, history[agent_id], found, comm, [h for h in heard if h[0] != agent_id]
+            )
+            for agent_id in explorers
+        }
+        decisions = {agent_id: explorer.choose(contexts[agent_id]) for agent_id, explorer in explorers.items()}
+        for agent_id, decision in decisions.items():
+            for name in contexts[agent_id].view.visible_objects:
+                found.setdefault(name, step)
+            if decision.message_to_others:
+                said.append((step, agent_id, decision.message_to_others))
+            result = perception.execute_action(agent_id, decision.action)
+            history[agent_id].append({"step": step, "action": decision.action, "outcome": result.outcome, "detail": ""})
+    return said
+
+
+ROOMS = """\
+    name: w
+    size: [11, 9]
+    walls: [[3, 0], [3, 1], [3, 2], [3, 4], [3, 5], [3, 6], [3, 8], [7, 0], [7, 1], [7, 3], [7, 4], [7, 5], [7, 7],
+            [7, 8], [4, 4], [5, 4], [8, 4], [10, 4]]
+    objects: [{name: cup, position: [9, 8]}, {name: pen, position: [5, 1]}, {name: key, position: [1, 7]}]
+    agents: [{position: [0, 0], facing: north}, {position: [1, 0], facing: north}]
+    """
+
+
+def test_it_says_each_wall_once_and_talks_only_with_news(tmp_path):
+    perception = MockPerception(world_file(tmp_path, ROOMS), InProcessStore(), ["Agent1", "Agent2"], seed=1)
+    said = play(perception, {"Agent1": OfflineExplorer(), "Agent2": OfflineExplorer()}, steps=30)
+    for agent_id in ("Agent1", "Agent2"):
+        walls = [
+            (x, y)
+            for _, sender, text in said
+            if sender == agent_id
+            for x0, x1, y0, y1 in sentences.read_walls(text)
+            for x in range(x0, x1 + 1)
+            for y in range(y0, y1 + 1)
+        ]
+        assert walls and len(walls) == len(set(walls))  # each wall it met said once, not each time it sees it
+    assert len(said) <= 30  # of 60 agent-steps: news, not a running commentary
+    assert not any(text.startswith("Found") for _, _, text in said)  # the team's store tells what was found

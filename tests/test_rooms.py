@@ -123,8 +123,8 @@ def test_the_prompt_names_the_room_the_agent_is_in_and_where_the_doors_it_sees_l
     first, second = trace_lines(world, ["look_right"], steps=2)  # facing east, then south
     assert first["room"] == second["room"] == "kitchen"
     assert (
-        "## What you see\nI see nothing notable.\nYou are in the kitchen.\n"
-        "A door to the east, at (3, 3), leads to washroom (bathroom).\n\n## What you remember"
+        "## What you see\nI see nothing notable.\nYou are in the kitchen.\nYou see into washroom (bathroom).\n"
+        "A door to the east, at (3, 3), leads to washroom (bathroom), not yet entered.\n\n## What you remember"
     ) in first["prompt"]
     assert "You are in the kitchen.\nA door to the south, at (1, 1), leads out of this room.\n" in second["prompt"]
     assert "washroom" not in second["prompt"]
@@ -142,7 +142,9 @@ def test_in_a_doorway_or_outside_the_rooms_the_prompt_says_so():
     assert (
         rooms_text(Pose(3, 3, 0, "east")) == "\nYou stand in the doorway between the kitchen and washroom (bathroom)."
     )
-    assert rooms_text(Pose(2, 0, 0, "north")) == "\nA door to the north-west, at (1, 1), leads to the kitchen."
+    assert rooms_text(Pose(2, 0, 0, "north")) == (
+        "\nYou see into the kitchen.\nA door to the north-west, at (1, 1), leads to the kitchen, not yet entered."
+    )
     assert rooms_text(Pose(5, 0, 0, "west")) == ""  # in no room and no door in sight: nothing said
 
 

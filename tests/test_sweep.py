@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer.sweep.stats import curve_intervals, mean_interval, t_critical
+from explorer.sweep.stats import Bounds, curve_intervals, mean_interval, paired_interval
 from tests.support.sweeps import MAIN, processes_mentioning, read_results, sweep, write_sweep
 
 pytest_plugins = ("tests.support.browser",)
@@ -100,26 +100,28 @@ def test_the_page_shows_each_metric_with_intervals_offline(finished_sweep, brows
     page = PageVisit(browser, out / "sweep.html")
     assert page.console_errors == [] and page.requests == []
     charts = browser.find_elements(By.CSS_SELECTOR, ".js-plotly-plot")
-    assert len(charts) >= 5 and all(chart.find_elements(By.CSS_SELECTOR, "svg") for chart in charts)
-    # The discovery curves: per condition a band (two seeds each) and its mean.
-    traces = browser.execute_script("return document.getElementById('discovery').data.map(t => t.name)")
+    assert len(charts) >= 10 and all(chart.find_elements(By.CSS_SELECTOR, "svg") for chart in charts)
+    # Charts per world: each world's discovery curves, per condition a band (two seeds each) and its mean.
     conditions = [
         "world=apartment, comm=true",
         "world=apartment, comm=false",
         "world=office, comm=true",
         "world=office, comm=false",
     ]
-    assert [name for name in traces if "CI" not in name] == conditions
-    assert len(traces) == 8
+    for number, world in ((1, "apartment"), (2, "office")):
+        traces = browser.execute_script(f"return document.getElementById('discovery-{number}').data.map(t => t.name)")
+        assert [name for name in traces if "CI" not in name] == [c for c in conditions if f"={world}," in c]
+        assert len(traces) == 4
+    assert [h.text for h in browser.find_elements(By.TAG_NAME, "h2")][1:3] == ["World apartment", "World office"]
     # Objects found per condition: the mean over two seeds and its interval, as the rows give them.
     rows = read_results(out)
     found = [int(row["objects_found"]) for row in rows if row["world"] == "office" and row["comm"] == "true"]
     expected = mean_interval(found)
-    headers = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "table:first-of-type tr:first-child th")]
-    assert headers[1:] == [f"{condition}\n2 completed" for condition in conditions]
+    headers = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#conditions tr:first-child th")]
+    assert headers[1:] == [f"{condition}\n2 of 2 finished" for condition in conditions]
     cells = [td.text for td in browser.find_elements(By.XPATH, "//tr[th='objects found']/td")]
     assert len(cells) == 4 and all(" [" in cell and cell.endswith("]") for cell in cells)  # two seeds: intervals
-    chart = browser.execute_script("return document.getElementById('metric-objects_found').data")
+    chart = browser.execute_script("return document.getElementById('metric-objects_found-2').data")
     office = next(trace for trace in chart if trace["y"] == ["world=office, comm=true"])
     assert office["x"] == [pytest.approx(expected.mean)]
     assert office["error_x"]["array"] == [pytest.approx(expected.high - expected.mean)]
@@ -176,7 +178,7 @@ def test_ctrl_c_stops_every_run_and_the_same_command_resumes(tmp_path):
 
 def test_a_failed_run_is_recorded_and_the_sweep_goes_on(tmp_path):
     out = tmp_path / "out"
-    # Nothing listens on port 9: every call of the second run's model fails, so that run fails (exit code 1).
+    # Nothing listens on port 9: the second run's model check refuses it before it starts (exit code 2).
     sweep_file = write_sweep(
         tmp_path,
         f"""\
@@ -192,7 +194,7 @@ fixed: {{agents: 1, steps: 1, api_base: "http://127.0.0.1:9/v1", timeout: 1}}
         ("offline", "completed"),
         ("openai/unreachable", "failed"),
     ]
-    assert "every model call of the run failed" in result.stdout
+    assert "the model check before the run failed" in result.stdout
     assert "1 of 2 runs did not complete" in result.stdout
 
 
@@ -204,7 +206,8 @@ fixed: {{agents: 1, steps: 1, api_base: "http://127.0.0.1:9/v1", timeout: 1}}
         ("grid:\n  seed: [1, 2]\nfixed:\n  profiles: no/such/profiles.yaml\n", ["profiles file not found"]),
         ("grid:\n  seed: [1, two]\n", ["run seed=two", "argument --seed: invalid int value: 'two'"]),
         ("grid:\n  agents: [1, 0]\n", ["--agents must be from 1 to 1000, not 0"]),
-        ("grid:\n  comm: [true, sometimes]\n", ["`comm` must be true or false"]),
+        ("grid:\n  comm: [true, sometimes]\n", ["run comm=sometimes", "argument --comm: invalid choice: 'sometimes'"]),
+        ("grid:\n  comm: [true, 2]\n", ["`comm` must be true or false"]),
         ("grid:\n  seed: [1, 1]\n", ["`seed` lists 1 twice"]),
         ("grid:\n  seed: 3\n", ["`seed` must be a non-empty list"]),
         ("grid:\n  seed: [1]\nfixed:\n  run_dir: x\n", ["`run_dir` cannot be set per run"]),
@@ -215,6 +218,16 @@ fixed: {{agents: 1, steps: 1, api_base: "http://127.0.0.1:9/v1", timeout: 1}}
         ("grd:\n  seed: [1]\n", ["unknown key 'grd'"]),
         ("fixed:\n  seed: 1\n", ["`grid` is missing"]),
         ("grid: [1, 2\n", ["invalid YAML"]),
+        ("conditions: [{comm: false}]\n", ["conditions: entry 1 must be a mapping with a `name`"]),
+        ("conditions:\n  - {name: a}\n  - {name: a, comm: false}\n", ["conditions: two are named 'a'"]),
+        ("conditions: [{name: a, seed: 1}]\ngrid:\n  seed: [1, 2]\n", ["`seed` sets what the grid's `seed` already"]),
+        ("conditions: [{name: a, wrld: x}]\n", ["conditions: a: unknown run option `wrld`"]),
+        ("conditions: [{name: a}]\nbaseline: b\n", ["baseline: no condition is named 'b' (they are a)"]),
+        ("grid:\n  comm: [true, false]\nbaseline: {comm: maybe}\n", ["baseline: the grid's `comm` has no value maybe"]),
+        ("grid:\n  seed: [1, 2]\nbaseline: {seed: 1}\n", ["baseline: `seed` is not one of the grid's options"]),
+        ("grid:\n  seed: [1]\nbaseline: offline\n", ["`baseline` must name grid values"]),
+        ("grid:\n  seed: [1]\nfixed:\n  random-starts: sometimes\n", ["`random-starts` must be true or false"]),
+        ("grid:\n  stop-when: [never]\n", ["--stop-when", "'never'"]),
     ],
 )
 def test_a_bad_sweep_file_is_one_line_and_exit_2_before_anything_runs(tmp_path, text, words):
@@ -242,23 +255,28 @@ def test_a_bad_world_file_is_named_before_anything_runs(tmp_path):
     assert not (tmp_path / "runs").exists()
 
 
-def test_t_critical_values_match_students_table():
-    # Student's t at 97.5% as printed in any table, and the normal's 1.96 in the limit.
-    for degrees, value in [(1, 12.706), (2, 4.303), (4, 2.776), (9, 2.262), (10, 2.228), (30, 2.042), (120, 1.980)]:
-        assert t_critical(degrees) == pytest.approx(value, abs=6e-4)
-    assert t_critical(10**6) == pytest.approx(1.95997, abs=1e-4)
-    with pytest.raises(ValueError):
-        t_critical(0)
-
-
-def test_the_interval_of_a_known_sample():
-    interval = mean_interval([2, 4, 4, 5, 7])  # mean 4.4, sample sd 1.8166, t(4) 2.7764
+def test_the_interval_of_a_known_sample_is_a_deterministic_bootstrap():
+    interval = mean_interval([2, 4, 4, 5, 7])
     assert interval.n == 5 and interval.mean == pytest.approx(4.4)
-    assert (interval.low, interval.high) == (pytest.approx(2.14441, abs=1e-4), pytest.approx(6.65559, abs=1e-4))
+    assert 2 <= interval.low < 4.4 < interval.high <= 7  # a percentile bootstrap stays within the values seen
+    assert mean_interval([2, 4, 4, 5, 7]) == interval  # resampled from a fixed seed: the same runs, the same figures
     assert mean_interval([3, None, 5]).n == 2  # a run that never reached a figure is left out
     assert mean_interval([7]) == mean_interval([7, None])
     assert (mean_interval([7]).mean, mean_interval([7]).low) == (7, None)  # one run: no interval
     assert mean_interval([None]).mean is None
+
+
+# Issue 29, item 3: intervals that respect bounds (Student's t gave a share of 1.11, and -1.57 objects found).
+def test_intervals_stay_within_what_the_figure_can_be():
+    share = mean_interval([0.9, 1.0, 1.0], Bounds(0.0, 1.0))
+    assert share.high <= 1.0 and share.low >= 0.9
+    found = mean_interval([0, 0, 4], Bounds(0, 12))
+    assert found.low >= 0 and found.high <= 4
+    assert Bounds(1, 40).clip(0.2) == 1 and Bounds(1, 40).clip(41) == 40
+    # A difference of two shares lies between -1 and 1, whatever the runs.
+    difference = paired_interval([(1.0, 0.0), (0.5, 0.5), (0.0, 0.0)], Bounds(0.0, 1.0))
+    assert -1 <= difference.low <= difference.mean <= difference.high <= 1 and difference.n == 3
+    assert paired_interval([(3, None), (None, 2)]).n == 0  # a pair counts only where both runs have the figure
 
 
 def test_curves_are_averaged_per_step_and_a_short_run_keeps_its_last_value():

@@ -8,28 +8,8 @@ import numpy as np
 import pytest
 
 from memory import vector_memory
-from memory.embedder import PendingRows
 from memory.vector_memory import MemoryFileError, VectorMemory
-
-
-class FakeEmbedder:
-    """Deterministic unit vectors from a hash of the text: no model needed."""
-
-    def __init__(self, name="fake/hash-embedder", dimension=16):
-        self.name, self.dimension = name, dimension
-        self.backend = "hash"
-
-    def encode(self, texts):
-        rows = []
-        for text in texts:
-            seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
-            row = np.random.default_rng(seed).standard_normal(self.dimension)
-            rows.append(row / np.linalg.norm(row))
-        return np.asarray(rows, dtype="float32").reshape(len(rows), self.dimension)
-
-    def submit(self, texts):
-        texts = list(texts)
-        return PendingRows(texts, dict(zip(texts, self.encode(texts))))
+from tests.support.hash_embedder import HashEmbedder as FakeEmbedder
 
 
 def unit_rows(count, dimension, seed=0):

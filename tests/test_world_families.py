@@ -206,7 +206,7 @@ def test_a_name_gives_the_family_its_parameters_and_seed(name, family, changes, 
         ("gen:", "gen:: no world family named"),
         (
             "gen:house?colour=red",
-            "unknown parameter 'colour' for a house (parameters: size, walls, objects, view, seed)",
+            "unknown parameter 'colour' for a house (parameters: size, walls, objects, view, find, seed)",
         ),
         ("gen:maze?levels=2", "unknown parameter 'levels' for a maze"),
         ("gen:house?size=40", "size must be WIDTHxDEPTH, as in 40x30, got '40'"),

@@ -37,6 +37,8 @@ def _arguments(field: Field[Any], spec: Option) -> dict[str, Any]:
     arguments: dict[str, Any] = {"dest": field.name, "help": spec.help, "default": field.default}
     if spec.switch_off:
         return {**arguments, "action": "store_false"}
+    if spec.switch_on:
+        return {**arguments, "action": "store_true"}
     if spec.repeat:
         arguments.update(action="append", default=[])  # argparse appends to a list of its own
     if spec.metavar is not None:

@@ -115,6 +115,7 @@ class Option:
     type: Callable[[str], Any] | None = None
     repeat: bool = False
     switch_off: bool = False
+    switch_on: bool = False
     group: str | None = None
     check: Check | None = None
     record: Record | None = AS_IS
@@ -128,6 +129,7 @@ def option(
     type: Callable[[str], Any] | None = None,
     repeat: bool = False,
     switch_off: bool = False,
+    switch_on: bool = False,
     group: str | None = None,
     check: Check | None = None,
     record: Record | None = AS_IS,
@@ -136,7 +138,7 @@ def option(
 
     `flag` and `help` are the command line's (`%(default)s` in `help` shows the field's default); `type`
     parses the flag's text (None: kept as text); `repeat`: given once per value, a tuple; `switch_off`: a
-    flag with no value that sets the field to False; `group`: its --help section (command_line.SECTIONS),
+    flag with no value that sets the field to False (`switch_on`: to True); `group`: its --help section (command_line.SECTIONS),
     None for the main one; `check`: what every RunConfig is checked for, however it was made; `record`:
     how config.json holds it, None where it does not.
     """
@@ -147,6 +149,7 @@ def option(
         type=type,
         repeat=repeat,
         switch_off=switch_off,
+        switch_on=switch_on,
         group=group,
         check=check,
         record=record,

@@ -13,6 +13,8 @@
       - {role: cartographer, model: "openai/qwen2.5-7b-instruct", tick_interval: 2}
     coordinator:                  # optional: the --coordinator's timing (tick_interval 5 unless given)
       tick_interval: 10
+    system:                       # optional: the system agent's (--coordinators K; tick_interval 10 unless given)
+      tick_interval: 20
 
 Fields left out come from `default`, then from the command line (--model)
 and the built-in explorer persona (prompts/explorer_persona.md).
@@ -46,6 +48,7 @@ TIMING_KEYS = ("tick_interval", "obs_delay", "act_delay", "msg_delay")
 PROFILE_KEYS = ("role", "persona", "model", "temperature", "reply_format", *TIMING_KEYS, "think_time")
 DEFAULT_TEMPERATURE = 0.2
 COORDINATOR_TICK_INTERVAL = 5.0  # a coordinator thinks slower than its explorers act
+SYSTEM_TICK_INTERVAL = 10.0  # and the system agent above the coordinators slower still
 MAX_TIME = 1_000_000.0  # simulated seconds: any timing beyond is a typo
 
 
@@ -93,17 +96,23 @@ def load_profiles(path: Path, count: int, model: str) -> list[Profile]:
     return profiles + [base] * (count - len(profiles))
 
 
-def coordinator_profile(path: Path | None, model: str) -> Profile:
-    """The coordinator's profile: the file's `coordinator` section over its `default`, `model` its model."""
+def coordinator_profile(
+    path: Path | None, model: str, section: str = "coordinator", interval: float | None = None
+) -> Profile:
+    """The coordinator's profile: the file's `coordinator` section over its `default`, `model` its model,
+    ticking every `interval` (COORDINATOR_TICK_INTERVAL when None) unless the file says; the system
+    agent's (`section` "system") likewise, every SYSTEM_TICK_INTERVAL."""
     data, base = _load(path, model) if path else ({}, Profile())
-    base = replace(base, model=model, tick_interval=COORDINATOR_TICK_INTERVAL)
-    return replace(_profile(path, data.get("coordinator") or {}, base, "coordinator"), model=model)
+    if interval is None:
+        interval = SYSTEM_TICK_INTERVAL if section == "system" else COORDINATOR_TICK_INTERVAL
+    base = replace(base, model=model, tick_interval=interval)
+    return replace(_profile(path, data.get(section) or {}, base, section), model=model)
 
 
 def _load(path, model):
     data = load_mapping(path, ProfileError, "a profiles file")
-    if not set(data) <= {"default", "agents", "coordinator"}:
-        raise ProfileError(path, "expected a mapping with `default`, `agents` and/or `coordinator`")
+    if not set(data) <= {"default", "agents", "coordinator", "system"}:
+        raise ProfileError(path, "expected a mapping with `default`, `agents`, `coordinator` and/or `system`")
     return data, _profile(path, data.get("default") or {}, Profile(model=model), "default")
 
 

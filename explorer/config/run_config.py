@@ -44,8 +44,14 @@ VISION_CALLS = ("combined", "split")  # one call for caption and objects, or two
 
 DECIDE_LEVELS = ("actions", "goals")
 COORDINATOR = "Coordinator"  # the coordinator's id: the team's last member, after Agent1..N
+SYSTEM = "System"  # the system agent's id, above two coordinators or more (--coordinators K)
+# Who an explorer's messages reach: every teammate, its coordinator only (which passes on what concerns
+# each), its coordinator then up the hierarchy and down again, or no one (--no-comm).
+COMM_TOPOLOGIES = ("all", "star", "tree", "none")
 SCHEDULES = ("lockstep", "event", "realtime")
 FALLBACKS = ("scan", "offline")
+ALL_FOUND = "all-found"
+STOP_WHEN = ("steps", ALL_FOUND)  # what ends a run for the team: its step budget, or every object found
 STORE_SCHEMES = ("redis://", "rediss://")
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 T = TypeVar("T")
@@ -71,6 +77,13 @@ def _region(text: str) -> tuple[int, int, int, int]:
     if x < 0 or y < 0 or width < 2 or height < 2:
         raise argparse.ArgumentTypeError(f"{text!r}: X and Y must not be negative, W and H must be at least 2")
     return (x, y, width, height)
+
+
+def _target_list(text: str) -> tuple[str, ...]:
+    names = tuple(name.strip() for name in text.split(","))
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of objects such as toothbrush,laptop")
+    return names
 
 
 def _agent_list(text: str) -> tuple[str, ...]:
@@ -140,11 +153,49 @@ class RunConfig:
             type=int,
         ),
     )
+    random_starts: bool = field(
+        default=False,
+        metadata=option(
+            "--random-starts",
+            "place every agent on free ground chosen by --seed, even where the world gives start poses "
+            "(so that seeds vary the run; mock mode)",
+            switch_on=True,
+        ),
+    )
+    stop_when: str = field(
+        default="steps",
+        metadata=option(
+            "--stop-when",
+            "steps (default): the run ends when the steps are spent; all-found: it also ends, completed, once "
+            "the team has found every object, so that the team's figures measure the work (mock mode)",
+            check=OneOf(STOP_WHEN, in_parser=True),
+        ),
+    )
+    find: tuple[str, ...] = field(
+        default=(),
+        metadata=option(
+            "--find",
+            "a search task: the objects the team must find, as in toothbrush,laptop (instead of the world's "
+            "task); the run ends once all are found (mock mode; a generated world places them by the kind of room)",
+            type=_target_list,
+            metavar="NAME,NAME",
+            record=TEXTS,
+        ),
+    )
+    prior: bool = field(
+        default=True,
+        metadata=option(
+            "--no-prior",
+            "under a search task, the built-in explorer does not weight ground by how its rooms go with the targets",
+            switch_off=True,
+        ),
+    )
     model: str = field(
         default="offline",
         metadata=option(
             "--model",
-            "offline (built-in explorer, the default), random, or a litellm model such as gpt-4o-mini",
+            "offline (built-in explorer, the default), random, a litellm model such as gpt-4o-mini, "
+            "or a policy of your own: package.module:Class",
             check=NotBlank(),
         ),
     )
@@ -162,6 +213,16 @@ class RunConfig:
             "--no-comm",
             "turn off all messages between agents",
             switch_off=True,
+        ),
+    )
+    comm_topology: str = field(
+        default="all",
+        metadata=option(
+            "--comm",
+            "who an explorer's messages reach: all (default: every teammate); star: the coordinator only, "
+            "which passes on to each explorer what concerns it (needs --coordinator); tree: along the "
+            "hierarchy of --coordinators K, explorer to coordinator to system agent and down; none: --no-comm",
+            check=OneOf(COMM_TOPOLOGIES, in_parser=True),
         ),
     )
     decide: str = field(
@@ -198,6 +259,17 @@ class RunConfig:
             "--coordinator",
             "add a Coordinator that directs the explorers: offline, or a model (mock mode)",
             metavar="MODEL",
+        ),
+    )
+    coordinators: int = field(
+        default=1,
+        metadata=option(
+            "--coordinators",
+            "split the explorers among K coordinators, under a system agent that divides the world between "
+            "them and moves explorers between groups (needs --coordinator)",
+            metavar="K",
+            type=int,
+            check=Count(1),
         ),
     )
     run_dir: Path | None = field(
@@ -245,6 +317,15 @@ class RunConfig:
             "seconds before a model call is cut off (default %(default)g)",
             type=float,
             check=Seconds(),
+        ),
+    )
+    preflight: bool = field(
+        default=True,
+        metadata=option(
+            "--no-preflight",
+            "skip the check before the run that asks each model for one token (so that a server or a model "
+            "that is not there is refused at once, before the run directory is made)",
+            switch_off=True,
         ),
     )
     max_concurrency: int = field(
@@ -431,6 +512,12 @@ class RunConfig:
         ),
     )
 
+    def __post_init__(self) -> None:
+        # --comm none and --no-comm are one setting, however it was given (a config.json from before --comm too).
+        if self.comm_topology == "none" or not self.comm:
+            object.__setattr__(self, "comm", False)
+            object.__setattr__(self, "comm_topology", "none")
+
     def check(self) -> RunConfig:
         """This config, if its options make a run; else ConfigError, one line saying what is wrong."""
         problem = first_problem(self)
@@ -440,6 +527,10 @@ class RunConfig:
             self._check_unity()
         elif self.window_titles or self.keymaps or self.regions or self.vision != "combined" or self.pause_key:
             raise ConfigError("--window-title, --keymap, --region, --vision and --pause-key are for --mode unity")
+        if (self.random_starts or self.stop_when == ALL_FOUND) and self.mode != "mock":
+            raise ConfigError("--random-starts and --stop-when all-found need --mode mock: a game places and counts")
+        if self.find and self.mode != "mock":
+            raise ConfigError("--find needs --mode mock: a game does not say which objects are where")
         if self.decide == "goals" and self.mode != "mock":
             raise ConfigError("--decide goals needs --mode mock: goals come from the grid map a mock world gives")
         if self.schedule in ("event", "realtime") and self.mode != "mock":
@@ -450,6 +541,7 @@ class RunConfig:
             )
         if self.coordinator is not None:
             self._check_coordinator(self.coordinator)
+        self._check_topology()
         self._check_files()
         if self.run_dir is not None:
             self._check_run_dir(self.run_dir)
@@ -477,12 +569,17 @@ class RunConfig:
         """A generated world that can be made, or a world file that is there."""
         if is_generated(str(self.world)):
             try:
-                open_world(str(self.world), self.world_seed)
+                open_world(str(self.world), self.world_seed, self.find)
             except WorldError as error:
                 raise ConfigError(str(error)) from None
             return
         if self.world_seed is not None:
             raise ConfigError("--world-seed is the seed of a generated world: give --world gen:FAMILY too")
+        if self.find and self.world.is_file():
+            try:
+                open_world(self.world, None, self.find)
+            except WorldError as error:
+                raise ConfigError(str(error)) from None
         if self.world.is_dir():
             raise ConfigError(f"--world {self.world} is a directory, not a world file")
         if not self.world.is_file():
@@ -515,15 +612,41 @@ class RunConfig:
             raise ConfigError("--local-agents runs part of the team here: give every process the same --run-id NAME")
 
     def members(self) -> list[str]:
-        """Every member of the team: the explorers, then the coordinator where there is one."""
-        return self.agent_ids() + ([COORDINATOR] if self.coordinator else [])
+        """Every member of the team: the explorers, then the coordinators and the system agent where there are."""
+        return self.agent_ids() + self.directors()
+
+    def coordinator_ids(self) -> list[str]:
+        """The coordinators' ids: Coordinator alone, or Coordinator1..K under a system agent."""
+        if not self.coordinator:
+            return []
+        if self.coordinators == 1:
+            return [COORDINATOR]
+        return [f"{COORDINATOR}{k}" for k in range(1, self.coordinators + 1)]
+
+    def directors(self) -> list[str]:
+        """The members that direct and neither see nor move: the coordinators, then the system agent."""
+        return self.coordinator_ids() + ([SYSTEM] if self.coordinators > 1 and self.coordinator else [])
 
     def local_members(self) -> list[str]:
-        """The members this process runs: --local-agents (all when not given), and the coordinator with Agent1."""
+        """The members this process runs: --local-agents (all when not given), and the directors with Agent1."""
         local = set(self.local_agents or self.agent_ids())
         if "Agent1" in local:
-            local.add(COORDINATOR)
+            local.update(self.directors())
         return [member for member in self.members() if member in local]
+
+    def _check_topology(self) -> None:
+        """--comm star and tree, and --coordinators, against the team they route through."""
+        if self.comm_topology in ("star", "tree") and self.coordinator is None:
+            raise ConfigError(f"--comm {self.comm_topology} needs --coordinator: the explorers' messages go through it")
+        if self.comm_topology == "tree" and self.coordinators < 2:
+            raise ConfigError("--comm tree routes through the system agent: give --coordinators 2 or more")
+        if self.coordinators > 1:
+            if self.coordinator is None:
+                raise ConfigError("--coordinators needs --coordinator MODEL: the coordinators' policy")
+            if self.coordinators > self.agents:
+                raise ConfigError(f"--coordinators {self.coordinators} is more than the {self.agents} explorers")
+            if self.store is not None:
+                raise ConfigError("--coordinators 2 or more runs the team in one process: not with --store")
 
     def _check_coordinator(self, coordinator: str) -> None:
         if not coordinator.strip() or coordinator == "random":

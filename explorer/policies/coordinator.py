@@ -21,21 +21,31 @@ reads.
 - `ModelCoordinator` asks a language model, showing it the same ranking as a
   suggestion (prompts/coordinator.md); it answers in YAML, one directive per
   explorer. An unusable reply is re-prompted once, then the tick sends none.
+
+Its `Post` says where it stands in the team. Under --comm star and tree it is
+the explorers' channel: it passes each explorer's message on to the explorers
+of its group it concerns (explorer/policies/relay.py), and under tree up to
+the system agent where it concerns ground beyond its region. Under a system
+agent (explorer/policies/system_agent.py) it directs only its group, and
+prefers goals in its region, as the system agent's last word said.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import explorer.policies.sentences as sentences
 from explorer.model.schemas import directives_schema
 from explorer.policies.grid_map import Goal, GridMap, PoseKey, cell_distance, pose_key, utility
 from explorer.policies.model import Ask, ModelPolicy
+from explorer.policies.relay import Point, passed_on, reaches_beyond, said_in
 from explorer.policies.replies import parse_directives
+from explorer.policies.sentences import Box
+from explorer.team.topology import read_group
 from nodes.decision_context import Cell, CoordinatorContext, Directive
-from nodes.interfaces import Decision, DecisionOutcome
-from perception.base import Pose, objects_text
+from nodes.interfaces import CoordinatorPolicy, Decision, DecisionOutcome
+from perception.base import Message, Pose, objects_text
 from prompts import render
 
 CANDIDATES = 6  # goals per explorer the assignment weighs
@@ -43,12 +53,26 @@ RETARGET_DISTANCE = 3  # cells: a goal this near the one an explorer is walking 
 # A goal is worth walking to while the team has not seen (nor taken) this share of what it would show.
 STILL_NEW = 0.5
 TARGET_TICKS = 2  # ticks after which a goal not reached is taken to be given up (unreachable, say)
+RELAY_REACH = 3  # view distances: a message about a place this near an explorer (or its goal) concerns it
+
+
+@dataclass(frozen=True)
+class Post:
+    """Where a coordinator stands in the team."""
+
+    members: tuple[str, ...] | None = None  # its group until the system agent says otherwise; None: every explorer
+    relaying: bool = False  # --comm star or tree: it passes on its explorers' messages
+    system: str | None = None  # --comm tree: what concerns other groups goes up to the system agent
+    first_number: int = 0  # its directives are numbered from here on: each director has its own numbers
 
 
 class OfflineCoordinator:
     name = "offline"
 
-    def __init__(self) -> None:
+    def __init__(self, post: Post | None = None) -> None:
+        self.take_post(post or Post())
+        self.region: Box | None = None  # the ground it works, as the system agent last said
+        self.away: frozenset[Cell] = frozenset()  # the cells beyond its region: worth nothing to its goals
         self.map = GridMap()  # what the team has seen
         self.maps: dict[str, GridMap] = {}  # explorer -> what it has seen itself: where it would go alone
         self.poses: dict[str, PoseKey] = {}  # explorer -> where it last reported being
@@ -57,22 +81,75 @@ class OfflineCoordinator:
         self.targets: dict[
             str, tuple[PoseKey, int]
         ] = {}  # explorer -> (the goal last sent to it, the tick it was sent)
-        self.sent = 0  # directives numbered in order
         self._decided: tuple[int, DecisionOutcome] | None = None
+
+    def take_post(self, post: Post) -> None:
+        """Stand at `post` (before its first tick)."""
+        self.post = post
+        self.members = post.members  # its group, as the system agent last said; None: every explorer
+        self.sent = post.first_number  # directives numbered in order
 
     def direct(self, context: CoordinatorContext) -> DecisionOutcome:
         if self._decided and self._decided[0] == context.team.step:
             return self._decided[1]  # a retried call
         self.learn(context)
         directives = self.directives(self.assign(context), context.team.step)
-        outcome = DecisionOutcome(None, directives=tuple(directives), prompt="")
+        outcome = DecisionOutcome(None, directives=tuple(directives), relayed=tuple(self.pass_on(context)), prompt="")
         self._decided = (context.team.step, outcome)
         return outcome
 
+    def group(self, context: CoordinatorContext) -> tuple[str, ...]:
+        """The explorers it directs now."""
+        return context.team.members if self.members is None else self.members
+
+    def hear(self, context: CoordinatorContext) -> None:
+        """Take the system agent's word: its group and its region (the last said holds)."""
+        for message in context.messages:
+            said = read_group(message["message"]) if message["sender"] == self.post.system else None
+            if said:
+                self.members, region = tuple(said[0]), said[1]
+                if region and region != self.region and context.team.size:
+                    self.region, self.away = region, _beyond(region, context.team.size)
+        for explorer in [e for e in self.poses if e not in self.group(context)]:
+            del self.poses[explorer]  # moved to another group: no longer its to place or to avoid
+
+    def pass_on(self, context: CoordinatorContext) -> list[Message]:
+        """Under star and tree: its explorers' messages to the explorers of its group they concern (and
+        up to the system agent where they concern ground beyond its region); the system agent's passed
+        down, likewise to its group."""
+        if not self.post.relaying:
+            return []
+        group, system = self.group(context), self.post.system
+        said = said_in(context.reports)
+        from_above = [
+            (m["sender"], m["message"], context.team.step)
+            for m in context.messages
+            if m["sender"] != system and m["sender"] not in group
+        ]
+        reach = RELAY_REACH * (context.team.view_distance or 1)
+        relayed = passed_on(said + from_above, group, self._places(group), reach)
+        if system:
+            relayed += [
+                Message(sender, system, text, step)
+                for sender, text, step in said
+                if self.region is None or reaches_beyond(text, self.region, reach)
+            ]
+        return relayed
+
+    def _places(self, group: Sequence[str]) -> dict[str, list[Point]]:
+        """Each explorer's place and where it is going, as the coordinator knows them."""
+        where: dict[str, list[Point]] = {}
+        for explorer in group:
+            known = [self.poses.get(explorer), self.headings.get(explorer), self.targets.get(explorer, (None,))[0]]
+            where[explorer] = [(pose[0], pose[1]) for pose in known if pose]
+        return where
+
     def learn(self, context: CoordinatorContext) -> None:
-        """Take in the reports (safe to repeat: the map grows by unions, a pose is replaced)."""
+        """Take in the reports and the system agent's word (safe to repeat: the map grows by unions, a
+        pose is replaced)."""
         size, view_distance = context.team.size, context.team.view_distance
         assert size is not None and view_distance is not None, "a coordinator directs in a grid world"
+        self.hear(context)
         for report in context.reports:
             for grid in (self.map, self.maps.setdefault(report.sender, GridMap())):
                 grid.learn_view(
@@ -91,9 +168,9 @@ class OfflineCoordinator:
         if self.map.size is None:
             return {}
         actions = context.available_actions
-        claimed: set[Cell] = set()
+        claimed: set[Cell] = set(self.away)
         candidates: dict[str, list[Goal]] = {}
-        for explorer in context.team.members:
+        for explorer in self.group(context):
             if explorer not in self.poses:
                 continue
             theirs = self._teammates_region(explorer)
@@ -101,7 +178,9 @@ class OfflineCoordinator:
             if own is not None:
                 claimed |= self.map.sight(own)
             else:
-                candidates[explorer] = self.map.goals(self.poses[explorer], actions, theirs=theirs, limit=CANDIDATES)[0]
+                candidates[explorer] = self.map.goals(
+                    self.poses[explorer], actions, self.away, theirs=theirs, limit=CANDIDATES
+                )[0]
         assignment: dict[str, Goal] = {}
         while candidates:
             best = None
@@ -147,7 +226,7 @@ class OfflineCoordinator:
                 return None
             goal = own[0].pose
         expected = len(self.maps[explorer].unseen(self.maps[explorer].sight(goal))) if explorer in self.maps else 0
-        still_new = len(self.map.unseen(self.map.sight(goal)))
+        still_new = len([cell for cell in self.map.unseen(self.map.sight(goal)) if cell not in self.away])
         return goal if expected and still_new >= STILL_NEW * expected else None
 
     def directives(self, assignment: Mapping[str, Goal], tick: int) -> list[Directive]:
@@ -217,7 +296,8 @@ class ModelCoordinator:
             if target:
                 self.planner.targets[explorer] = (target[:3] + (target[3] or "north", 0), about.step)
             directives.append(self.planner.directive(explorer, target, action))
-        outcome = replace(outcome, decision=None, directives=tuple(directives))
+        relayed = tuple(self.planner.pass_on(context))
+        outcome = replace(outcome, decision=None, directives=tuple(directives), relayed=relayed)
         self._decided = (about.step, outcome)
         return outcome
 
@@ -241,3 +321,24 @@ class ModelCoordinator:
                 f"{covered or 'Has covered little yet.'}{suggestion}"
             )
         return "\n".join(lines)
+
+
+def _beyond(region: Box, size: Sequence[int]) -> frozenset[Cell]:
+    """The cells of a world of `size` (W, D, H) outside `region`."""
+    x0, x1, y0, y1 = region
+    width, depth, height = size
+    return frozenset(
+        (x, y, z)
+        for x in range(width)
+        for y in range(depth)
+        for z in range(height)
+        if not (x0 <= x <= x1 and y0 <= y <= y1)
+    )
+
+
+def take_post(policy: CoordinatorPolicy, post: Post) -> CoordinatorPolicy:
+    """The coordinator `policy` standing at `post` in the team."""
+    planner = policy.planner if isinstance(policy, ModelCoordinator) else policy
+    if isinstance(planner, OfflineCoordinator):
+        planner.take_post(post)
+    return policy

@@ -10,10 +10,16 @@ from", whose view the explorer's map shows all seen, by it or by teammates
 as they reported: with message delays the coordinator's picture is old), or
 replaced by a newer one; then the explorer's own policy decides again. Each
 step says in the trace which directive it followed and how.
+
+Under a system agent (--coordinators K) directives come from any coordinator
+(an explorer moves between groups) and from the system agent, whose take
+priority: while the explorer follows one of the system agent's, a
+coordinator's is not taken.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 import explorer.policies.sentences as sentences
@@ -24,10 +30,14 @@ from nodes.interfaces import DIRECTIVE, Decision, DecisionOutcome, DecisionPolic
 
 
 class DirectedPolicy:
-    def __init__(self, policy: DecisionPolicy, coordinator: str) -> None:
+    def __init__(
+        self, policy: DecisionPolicy, coordinator: str, above: Sequence[str] = (), others: Sequence[str] = ()
+    ) -> None:
         self.policy = policy
         self.name = policy.name
-        self.coordinator = coordinator  # whose messages are directives
+        self.coordinator = coordinator  # who sent the directive it follows (its coordinator, at first)
+        self.directors = {coordinator, *above, *others}  # whose messages are directives: any coordinator's
+        self.above = set(above)  # whose directives a coordinator's does not replace: the system agent's
         # The map and planner that walk the explorer to a goal: its own, where its policy keeps one.
         shared = policy if isinstance(policy, OfflineExplorer) else getattr(policy, "explorer", None)
         self.planner = shared or OfflineExplorer()
@@ -45,11 +55,12 @@ class DirectedPolicy:
     def _decide(self, prompt: str, context: DecisionContext) -> DecisionOutcome:
         replaced = []
         for message in context.teammates.messages:
-            read = sentences.read_directive(message["message"]) if message["sender"] == self.coordinator else None
-            if read:
+            sender = message["sender"]
+            read = sentences.read_directive(message["message"]) if sender in self.directors else None
+            if read and not (self.directive and self.coordinator in self.above and sender not in self.above):
                 if self.directive:
                     replaced.append(self.directive[0])
-                self.directive = read
+                self.directive, self.coordinator = read, sender
         if self.directive is None and self.map_kept_by_policy:
             return self.policy.decide(prompt, context)  # its map sees this step there
         pose = self.planner.observe(context)  # every step, so that the map is whole when a directive comes

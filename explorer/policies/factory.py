@@ -1,7 +1,8 @@
 """Decision policies behind one seam, `decide(prompt, context) -> DecisionOutcome` (nodes/interfaces.py).
 
 The built-in offline explorer and the random baseline decide in code and make
-no model calls; any other name is a language model reached through litellm.
+no model calls, as does a policy of the user's own (`package.module:Class`,
+explorer/policies/plugin.py); any other name is a language model reached through litellm.
 """
 
 from __future__ import annotations
@@ -20,11 +21,17 @@ from explorer.policies.fallback import OfflineFallback
 from explorer.policies.goals import GoalPolicy
 from explorer.policies.model import ModelPolicy
 from explorer.policies.offline import OfflineExplorer
+from explorer.policies.plugin import PolicySetup, is_plugin, load_plugin
 from nodes.decision_context import DecisionContext
 from nodes.interfaces import CoordinatorPolicy, Decision, DecisionOutcome, DecisionPolicy
 
 OFFLINE, RANDOM = "offline", "random"
 BUILT_IN = (OFFLINE, RANDOM)
+
+
+def decides_in_code(model: str) -> bool:
+    """True for a policy that asks no model: a built-in one, or a plug-in."""
+    return model in BUILT_IN or is_plugin(model)
 
 
 def stable_seed(*parts: object) -> int:
@@ -55,6 +62,8 @@ def make_policy(profile: Profile, agent_id: str, config: RunConfig, gate: CallGa
         return OfflineExplorer()
     if profile.model == RANDOM:
         return RandomPolicy(agent_seed)
+    if is_plugin(profile.model):
+        return load_plugin(profile.model)(PolicySetup(agent_id, agent_seed))
     ask = partial(complete_prompt, model_settings(profile, config, agent_id, gate))
     policy: DecisionPolicy
     if config.decide == "goals":

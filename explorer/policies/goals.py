@@ -7,22 +7,29 @@ decide: the goal is reached or cannot be reached, a new object is in sight, a
 teammate wrote to this agent or said it is heading for the same ground, or
 REASK_STEPS steps have passed. The steps between are the planner's: no prompt,
 no model call, traced with the policy "planner".
+
+Where the world has rooms, each goal says which room it leads into, as far as the agent knows the rooms
+(explorer/policies/known_rooms.py): "enter the kitchen through the door at (5, 3, 0)", so that what a
+model knows of where things are reaches the world through the goal it picks.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
 import explorer.policies.sentences as sentences
 from explorer.model.schemas import goal_schema
 from explorer.policies.grid_map import Goal, Place, PoseKey, cell_distance
+from explorer.policies.known_rooms import KnownRooms
 from explorer.policies.model import Ask, ModelPolicy, action_choices, recipients
 from explorer.policies.offline import OfflineExplorer
 from explorer.policies.replies import parse_goal_decision
-from nodes.decision_context import DecisionContext, comm_note, render_prompt
+from nodes.decision_context import DecisionContext, comm_note, render_prompt, room_called
 from nodes.interfaces import PLANNER, Decision, DecisionOutcome
 from perception.actions import safe_action
+from perception.rooms import Room
 from prompts import render
 
 MAX_GOALS = 6
@@ -46,6 +53,7 @@ class GoalPolicy:
         self.name = name
         self.model = ModelPolicy(name, ask, constrained)
         self.explorer = OfflineExplorer()  # the map, the goal ranking, the planner and the team's sentences
+        self.rooms = KnownRooms()  # to say which room each goal leads into
         self.goal: PoseKey | None = None  # the pose the model chose
         self.asked_at = 0  # the step the model was last asked (it is, before a goal is first chosen)
         self.objects_seen: set[str] = set()
@@ -54,6 +62,7 @@ class GoalPolicy:
     def decide(self, prompt: str, context: DecisionContext) -> DecisionOutcome:
         if self._decided and self._decided[0] == context.team.step:
             return self._decided[1]  # a retried call: the model is not asked twice
+        self.rooms.learn(context)
         outcome = self._decide(context)
         self._decided = (context.team.step, outcome)
         return outcome
@@ -164,11 +173,38 @@ class GoalPolicy:
             near += [a for a, claim in self.explorer.claims.items() if _near(claim, goal.pose) and a not in near]
             look = {1: ", looking up", -1: ", looking down"}.get(pitch, "")
             lines.append(
-                f"- G{number}: look {facing}{look} from ({x}, {y}, {z}), {_direction(pose, goal.pose)}, "
+                f"- G{number}: {self._into(context, goal)}look {facing}{look} from ({x}, {y}, {z}), "
+                f"{_direction(pose, goal.pose)}, "
                 f"{goal.steps} steps away: about {goal.new_cells} unseen cells; "
                 + (f"{', '.join(near)} near" if near else "no teammate near")
             )
         return "\n".join(lines)
+
+    def _into(self, context: DecisionContext, goal: Goal) -> str:
+        """The room the goal leads into, as the start of its line: "enter the kitchen through the door at
+        (5, 3, 0): ", "look around the kitchen, the room you are in: "; "" where no known room is ahead."""
+        room = self._room_ahead(goal)
+        if room is None:
+            return ""
+        here = context.view.rooms.room if context.view.rooms else None
+        if here is not None and room.name == here.name:
+            return f"look around {room_called(room)}, the room you are in: "
+        doors = self.rooms.doors_into(room)
+        if not doors:
+            return f"look into {room_called(room)}: "
+        pose = context.view.pose
+        x, y = min(doors, key=lambda door: (abs(door[0] - pose.x) + abs(door[1] - pose.y), door))
+        return f"enter {room_called(room)} through the door at ({x}, {y}, {pose.z}): "
+
+    def _room_ahead(self, goal: Goal) -> Room | None:
+        """The known room the goal stands in, else the one most of the unseen cells it shows lie in."""
+        standing = self.rooms.room_at(goal.pose[:2])
+        if standing is not None:
+            return standing
+        grid = self.explorer.map
+        shown = (self.rooms.room_at(cell[:2]) for cell in grid.unseen(grid.sight(goal.pose), goal.pose))
+        rooms = Counter(room for room in shown if room is not None)
+        return max(rooms, key=lambda room: (rooms[room], room.name)) if rooms else None
 
 
 def _direction(start: PoseKey, end: PoseKey) -> str:

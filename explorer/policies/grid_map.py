@@ -21,7 +21,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
@@ -85,6 +85,7 @@ class GridMap:
         # yet met): never expected from that pose again.
         self.hidden: dict[PoseKey, set[Cell]] = {}
         self.teammates_ground: set[Cell] = set()  # cells teammates said they covered
+        self.ground_weight: Callable[[Wall], float] | None = None  # (x, y) -> a search prior's weight, if any
         self._sights: dict[PoseKey, tuple[int, frozenset[Cell]]] = {}  # pose -> (len(wall_log) then, cells)
         # Poses that show nothing unseen, and never will: cells are only ever seen (or hidden), and a
         # view only narrows as walls are found.
@@ -185,7 +186,13 @@ class GridMap:
         return sum(self._cell_worth(cell, claimed, theirs) for cell in new), len(new)
 
     def _cell_worth(self, cell: Cell, claimed: AbstractSet[Cell], theirs: AbstractSet[Cell]) -> float:
-        """What seeing an unseen cell is worth (see gain)."""
+        """What seeing an unseen cell is worth (see gain), times its ground's weight under a search task's
+        prior (explorer/policies/semantic_prior.py), where there is one."""
+        worth = self._team_worth(cell, claimed, theirs)
+        return worth * self.ground_weight(cell[:2]) if self.ground_weight else worth
+
+    def _team_worth(self, cell: Cell, claimed: AbstractSet[Cell], theirs: AbstractSet[Cell]) -> float:
+        """What seeing an unseen cell is worth, as the teammates leave it (see gain)."""
         if cell in self.teammates_ground or cell in claimed:
             return TEAM_WEIGHT
         return REGION_WEIGHT if cell in theirs else 1.0

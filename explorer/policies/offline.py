@@ -8,10 +8,10 @@ there, keeping its goal until another is clearly better.
 As a teammate it leaves alone the ground near teammates (their positions are
 in the team's store) and, when messages are on, what they say: the goal a
 teammate is heading for, the ground it reports as covered and the walls it
-met. It says the same in its own messages, only when there is news: an
-object found (and where), a new goal (with the ground covered since it last
-spoke), or walls it has seen (so that a teammate does not take them for
-open ground).
+met. It says the same in its own messages, only what changes a teammate's
+plan: a new goal, with the ground covered and the walls met since it last
+spoke (each wall once), or walls on their own once many are unsaid. What it
+finds the team's store already tells.
 
 A retried call for the same step gives the same answer: the map grows only by
 set unions on what the context says, and each step's decision is kept.
@@ -28,6 +28,8 @@ from explorer.policies.grid_map import (
     PoseKey,
     cell_distance,
 )
+from explorer.policies.semantic_prior import SemanticPrior
+from explorer.policies.sentences import Box
 from nodes.decision_context import Cell, DecisionContext, Wall
 from nodes.interfaces import Decision, DecisionOutcome
 from perception.actions import safe_action
@@ -36,23 +38,25 @@ from perception.geometry import step_offset
 
 MOVE_ACTIONS = ("forward", "backward", "move_left", "move_right", "move_up", "move_down")
 ANNOUNCE_DISTANCE = 3  # a new goal this far (in cells) from the announced one is news
-# Walls met are news once this many are unsaid (or with a new goal): a teammate that does not
-# know them takes a maze it has not walked for open ground worth the walk, and plans through
-# hedges. 1 (say them at once) costs more messages but keeps the team's maps in step.
-WALL_NEWS = 1
+# Walls met are said with a new goal, or on their own once this many are unsaid: a teammate that
+# does not know them takes a maze it has not walked for open ground worth the walk, and plans
+# through hedges; but one message per wall met would be most of the team's talk.
+WALL_NEWS = 12
 
 
 class OfflineExplorer:
     name = "offline"
 
-    def __init__(self) -> None:
+    def __init__(self, prior: SemanticPrior | None = None) -> None:
         self.map = GridMap()
+        self.prior = prior  # under a search task: how the rooms it knows go with the targets left
+        self.map.ground_weight = prior.weight if prior else None
         self.goal: PoseKey | None = None  # the pose it is walking to
         self.claims: dict[str, Claim] = {}  # teammate -> the pose it said it is heading for
         self.announced: PoseKey | None = None  # the goal last announced
         self.unreported: set[Cell] = set()  # cells seen since the last coverage report
         self.unreported_walls: set[Wall] = set()  # walls (x, y) seen and not said yet
-        self.heard_walls: set[Wall] = set()  # walls (x, y) teammates said: not worth saying again
+        self.team_walls: set[Wall] = set()  # walls (x, y) said, by a teammate or by itself: not worth saying again
         self._decided: tuple[int, Decision] | None = None
 
     def decide(self, prompt: str, context: DecisionContext) -> DecisionOutcome:
@@ -98,10 +102,12 @@ class OfflineExplorer:
         pose = self.map.learn(context)
         view = context.view
         self.unreported.update(view.seen_cells)
-        self.unreported_walls.update(view.seen_walls)
+        self.unreported_walls.update(wall for wall in view.seen_walls if wall not in self.team_walls)
         if not view.actions_unseen:  # a late action's outcome says nothing of where the view is from
             self._learn_blocked(context)
         self._read_messages(context)
+        if self.prior:
+            self.prior.learn(context)
         if view.actions_unseen:
             return self.map.predict(pose, view.actions_unseen)
         return pose
@@ -142,36 +148,37 @@ class OfflineExplorer:
                 self.map.add_wall((x, y))
 
     def _read_messages(self, context: DecisionContext) -> None:
-        width, depth, height = self.map.extent
+        height = self.map.extent[2]
         for message in context.teammates.messages:
+            text, sender = message["message"], message["sender"]
             # Walls first: what a claim shows is reckoned with them.
-            for x0, x1, y0, y1 in sentences.read_walls(message["message"]):
-                for wall in (
-                    (x, y)
-                    for x in range(max(x0, 0), min(x1, width - 1) + 1)
-                    for y in range(max(y0, 0), min(y1, depth - 1) + 1)
-                ):
+            for box in sentences.read_walls(text):
+                for wall in self._columns(box):
                     if wall not in self.map.open:  # what it saw open stays open
                         self.map.add_wall(wall)
-                        self.heard_walls.add(wall)
-            target = sentences.read_heading(message["message"])
-            if target and message["sender"] in context.team.members:
+                        self.team_walls.add(wall)
+            target = sentences.read_heading(text)
+            if target and sender in context.team.members:
                 x, y, z, facing = target
                 if self.map.in_grid(x, y) and 0 <= z < height:
                     claim = (x, y, z, facing, 0)
-                    earlier = self.claims.get(message["sender"])
+                    earlier = self.claims.get(sender)
                     if earlier and earlier != claim:  # it has moved on: it looked where it said it would
                         self.map.teammates_ground.update(self._claim_sight(earlier))
-                    self.claims[message["sender"]] = claim
-            for x0, x1, y0, y1, level in sentences.read_covered(message["message"]):
+                    self.claims[sender] = claim
+            for x0, x1, y0, y1, level in sentences.read_covered(text):
                 levels = [level] if level is not None else range(height)
                 self.map.teammates_ground.update(
-                    (x, y, z)
-                    for z in levels
-                    if 0 <= z < height
-                    for x in range(max(x0, 0), min(x1, width - 1) + 1)
-                    for y in range(max(y0, 0), min(y1, depth - 1) + 1)
+                    (x, y, z) for z in levels if 0 <= z < height for x, y in self._columns((x0, x1, y0, y1))
                 )
+
+    def _columns(self, box: Box) -> list[Wall]:
+        """The (x, y) of a box a message names (x0, x1, y0, y1), within the grid."""
+        width, depth, _ = self.map.extent
+        x0, x1, y0, y1 = box
+        return [
+            (x, y) for x in range(max(x0, 0), min(x1, width - 1) + 1) for y in range(max(y0, 0), min(y1, depth - 1) + 1)
+        ]
 
     def _claimed_cells(self, context: DecisionContext) -> frozenset[Cell]:
         """What teammates are heading to look at. A teammate after me in the team's order
@@ -192,12 +199,10 @@ class OfflineExplorer:
         return set().union(*(self.map.sight((x, y, z, f, pitch)) for f in ([facing] if facing else FACINGS)))
 
     def news(self, context: DecisionContext, goal: PoseKey | None) -> str:
-        """The step's news, or "": objects the team did not know of, a new goal with the ground covered, walls met."""
+        """The step's news, or "": a new goal with the ground covered and the walls met, or many walls met."""
         if not context.setup.comm_enabled:
             return ""
-        view = context.view
-        new = [name for name in view.visible_objects if name not in context.team.discoveries]
-        parts = [sentences.found(new, view.object_cells)] if new else []
+        parts = []
         announcing = goal is not None and (
             self.announced is None or cell_distance(goal, self.announced) >= ANNOUNCE_DISTANCE
         )
@@ -206,11 +211,12 @@ class OfflineExplorer:
             if said:
                 parts.append(said)
                 self.unreported -= cells
-        walls = self.unreported_walls - self.heard_walls
+        walls = self.unreported_walls - self.team_walls
         if walls and (announcing or len(walls) >= WALL_NEWS):
             said, said_walls = sentences.walls(walls)
             parts.append(said)
             self.unreported_walls -= said_walls
+            self.team_walls |= said_walls
         if announcing and goal is not None:
             parts.append(sentences.heading(goal))
             self.announced = goal

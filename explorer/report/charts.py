@@ -1,7 +1,8 @@
 """Charts as HTML fragments: the only module that imports plotly.
 
-Each function returns a `<div>` to place in a page; the page embeds plotly's
-script once (`plotly_script`), so nothing is fetched when it opens.
+Each function returns a `<div>` to place in a page; the page carries plotly's
+script once (`plotly_script`; explorer/report/page.py), so nothing is fetched
+from the network when it opens.
 """
 
 from __future__ import annotations

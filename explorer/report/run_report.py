@@ -17,11 +17,15 @@ from typing import Any
 
 from explorer.config.run_config import ConfigError
 from explorer.report.charts import agent_colour, replay_map
+from explorer.report.decisions import Decisions
 from explorer.report.page import write_page
 from explorer.report.trace_views import Curves, Filmstrip, Messages, Replay
 from explorer.run.run_files import RUN_CONFIG, RUN_SUMMARY, TraceLines, read_run_json, world_of
+from explorer.run.shapes import list_of, number
 
 REPORT = "report.html"
+CLOCKS = {"event": "simulated seconds", "realtime": "seconds (wall clock)"}  # the schedules with a clock
+_SECONDS_CURVE = list_of(list_of(number, 3, 3))  # the summary's [seconds, objects found, cells seen]
 
 
 @dataclass(frozen=True)
@@ -52,11 +56,13 @@ def write_report(run_dir: Path) -> WrittenReport:
     mock = config.get("mode") == "mock"
     world = world_of(config, run_dir / "config.json") if mock else None  # refused before the trace is read
     trace = TraceLines(run_dir / "trace.jsonl", members=set(summary["agents"]))
-    curves, messages = Curves(agents), Messages()
+    clock = CLOCKS.get(config.get("schedule", ""))
+    curves, messages, decisions = Curves(agents, clock), Messages(), Decisions(summary["agents"], clock is not None)
     replay, filmstrip = Replay(agents, summary["discoveries"]), Filmstrip(run_dir)
     for record in trace:
         curves.add(record)
         messages.add(record)
+        decisions.add(record)
         (replay if mock else filmstrip).add(record)
     context: dict[str, Any] = {
         "summary": summary,
@@ -64,8 +70,9 @@ def write_report(run_dir: Path) -> WrittenReport:
         "settings": _settings(config),
         "agent_rows": _agent_rows(summary),
         "colours": {agent: agent_colour(i) for i, agent in enumerate(agents)},
-        "charts": curves.charts(summary["discovery_curve"]),
+        "charts": curves.charts(summary["discovery_curve"], _seconds_curve(summary)),
         "messages": messages.page(),
+        "decisions": decisions.members,
         "map": None,
         "rooms": False,  # the map outlines the world's rooms
         "panels": [],
@@ -80,6 +87,7 @@ def write_report(run_dir: Path) -> WrittenReport:
         trace.note(),
         replay.frames.note("The replay", "steps"),
         filmstrip.pictures.note("The filmstrip", "agent-steps"),
+        decisions.note(),
     ]
     path = run_dir / REPORT
     write_page(path, "run.html.j2", notes=[note for note in notes if note], **context)
@@ -102,6 +110,14 @@ def _headline(summary, config):
             else f". The run {summary['status']}: {summary.get('error') or 'stopped'}."
         )
     )
+
+
+def _seconds_curve(summary: dict[str, Any]) -> list[list[float]] | None:
+    """The team's counts on the run's clock, as the summary has them; None where it has none (an older
+    run's summary) or they are not what they should be."""
+    team = summary.get("team")
+    curve = team.get("seconds_curve") if isinstance(team, dict) else None
+    return curve if _SECONDS_CURVE(curve) else None
 
 
 def _settings(config):

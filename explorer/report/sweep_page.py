@@ -1,87 +1,125 @@
-"""A sweep's sweep.html: its conditions compared metric by metric, with 95% intervals over the seeds.
+"""A sweep's sweep.html: its conditions compared metric by metric, with 95% intervals over the seeds and the
+number of runs each figure counts; paired differences from a baseline condition; charts per world.
 
 Only finished runs count (completed, or stopped by a budget); a run stopped or failed is listed with its status
-and left out of every mean. Each run's own report.html is a link away.
+and left out of every figure. Each run's own report.html is a link away.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from explorer.report.charts import band_chart, interval_chart
 from explorer.report.page import write_page
-from explorer.run.summary import FINISHED
-from explorer.sweep.stats import curve_intervals, mean_interval
+from explorer.sweep.compare import OBJECTS, ConditionFigures, Metric, bounds, figure_text, number_text
+from explorer.sweep.stats import curve_intervals
 
 
-def write_sweep_page(path, title, sweep_file, metrics, highlights, runs):
-    """`metrics` is [(name, label)] to compare, `highlights` the names shown beside each run; `runs` is
-    [{name, condition, status, metrics {name: value}, curve [[step, found], ...]}] in grid order."""
+def write_sweep_page(
+    path: Path,
+    title: str,
+    sweep_file: str,
+    metrics: tuple[Metric, ...],
+    highlights: tuple[str, ...],
+    compared: list[ConditionFigures],
+    warnings: tuple[str, ...] = (),
+) -> None:
+    """`metrics` are compared, `highlights` (metric names) shown beside each run; `compared` gives the
+    conditions in the sweep's order, with their runs."""
     path = Path(path)
-    conditions = list(dict.fromkeys(run["condition"] for run in runs))
-    completed = {c: [run for run in runs if run["condition"] == c and run["status"] in FINISHED] for c in conditions}
-    table, charts, flat = [], [], []
-    for name, label in metrics:
-        intervals = [mean_interval(run["metrics"][name] for run in completed[c]) for c in conditions]
-        table.append(
-            {
-                "label": label,
-                "cells": [_interval_text(interval, len(completed[c])) for c, interval in zip(conditions, intervals)],
-            }
-        )
-        if not any(run["metrics"][name] for c in conditions for run in completed[c]):
-            flat.append(label)  # zero or missing in every run: a chart would show nothing
-            continue
-        charts.append(
-            interval_chart(
-                f"metric-{name}",
-                label,
-                label,
-                conditions,
-                [i.mean for i in intervals],
-                [i.low for i in intervals],
-                [i.high for i in intervals],
-                [f"{c}: {_interval_text(i)}" for c, i in zip(conditions, intervals)],
-            )
-        )
-    labels = dict(metrics)
-    counts = Counter(run["status"] for run in runs)
+    runs = [row for condition in compared for row in condition.runs]
+    counts = Counter(row.status for row in runs)
+    labels = {metric.name: metric.label for metric in metrics}
     write_page(
         path,
         "sweep.html.j2",
         title=title,
         sweep_file=sweep_file,
+        warnings=warnings,
         statuses=", ".join(f"{n} {status}" for status, n in counts.most_common()),
         total=len(runs),
-        conditions=[{"label": c, "runs": len(completed[c])} for c in conditions],
-        table=table,
-        charts=charts,
-        flat=flat,
-        discovery=_discovery(conditions, completed),
+        conditions=[{"label": c.label, "finished": len(c.finished), "runs": len(c.runs)} for c in compared],
+        table=[
+            {"label": m.label, "cells": [figure_text(c.figures[m.name], len(c.finished)) for c in compared]}
+            for m in metrics
+        ],
+        paired=_paired_table(compared, metrics),
+        worlds=_worlds(compared, metrics),
         run_headers=[labels[name] for name in highlights],
         run_rows=[
             {
-                "name": run["name"],
-                "condition": run["condition"],
-                "status": run["status"],
-                "link": _link(path.parent, run["name"]),
-                "cells": [_number(run["metrics"].get(name)) for name in highlights],
+                "name": row.name,
+                "condition": row.condition,
+                "status": row.status,
+                "link": _link(path.parent, row.name),
+                "cells": [number_text(row.metrics.get(name)) for name in highlights],
             }
-            for run in runs
+            for row in runs
         ],
     )
 
 
-def _discovery(conditions, completed):
+def _paired_table(compared: list[ConditionFigures], metrics: tuple[Metric, ...]) -> dict[str, Any] | None:
+    """Per condition with a baseline, its mean paired difference from it per metric; None where none has one."""
+    paired = [condition for condition in compared if condition.differences is not None]
+    if not paired:
+        return None
+    return {
+        "conditions": [{"label": c.label, "baseline": c.baseline, "pairs": c.pairs} for c in paired],
+        "rows": [
+            {
+                "label": m.label,
+                "cells": [figure_text((c.differences or {})[m.name], c.pairs, signed=True) for c in paired],
+            }
+            for m in metrics
+        ],
+    }
+
+
+def _worlds(compared: list[ConditionFigures], metrics: tuple[Metric, ...]) -> list[dict[str, Any]]:
+    """Per world, the charts of its conditions: the discovery curves, and each metric with a figure to show."""
+    worlds = list(dict.fromkeys(condition.world for condition in compared))
+    sections = []
+    for number, world in enumerate(worlds, start=1):
+        conditions = [condition for condition in compared if condition.world == world]
+        charts, flat = [], []
+        for metric in metrics:
+            if not any(row.metrics.get(metric.name) for c in conditions for row in c.finished):
+                flat.append(metric.label)  # zero or missing in every run: a chart would show nothing
+                continue
+            charts.append(_metric_chart(f"metric-{metric.name}-{number}", metric, conditions))
+        sections.append(
+            {"world": world, "discovery": _discovery(f"discovery-{number}", conditions), "charts": charts, "flat": flat}
+        )
+    return sections
+
+
+def _metric_chart(div_id: str, metric: Metric, conditions: list[ConditionFigures]) -> str:
+    intervals = [condition.figures[metric.name] for condition in conditions]
+    return interval_chart(
+        div_id,
+        metric.label,
+        metric.label,
+        [c.label for c in conditions],
+        [i.mean for i in intervals],
+        [i.low for i in intervals],
+        [i.high for i in intervals],
+        [f"{c.label}: {figure_text(i, len(c.finished))}" for c, i in zip(conditions, intervals)],
+    )
+
+
+def _discovery(div_id: str, conditions: list[ConditionFigures]) -> str | None:
     """The objects found per step: per condition the mean over its runs, with a band where there are two or more."""
     curves = {}
     for condition in conditions:
-        steps, intervals = curve_intervals(run["curve"] for run in completed[condition])
+        found = bounds(OBJECTS, condition.finished)
+        steps, intervals = curve_intervals((row.curve for row in condition.finished), found)
         if steps:
             banded = all(interval.low is not None for interval in intervals)
-            curves[condition] = (
+            curves[condition.label] = (
                 steps,
                 [i.mean for i in intervals],
                 [i.low for i in intervals] if banded else None,
@@ -89,30 +127,12 @@ def _discovery(conditions, completed):
             )
     if not curves:
         return None
-    return band_chart("discovery", "Objects found, per step (mean and 95% interval)", "step", "objects found", curves)
+    return band_chart(div_id, "Objects found, per step (mean and 95% interval)", "step", "objects found", curves)
 
 
-def _link(directory, name):
+def _link(directory: Path, name: str) -> str | None:
     """The run's report.html, or its summary.json where it has no report, relative to the page; None: neither."""
     for page in ("report.html", "summary.json"):
         if (directory / name / page).is_file():
             return f"{quote(name)}/{page}"
     return None
-
-
-def _interval_text(interval, runs=None):
-    """The mean and its interval, and how many runs they are over unless that is `runs`, as the header says."""
-    if interval.mean is None:
-        return "-"
-    text = _number(interval.mean)
-    if interval.low is not None:
-        text += f" [{_number(interval.low)}, {_number(interval.high)}]"
-    return text if interval.n == runs else f"{text} (n = {interval.n})"
-
-
-def _number(value):
-    if value is None:
-        return "-"
-    if isinstance(value, int) or abs(value) >= 1000:
-        return f"{value:,.0f}"
-    return f"{value:.3g}"

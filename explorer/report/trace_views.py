@@ -122,13 +122,18 @@ class StepLine:
 class Curves:
     """The discovery and coverage curves: per agent what it saw itself, and the ground the team saw."""
 
-    def __init__(self, agents: list[str]) -> None:
+    def __init__(self, agents: list[str], clock: str | None = None) -> None:
         self.objects = {agent: StepLine() for agent in agents}
         self.cells = {agent: StepLine() for agent in agents}
         self.team = StepLine()
         self.seen_objects: dict[str, set[str]] = {agent: set() for agent in agents}
         self.seen_cells: dict[str, set[tuple[int, ...]]] = {agent: set() for agent in agents}
         self.team_cells: set[tuple[int, ...]] = set()
+        # A run with a clock (--schedule event or realtime) is drawn against its seconds as well: `clock`
+        # names them ("simulated seconds"); None for a run on lock-step, whose clock counts its steps.
+        self.clock = clock
+        self.objects_by_time = {agent: StepLine() for agent in agents}
+        self.cells_by_time = {agent: StepLine() for agent in agents}
 
     def add(self, record: Record) -> None:
         agent = record["agent_id"]
@@ -142,9 +147,13 @@ class Curves:
         self.objects[agent].at(when, len(self.seen_objects[agent]))
         self.cells[agent].at(when, len(self.seen_cells[agent]))
         self.team.at(when, len(self.team_cells))
+        if self.clock and record.get("time") is not None:
+            self.objects_by_time[agent].at(record["time"], len(self.seen_objects[agent]))
+            self.cells_by_time[agent].at(record["time"], len(self.seen_cells[agent]))
 
-    def charts(self, discovery_curve: list[list[int]]) -> list[str]:
-        """The charts' fragments; `discovery_curve` is the summary's [step, objects found by the team]."""
+    def charts(self, discovery_curve: list[list[int]], seconds_curve: list[list[float]] | None = None) -> list[str]:
+        """The charts' fragments; `discovery_curve` is the summary's [step, objects found by the team], and
+        `seconds_curve` its [seconds, objects found, cells seen] on the run's clock, where it has one."""
         discovery = {
             "team": ([step for step, _ in discovery_curve], [n for _, n in discovery_curve]),
             **{f"{agent} saw": line.series() for agent, line in self.objects.items()},
@@ -153,6 +162,24 @@ class Curves:
         if self.team_cells:
             coverage = {"team": self.team.series(), **{f"{a} saw": line.series() for a, line in self.cells.items()}}
             charts.append(line_chart("coverage", "Ground seen", "step", "cells", coverage))
+        if self.clock:
+            charts += self._clock_charts(self.clock, seconds_curve or [])
+        return charts
+
+    def _clock_charts(self, clock: str, seconds_curve: list[list[float]]) -> list[str]:
+        """Objects found and ground seen against the run's seconds: the team's as the summary counted them
+        at each commit (a point where a count changes), each agent's from when it looked."""
+        found, seen = StepLine(), StepLine()
+        for seconds, objects, cells in seconds_curve:
+            found.at(seconds, int(objects))
+            seen.at(seconds, int(cells))
+        team = {"team": found.series()} if seconds_curve else {}
+        discovery = {**team, **{f"{a} saw": line.series() for a, line in self.objects_by_time.items()}}
+        charts = [line_chart("discovery-seconds", "Objects found, by the clock", clock, "objects", discovery)]
+        if self.team_cells:
+            team = {"team": seen.series()} if seconds_curve else {}
+            coverage = {**team, **{f"{a} saw": line.series() for a, line in self.cells_by_time.items()}}
+            charts.append(line_chart("coverage-seconds", "Ground seen, by the clock", clock, "cells", coverage))
         return charts
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from explorer.config.run_config import ConfigError
 from explorer.model.client import sees_images
 from explorer.model.vision import make_vision
-from explorer.policies.factory import BUILT_IN, model_settings
+from explorer.policies.factory import decides_in_code, model_settings
 from perception.families.generate import open_world
 from perception.keymap import DEFAULT_KEYMAP, load_keymap
 from perception.mock import MockPerception
@@ -25,12 +25,12 @@ class MockSetup:
 
     def __init__(self, config):
         self.config = config
-        self.world = open_world(config.world, config.world_seed)
+        self.world = open_world(config.world, config.world_seed, config.find)
         self.default_steps = self.world.max_steps
         self.warnings = []
 
     def start(self, store, agent_ids, run_dir, gate):
-        return MockPerception(self.world, store, agent_ids, self.config.seed)
+        return MockPerception(self.world, store, agent_ids, self.config.seed, self.config.random_starts)
 
 
 class UnitySetup:
@@ -97,7 +97,7 @@ def _vision_warnings(profiles):
     """Refuses models that cannot see ({agent_id: profile}); warns about models litellm does not know."""
     warnings = []
     for agent_id, profile in profiles.items():
-        if profile.model in BUILT_IN:
+        if decides_in_code(profile.model):
             raise ConfigError(
                 f"{agent_id}'s model {profile.model!r} cannot see the game: Unity mode needs a vision model, "
                 "e.g. --model gpt-4o-mini, or --model openai/<name> --api-base URL for a local server"

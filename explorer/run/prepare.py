@@ -14,7 +14,8 @@ from explorer.config.profiles import Profile
 from explorer.config.run_config import ConfigError, RunConfig
 from explorer.model.client import has_price, missing_api_keys
 from explorer.model.client import load as load_model_client
-from explorer.policies.factory import BUILT_IN
+from explorer.model.preflight import preflight
+from explorer.policies.factory import decides_in_code
 from explorer.run.roster import Roster
 from explorer.run.stop import RunFailed
 from explorer.team.split import NotJoined, SplitTeam
@@ -66,8 +67,9 @@ def _announce_export(cache_dir: Path | None) -> None:
 def prepare_model_client(config: RunConfig, agent_ids: list[str], profiles: list[Profile]) -> None:
     """For a run with models: litellm loaded now, while the embedding model loads, each model's API key
     checked (unless --api-base names a server), so that a missing one is refused at start, not at its first
-    call, and each model's price known where --max-cost must count it."""
-    models = [(agent_id, p.model) for agent_id, p in zip(agent_ids, profiles) if p.model not in BUILT_IN]
+    call, each model's price known where --max-cost must count it, and each model asked once for a token
+    (unless --no-preflight), so that a server or a model that is not there is refused before the run starts."""
+    models = [(agent_id, p.model) for agent_id, p in zip(agent_ids, profiles) if not decides_in_code(p.model)]
     if not models:
         return
     load_model_client()
@@ -79,6 +81,8 @@ def prepare_model_client(config: RunConfig, agent_ids: list[str], profiles: list
                 "set it, or give --api-base URL for a local server"
             )
     _check_prices(config, [model for _, model in models])
+    if config.preflight:
+        _preflight(config, [model for _, model in models])
 
 
 def _check_prices(config: RunConfig, models: list[str]) -> None:
@@ -94,6 +98,15 @@ def _check_prices(config: RunConfig, models: list[str]) -> None:
             "give --price-in and --price-out (dollars per million tokens), or --max-calls or --max-tokens"
         )
     log.warning("--max-cost does not count the calls of %s: its price is unknown", ", ".join(unpriced))
+
+
+def _preflight(config: RunConfig, models: list[str]) -> None:
+    refused = preflight(models, config.api_base)
+    if refused is not None:
+        raise ConfigError(
+            f"the model check before the run failed: {refused} (check --model and --api-base, "
+            "or skip the check with --no-preflight)"
+        )
 
 
 def join_team(team: SplitTeam, join_timeout: float, local: list[str]) -> None:

@@ -61,7 +61,8 @@ def start_records(
     console = RunConsole(list(roster.members), steps, world.environment.total_objects, config.verbosity, world_size)
     logs = start_logging(run_dir, console)
     trace = TraceWriter(run_dir / "trace.jsonl")
-    stats = RunStats(list(roster.members), coordinator=roster.coordinator_id)
+    directors = [member for member in roster.members if member not in roster.agent_ids]
+    stats = RunStats(list(roster.members), directors[0] if directors else None, directors)
     commit = StepCommit(world.store, trace, stats, console, roster.coordinator_id, process_started)
     return RunRecords(console, logs, trace, commit)
 

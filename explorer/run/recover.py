@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from explorer.config.run_config import COORDINATOR, ConfigError, RunConfig
+from explorer.config.run_config import ConfigError, RunConfig
 from explorer.run.run_files import RECOVERABLE_CONFIG, RECOVERABLE_LINE, TraceLines, read_run_json, world_of
 from explorer.run.summary import RunStats, build_summary
 from explorer.run.trace import write_json
@@ -49,13 +49,16 @@ def recover_summary(run_dir: Path) -> Recovered:
         raise ConfigError(
             f"{run_dir / 'config.json'} is not a run's settings: a setting is of the wrong kind"
         ) from None
-    agent_ids = config["agent_ids"]  # the explorers; a coordinator is on record as one more member
-    coordinator = COORDINATOR if config.get("coordinator") else None
-    members = agent_ids + ([coordinator] if coordinator else [])
+    agent_ids = config["agent_ids"]  # the explorers; the coordinators and the system agent are on record as more
+    directors = run_config.directors()
+    members = agent_ids + directors
     trace = TraceLines(run_dir / "trace.jsonl", members, RECOVERABLE_LINE)
     records = list(trace)
-    stats = RunStats(members, coordinator)
-    _replay(records, config, stats)
+    stats = RunStats(members, directors[0] if directors else None, directors)
+    if config.get("schedule") == "realtime":
+        _replay_commits(records, len(members), stats)
+    else:
+        _replay(records, config, stats)
     profiles = config.get("agent_profiles") or {}
     finished = all(
         _ran_to_the_end(stats.steps[a], config["steps"], (profiles.get(a) or {}).get("tick_interval", 1.0))
@@ -95,6 +98,16 @@ def _replay(records: list[dict[str, Any]], config: dict[str, Any], stats: RunSta
         # A stopped run's last round may be partial: lock-step has every explorer in every round.
         if not lockstep or len({r["agent_id"] for r in by_round[key]} & set(agent_ids)) == len(agent_ids):
             stats.step_completed(step_at(key), len(stats.discoveries), key)
+
+
+def _replay_commits(records: list[dict[str, Any]], members: int, stats: RunStats) -> None:
+    """Add a realtime run's records to `stats` in its commit order, each at its commit time, as the run
+    did (explorer/schedule/realtime.py): the team's step after the k-th commit is k / members."""
+    for record in sorted(records, key=lambda r: r.get("commit_index", 0)):
+        stats.add(record)
+        stats.delivered(len(_messages(record)))  # a realtime step's messages arrive as it is committed
+        index = record.get("commit_index", 0)
+        stats.step_completed((index + 1) / members, len(stats.discoveries), record.get("commit_time"))
 
 
 def _arrives(record: dict[str, Any], config: dict[str, Any]) -> bool:

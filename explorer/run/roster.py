@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 
 from explorer.config.profiles import Profile, coordinator_profile, default_profiles, load_profiles
-from explorer.config.run_config import COORDINATOR, ConfigError, RunConfig
+from explorer.config.run_config import COORDINATOR, SYSTEM, ConfigError, RunConfig
+from explorer.policies.plugin import is_plugin, load_plugin
 from explorer.schedule.event import tick_rate_problem
 from explorer.schedule.timed_perception import Timing
 
@@ -14,7 +15,8 @@ from explorer.schedule.timed_perception import Timing
 class Roster:
     """The team as resolved from the profiles file, its defaults and --model: what the agents really run with.
 
-    The coordinator, where there is one, is the last member of the team; it neither sees nor moves.
+    The coordinator, where there is one, is the last member of the team; it neither sees nor moves. With
+    --coordinators K there are K of them (Coordinator1..K), then the system agent above them.
     """
 
     agent_ids: list[str]  # the explorers, in order
@@ -23,6 +25,8 @@ class Roster:
     members: dict[str, Profile]  # every member: the explorers, then the coordinator
     local: list[str]  # the members this process runs: a team split across processes runs some here, all otherwise
     local_ids: list[str]  # the explorers among them
+    coordinator_ids: list[str]  # the coordinators' ids, in order ([] without a coordinator)
+    system: str | None = None  # the system agent's id, above two coordinators or more
 
     @property
     def coordinator_id(self) -> str | None:
@@ -39,7 +43,14 @@ class Roster:
     def lineup(self) -> str:
         """Who plays what, with which model, for the log."""
         explorers = ", ".join(f"{a} as {p.role} with {p.model}" for a, p in zip(self.agent_ids, self.profiles))
-        return explorers + (f"; a Coordinator with {self.coordinator.model} directs them" if self.coordinator else "")
+        if not self.coordinator:
+            return explorers
+        if self.system:
+            return (
+                explorers
+                + f"; {len(self.coordinator_ids)} coordinators with {self.coordinator.model} under a system agent"
+            )
+        return explorers + f"; a Coordinator with {self.coordinator.model} directs them"
 
 
 def roster_of(config: RunConfig) -> Roster:
@@ -51,20 +62,42 @@ def roster_of(config: RunConfig) -> Roster:
         if config.profiles
         else default_profiles(config.agents, config.model)
     )
-    coordinator = coordinator_profile(config.profiles, config.coordinator) if config.coordinator else None
+    # Under star and tree the coordinator is the explorers' channel: it ticks with them unless told otherwise.
+    every = 1.0 if config.comm_topology in ("star", "tree") else None
+    coordinator = (
+        coordinator_profile(config.profiles, config.coordinator, interval=every) if config.coordinator else None
+    )
     profiles = [_resolved(profile, config) for profile in profiles]
     coordinator = _resolved(coordinator, config) if coordinator else None
     members = dict(zip(agent_ids, profiles))
-    if coordinator:
-        members[COORDINATOR] = coordinator
-    roster = Roster(agent_ids, profiles, coordinator, members, local, [a for a in agent_ids if a in local])
+    directors = config.directors()
+    for director in directors:
+        if director == SYSTEM:
+            members[director] = coordinator_profile(config.profiles, "offline", "system")
+        elif coordinator is not None:
+            members[director] = coordinator
+    explorers_here = [a for a in agent_ids if a in local]
+    system = SYSTEM if SYSTEM in directors else None
+    roster = Roster(agent_ids, profiles, coordinator, members, local, explorers_here, config.coordinator_ids(), system)
     _check_timings(roster, config)
+    _check_plugins(roster)
     return roster
 
 
 def _resolved(profile: Profile, config: RunConfig) -> Profile:
     """The profile with the run's options filled in where it leaves them to the command line."""
     return replace(profile, reply_format=profile.reply_format or config.reply_format)
+
+
+def _check_plugins(roster: Roster) -> None:
+    """Each policy plug-in named is imported now, so that a bad one is refused before the run starts."""
+    for model in dict.fromkeys(profile.model for profile in roster.profiles):
+        if is_plugin(model):
+            load_plugin(model)
+    if roster.coordinator and is_plugin(roster.coordinator.model):
+        raise ConfigError(
+            "--coordinator must be offline or a model's name: a policy plug-in decides an explorer's steps"
+        )
 
 
 def _check_timings(roster: Roster, config: RunConfig) -> None:

@@ -21,6 +21,7 @@ from explorer.run.records import RunRecords, start_records
 from explorer.run.roster import roster_of
 from explorer.run.run_dir import claim_run_dir
 from explorer.run.schedules import RunSchedule, make_schedule
+from explorer.run.search_prior import with_search_prior
 from explorer.run.stop import FirstFailure, RunFailed, RunStop
 from explorer.run.summary import build_summary
 from explorer.run.trace import DiskWriteError, write_json
@@ -66,7 +67,8 @@ class ExplorationRun:
         except (ConfigError, MemoryFileError):
             self._give_back()
             raise
-        self.crew = Crew(config, self.roster, self.steps, memories, policy_factory)
+        policies = with_search_prior(policy_factory, config, self.setup, self.embedder)
+        self.crew = Crew(config, self.roster, self.steps, memories, policies)
 
     def _prepare(self) -> tuple[dict[str, VectorMemory], Resumed]:
         """The model client loaded and its keys checked; each local agent's memory, resumed where asked."""

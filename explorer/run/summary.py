@@ -8,6 +8,7 @@ from collections import Counter
 from explorer.model.client import BUDGET
 from memory.embedder import MODEL_NAME
 from nodes.interfaces import DIRECTIVE, FALLBACK, PLANNER
+from perception.targets import first_finds
 
 BUDGET_EXHAUSTED = "budget_exhausted"  # a run's status once a budget ran out and it stopped cleanly
 FINISHED = ("completed", BUDGET_EXHAUSTED)  # the statuses of runs that ran to their end: their figures stand
@@ -33,8 +34,10 @@ class RunStats:
         "budget_refused",  # calls a spent budget stopped before their request: not among `calls`
     )
 
-    def __init__(self, agent_ids, coordinator=None):
+    def __init__(self, agent_ids, coordinator=None, directors=None):
         self.coordinator = coordinator  # its id, where there is one: its ticks are not agent-steps
+        # Every member that directs (the coordinators, the system agent): their ticks are not agent-steps either.
+        self.directors = set(directors or ([coordinator] if coordinator else []))
         self.steps = dict.fromkeys(agent_ids, 0)
         self.per_agent: dict[str, Counter[str]] = {agent_id: Counter() for agent_id in agent_ids}
         self.latencies: dict[str, list[float]] = {agent_id: [] for agent_id in agent_ids}
@@ -56,6 +59,8 @@ class RunStats:
         self.objects_seen: dict[str, set[str]] = {agent_id: set() for agent_id in agent_ids}  # what each saw itself
         self.messages_delivered = 0  # each message once, a broadcast too
         self.commit_seconds: list[float] = []  # wall time of each commit's change to the team store
+        self.all_found_stop: int | None = None  # the team's step at which --stop-when all-found ended the run
+        self.targets_found_stop: int | None = None  # the team's step at which a search task's last target was found
 
     def add(self, record):
         agent_id = record["agent_id"]
@@ -68,7 +73,7 @@ class RunStats:
             counts[f"{record['policy']}_steps"] += 1  # the agent's policy is its model or its own explorer
         else:
             self.policies[agent_id] = record["policy"]
-        if agent_id == self.coordinator:
+        if agent_id in self.directors:
             directives = record.get("directives") or ()
             self.directives_sent += len(directives)
             counts["messages_sent"] += len(directives)  # each is a message to its explorer
@@ -96,7 +101,10 @@ class RunStats:
         message = record.get("message_out")
         counts["messages_sent"] += message is not None
         counts["message_chars"] += len(message["message"]) if message else 0
-        for message in record.get("messages_in", ()):
+        heard = record.get("messages_in", ())
+        counts["messages_read"] += len(heard)  # what reaches its prompt: --comm sets how much
+        counts["message_chars_read"] += sum(len(message["message"]) for message in heard)
+        for message in heard:
             sent, delivered = message.get("sent_at"), message.get("delivered_at")
             if sent is not None and record.get("time") is not None:
                 self.read_after.append(record["time"] - sent)
@@ -141,6 +149,7 @@ class RunStats:
         return {
             "id": self.coordinator,
             "ticks": self.steps[self.coordinator],
+            "ticks_by_member": {d: self.steps[d] for d in sorted(self.directors)},
             "directives_sent": self.directives_sent,
             "followed": len(ids.get("followed", set()) | ids.get("done", set())),  # at least a step, or at once done
             "done": len(ids.get("done", set())),
@@ -152,7 +161,7 @@ class RunStats:
 
     def team_block(self, total_objects, total_cells):
         """How the team explored, as the exploration literature reports it."""
-        explorers = [agent_id for agent_id in self.steps if agent_id != self.coordinator]
+        explorers = [agent_id for agent_id in self.steps if agent_id not in self.directors]
         agent_steps = sum(self.steps[agent_id] for agent_id in explorers)
         totals = self.totals(explorers)
         seen = len(self.seen_by)
@@ -172,6 +181,9 @@ class RunStats:
             "overlap_ratio": round(sum(len(a) > 1 for a in self.seen_by.values()) / seen, 4) if seen else None,
             "messages_per_agent_step": _per(totals["messages_sent"], agent_steps),
             "message_chars_per_agent_step": _per(totals["message_chars"], agent_steps),
+            # The explorers' reading: messages, and their characters, in their prompts per agent-step.
+            "messages_read_per_agent_step": _per(totals["messages_read"], agent_steps),
+            "message_chars_read_per_agent_step": _per(totals["message_chars_read"], agent_steps),
             "model_calls_per_agent_step": _per(totals["calls"], agent_steps),
             "planner_steps_per_agent_step": _per(totals["planner_steps"], agent_steps),
             "directive_steps_per_agent_step": _per(totals["directive_steps"], agent_steps),
@@ -180,7 +192,7 @@ class RunStats:
     def realtime_block(self):
         """Under --schedule realtime: the team's agent-steps per second of its clock, and each explorer's
         seconds until its last commit, spent waiting on its model or on anything else."""
-        explorers = [agent_id for agent_id in self.steps if agent_id != self.coordinator]
+        explorers = [agent_id for agent_id in self.steps if agent_id not in self.directors]
         end = max(self.commit_times.values(), default=0.0)
         per_agent = {}
         for agent_id in explorers:
@@ -200,6 +212,7 @@ class RunStats:
             "sent": self.totals()["messages_sent"],
             "read": len(lags),
             "read_late": self.read_late,
+            "read_by_directors": self.totals(sorted(self.directors))["messages_read"],  # passed up to them
             "never_delivered": never_delivered,  # the run ended before their msg_delay had passed
             "read_after_seconds": {"mean": round(sum(lags) / len(lags), 3), "max": max(lags)} if lags else None,
         }
@@ -264,11 +277,13 @@ def build_summary(
     total = environment.total_objects
     return {
         **_run_block(config, environment, status, error),
+        "ended_by": _ended_by(status, stats),
         "budget": {"max_cost": config.max_cost, "max_calls": config.max_calls, "max_tokens": config.max_tokens}
         | {"exhausted": budget_spent},
         "agents": list(stats.steps),
         "steps": dict(stats.steps),
         **_discovery_block(stats, total),
+        "search": _search_block(stats, environment.targets),
         "messages_sent": stats.messages_delivered,
         "messages": stats.messages_block(never_delivered),
         "coordinator": stats.coordinator_block() if stats.coordinator else None,
@@ -290,6 +305,16 @@ def build_summary(
     }
 
 
+def _ended_by(status, stats) -> str:
+    """Why the run ended: steps (its steps spent), all-found (--stop-when all-found), targets-found (a search
+    task's last target found), budget, interrupted, failed."""
+    if status == "completed":
+        if stats.targets_found_stop is not None:
+            return "targets-found"
+        return "steps" if stats.all_found_stop is None else "all-found"
+    return "budget" if status == BUDGET_EXHAUSTED else status
+
+
 def _run_block(config, environment, status, error) -> dict:
     """What was run: how it ended, and the settings it ran with."""
     return {
@@ -299,6 +324,8 @@ def _run_block(config, environment, status, error) -> dict:
         "world": environment.name,
         "world_file": str(config.world) if config.mode == "mock" else None,
         "seed": config.seed,
+        "random_starts": config.random_starts,
+        "stop_when": config.stop_when,
         "model": config.model,
         "comm": config.comm,
         "decide": config.decide,
@@ -321,6 +348,22 @@ def _discovery_block(stats, total) -> dict:
         "first_full_discovery_step": full_step,
         "discovery_curve": stats.discovery_curve,
         "discoveries": stats.discoveries,
+    }
+
+
+def _search_block(stats: RunStats, targets: tuple[str, ...]) -> dict | None:
+    """A search task's outcome: the targets, those found, the step each was first found at (its finder's
+    step), and the step by which all were; None without a task."""
+    if not targets:
+        return None
+    steps = first_finds(targets, {name: found["step"] for name, found in stats.discoveries.items()})
+    found = {target: step for target, step in steps.items() if step is not None}
+    return {
+        "targets": list(targets),
+        "targets_found": list(found),
+        "all_found": len(found) == len(targets),
+        "steps_to_target": steps,
+        "steps_to_all": max(found.values()) if len(found) == len(targets) else None,
     }
 
 

@@ -13,6 +13,7 @@ from explorer.run.roster import Roster
 from explorer.run.stop import RunFailed
 from explorer.team.split import SplitTeam
 from explorer.team.store import InProcessStore, TeamStore
+from explorer.team.topology import RoutedStore, initial_groups
 from nodes.interfaces import StopRun
 from perception.base import EnvironmentInfo, PerceptionInterface
 
@@ -32,7 +33,9 @@ def start_world(
 ) -> World:
     """The team store (the Redis one of a split team, else one in this process) with every explorer
     registered in it, and the perception started on it; raises RunFailed where the store is gone."""
-    store = team.run.store() if team else InProcessStore()
+    store: TeamStore = team.run.store() if team else InProcessStore()
+    if roster.system:  # the hierarchy's routing: each explorer's reports to its group's coordinator
+        store = RoutedStore(store, initial_groups(roster.agent_ids, roster.coordinator_ids), roster.system)
     limits = config.limits()
     gate = CallGate(config.max_concurrency, Budget(limits) if limits else None)
     perception = setup.start(store, roster.agent_ids, run_dir, gate)

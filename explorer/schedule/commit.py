@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 
 from explorer.cli.console import RunConsole
 from explorer.run.summary import RunStats
@@ -18,6 +19,7 @@ from explorer.schedule.event import step_at
 from explorer.team.store import TeamStore
 from nodes.interfaces import SightReport, StepReport
 from perception.base import Message
+from perception.targets import missing_targets
 
 log = logging.getLogger("explorer")
 
@@ -43,6 +45,16 @@ class StepCommit:
         self.process_started = process_started
         # Seconds from the process's start until the first step began, and until every agent had finished it.
         self.startup: dict[str, float | None] = {"first_step_started_seconds": None, "first_step_done_seconds": None}
+        self._all_found: tuple[int, Callable[[], None]] | None = None  # --stop-when all-found: (objects, then)
+        self._targets_found: tuple[tuple[str, ...], Callable[[], None]] | None = None  # a search task: (targets, then)
+
+    def when_all_found(self, total: int, then: Callable[[], None]) -> None:
+        """Call `then` once, as soon as a committed step brings the team's finds to all `total` objects."""
+        self._all_found = (total, then)
+
+    def when_targets_found(self, targets: tuple[str, ...], then: Callable[[], None]) -> None:
+        """Call `then` once, as soon as a committed step brings the team's finds to every one of `targets`."""
+        self._targets_found = (targets, then)
 
     def first_step_begins(self) -> float:
         """Note that the first step begins now (for the summary's start-up times); now, as perf_counter."""
@@ -63,6 +75,18 @@ class StepCommit:
             self.stats.step_completed(step_at(at) if step is None else step, len(team_found), at)
             if self.startup["first_step_done_seconds"] is None:
                 self.startup["first_step_done_seconds"] = round(time.perf_counter() - self.process_started, 3)
+            if self._all_found and len(team_found) >= self._all_found[0]:
+                log.info("Every object is found: the run ends (--stop-when all-found)")
+                self.stats.all_found_stop = self.stats.discovery_curve[-1][0]
+                then = self._all_found[1]
+                self._all_found = None
+                then()
+            if self._targets_found and not missing_targets(self._targets_found[0], team_found):
+                log.info("Every target is found: the run ends (a search task)")
+                self.stats.targets_found_stop = self.stats.discovery_curve[-1][0]
+                then = self._targets_found[1]
+                self._targets_found = None
+                then()
         # The live view's progress counts the team's steps: under realtime, one per agent-step of each agent.
         self.console.step_committed(lines, team_found, complete and (step is None or step == int(step)))
 

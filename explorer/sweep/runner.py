@@ -5,14 +5,13 @@ The sweep file (explorer/sweep/sweep_file.py) gives the grid. Each run is `main.
 settings the file gives it now, is skipped, so the same command again resumes a sweep; any other
 attempt is removed and run again (explorer/sweep/out_dir.py: only such an attempt, never a run still
 going, and one sweep at a time in a directory). Ctrl-C, SIGTERM and SIGHUP stop the runs under way
-cleanly. At the end the sweep directory gets results.csv (a row per run) and sweep.html (per condition,
-the mean and 95% interval of each metric over the seeds, and the discovery curves).
+cleanly. At the end the sweep directory gets results.csv (a row per run), conditions.csv and sweep.html (per
+condition, the mean and 95% interval of each metric over the seeds, the paired differences from a baseline
+condition, and the discovery curves). The runs' pages and sweep.html share one copy of plotly's script there.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import os
 import signal
 import subprocess
@@ -22,44 +21,30 @@ import time
 from collections import deque
 from pathlib import Path
 
-from rich.console import Console
-from rich.table import Table
-
-from explorer.cli.console import plain
 from explorer.cli.signals import STOP_SIGNALS
 from explorer.config.run_config import ConfigError
+from explorer.report.page import write_shared_plotly
 from explorer.report.sweep_page import write_sweep_page
 from explorer.run.summary import FINISHED
-from explorer.run.trace import write_text
+from explorer.sweep.compare import compare
+from explorer.sweep.console import SweepConsole
 from explorer.sweep.out_dir import SweepOut, run_summary
-from explorer.sweep.stats import mean_interval
+from explorer.sweep.results import CONDITIONS, METRICS, RESULTS, run_rows, write_conditions, write_results
 from explorer.sweep.sweep_file import Sweep, SweepRun, load_sweep
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout, where main.py is (not there when installed)
 POLL_SECONDS = 0.2
 STOP_GRACE_SECONDS = 60  # for a run told to stop to write its summary and memories before it is killed
-RESULTS, PAGE = "results.csv", "sweep.html"
-# (metric, label) per run, from its summary.json; the page compares these over conditions.
-METRICS = (
-    ("objects_found", "objects found"),
-    ("object_coverage", "share of the objects found"),
-    ("steps_to_50_objects", "steps to 50% of the objects"),
-    ("steps_to_90_objects", "steps to 90% of the objects"),
-    ("steps_to_100_objects", "steps to all the objects"),
-    ("cells_seen", "cells seen"),
-    ("cell_coverage", "share of the cells seen"),
-    ("overlap_ratio", "overlap (cells seen twice or more / seen)"),
-    ("messages_per_agent_step", "messages per agent-step"),
-    ("model_calls", "model calls"),
-    ("prompt_tokens", "prompt tokens"),
-    ("completion_tokens", "completion tokens"),
-    ("cost_usd", "cost (USD)"),
-    ("parse_failures", "parse failures"),
-    ("errors", "errors"),
-    ("wall_seconds", "wall time (s)"),
+PAGE = "sweep.html"
+# The figures shown beside each run on the page.
+PAGE_METRICS = (
+    "objects_found",
+    "object_coverage",
+    "cell_coverage",
+    "steps_to_90_objects",
+    "seconds_to_90_objects",
+    "wall_seconds",
 )
-CONSOLE_METRICS = {"objects_found": "objects", "cell_coverage": "cells seen", "steps_to_90_objects": "steps to 90%"}
-PAGE_METRICS = ("objects_found", "object_coverage", "cell_coverage", "steps_to_90_objects", "wall_seconds")  # per run
 
 
 def run_sweep(path: Path, parallel: int) -> int:
@@ -73,32 +58,39 @@ def run_sweep(path: Path, parallel: int) -> int:
         todo = [run for run in sweep.runs if not out.completed(run)]
         for run in todo:  # before any run starts: one still going, or something else in a run's place, is refused
             out.check(run)
+        write_shared_plotly(sweep.directory)  # before the runs, whose pages load it
         return _run_and_report(Path(path).name, sweep, out, todo, parallel)
 
 
 def _run_and_report(file_name: str, sweep: Sweep, out: SweepOut, todo: list[SweepRun], parallel: int) -> int:
-    """Run `todo`, then write results.csv and sweep.html and say how it went; the exit code."""
+    """Run `todo`, then write results.csv, conditions.csv and sweep.html and say how it went; the exit code."""
     directory, runs = sweep.directory, sweep.runs
-    console = _Console()
+    console = SweepConsole()
     console.say(
         f"Sweep of {len(runs)} runs in {directory}: {len(runs) - len(todo)} complete already (skipped), "
         f"{len(todo)} to run" + (f", {min(parallel, len(todo))} at once." if todo else ".")
     )
+    for warning in sweep.warnings:
+        console.say(f"Warning: {warning}")
     with _StopRequest() as stop:
         outcomes = _run_all(todo, parallel, out, stop, console)
-        rows = _results(directory, runs, outcomes)
-        _write_csv(directory / RESULTS, runs, rows)
+        rows = run_rows(directory, runs, outcomes)
+        compared = compare(rows, METRICS, sweep.baseline)
+        write_results(directory / RESULTS, runs, rows)
+        write_conditions(directory / CONDITIONS, compared)
         write_sweep_page(
             directory / PAGE,
             title=f"Sweep {file_name}",
             sweep_file=sweep.text,
             metrics=METRICS,
             highlights=PAGE_METRICS,
-            runs=rows,
+            compared=compared,
+            warnings=sweep.warnings,
         )
-    console.table(rows)
-    console.say(f"Results: {directory / RESULTS} and {directory / PAGE}")
-    complete = sum(row["status"] in FINISHED for row in rows)
+    console.table(compared)
+    console.paired_table(compared)
+    console.say(f"Results: {directory / RESULTS}, {directory / CONDITIONS} and {directory / PAGE}")
+    complete = sum(row.finished for row in rows)
     if stop.signum is not None:
         console.say(
             f"Sweep stopped: {complete} of {len(runs)} runs complete. Run the same command again to run the rest."
@@ -200,108 +192,3 @@ def _run_all(todo, parallel, out, stop, console):
                 child.process.wait()
             finish(child)
     return outcomes
-
-
-def _results(directory, runs, outcomes):
-    """A row per run, in grid order: the ones run now, the ones complete before, the ones never run."""
-    rows = []
-    for run in runs:
-        summary = run_summary(directory / run.name)
-        rows.append(
-            {
-                "name": run.name,
-                "condition": run.condition,
-                "status": summary.get("status") or outcomes.get(run.name, "not run"),
-                "metrics": run_metrics(summary) if summary else {},
-                "curve": summary.get("discovery_curve") or [],
-            }
-        )
-    return rows
-
-
-def run_metrics(summary) -> dict:
-    """The figures a sweep compares, from a run's summary.json; None where the run has none."""
-    team, llm = summary.get("team") or {}, summary.get("llm") or {}
-    to_objects = team.get("steps_to_objects") or {}
-    cells_seen, total_cells = team.get("cells_seen"), team.get("total_cells")
-    return {
-        "objects_found": len(summary.get("objects_discovered") or ()),
-        "total_objects": summary.get("total_objects"),
-        "object_coverage": summary.get("coverage"),
-        "steps_to_50_objects": to_objects.get("50%"),
-        "steps_to_90_objects": to_objects.get("90%"),
-        "steps_to_100_objects": to_objects.get("100%"),
-        "cells_seen": cells_seen,
-        "total_cells": total_cells,
-        "cell_coverage": round(cells_seen / total_cells, 4) if cells_seen is not None and total_cells else None,
-        "overlap_ratio": team.get("overlap_ratio"),
-        "messages_per_agent_step": team.get("messages_per_agent_step"),
-        "model_calls": llm.get("calls"),
-        "prompt_tokens": llm.get("prompt_tokens"),
-        "completion_tokens": llm.get("completion_tokens"),
-        "cost_usd": llm.get("cost_usd"),
-        "parse_failures": llm.get("parse_failures"),
-        "errors": llm.get("errors"),
-        "wall_seconds": summary.get("wall_seconds"),
-    }
-
-
-def _write_csv(path, runs, rows):
-    """results.csv, whole or not at all: the options of each run, its directory, status and figures."""
-    options = list(dict.fromkeys(option for run in runs for option in run.values))
-    metrics = list(run_metrics({}))  # the compared figures and the world's totals, in the summary's order
-    text = io.StringIO()
-    writer = csv.writer(text, lineterminator="\n")
-    writer.writerow([*options, "run_dir", "status", *metrics])
-    for run, row in zip(runs, rows):
-        writer.writerow(
-            [
-                *(run.values.get(option, "") for option in options),
-                run.name,
-                row["status"],
-                *("" if row["metrics"].get(m) is None else row["metrics"][m] for m in metrics),
-            ]
-        )
-    write_text(path, text.getvalue())
-
-
-class _Console:
-    """What the person who started the sweep sees: a line per finished run, a table of conditions at the end."""
-
-    def __init__(self):
-        self.console = Console(markup=False, emoji=False, highlight=False)
-
-    def say(self, text):
-        self.console.print(plain(text), soft_wrap=True)  # a path or an error is not cut into lines
-
-    def finished(self, done, total, name, status, reason, summary):
-        found = (
-            f", {len(summary.get('objects_discovered') or ())} of {summary.get('total_objects')} objects"
-            if summary.get("total_objects") is not None
-            else ""
-        )
-        self.say(f"[{done}/{total}] {name}: {status}{found}" + (f" ({reason})" if reason else ""))
-
-    def table(self, rows):
-        table = Table(title="Per condition: mean ± 95% interval over the finished runs (completed, or out of budget)")
-        table.add_column("condition", overflow="fold")
-        for header in ("finished", *CONSOLE_METRICS.values()):
-            table.add_column(header, no_wrap=True)
-        conditions = dict.fromkeys(row["condition"] for row in rows)
-        for condition in conditions:
-            runs = [row for row in rows if row["condition"] == condition]
-            done = [row for row in runs if row["status"] in FINISHED]
-            table.add_row(
-                plain(condition),
-                f"{len(done)} of {len(runs)}",
-                *(_mean_text(mean_interval(row["metrics"][m] for row in done)) for m in CONSOLE_METRICS),
-            )
-        self.console.print(table)
-
-
-def _mean_text(interval):
-    if interval.mean is None:
-        return "-"
-    if interval.low is None:
-        return f"{interval.mean:.3g}"
-    return f"{interval.mean:.3g} ± {interval.mean - interval.low:.2g}"

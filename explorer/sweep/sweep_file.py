@@ -1,4 +1,4 @@
-"""A sweep file: the grid of run conditions `python main.py --sweep FILE.yaml` runs, every run checked.
+"""A sweep file: the conditions `python main.py --sweep FILE.yaml` runs, every run checked.
 
     out: runs/sweep-comm        # optional: the sweep directory (default runs/sweep-<file stem>), from here
     grid:                       # every combination runs; keys are main.py's run options, `-` or `_` alike
@@ -8,10 +8,24 @@
     fixed:                      # optional: the same for every run
       agents: 2
       steps: 30
+    baseline: {comm: true}      # optional: each condition's paired differences against this one's runs
 
-A run's name, its directory in the sweep's, holds its grid values: `world=office,comm=false,seed=1`.
-A condition is a run's grid values but the seed; the seeds repeat it. Every run's arguments are checked
-as main.py checks them, and its world and profiles files read, before any run starts.
+Or named conditions instead of the grid's full product, each a mapping of run options, crossed with the
+grid when there is one (its seeds, say):
+
+    conditions:
+      - {name: offline}
+      - {name: no-comm, comm: false}
+      - {name: random, model: random, comm: false}
+    grid: {seed: [1, 2, 3]}
+    baseline: offline           # a condition's name
+
+A run's name, its directory in the sweep's, holds its condition's name and grid values:
+`condition=no-comm,seed=1`, or `world=office,comm=false,seed=1`. A condition is a run's name but the seed;
+the seeds repeat it. The baseline names values of the grid's options (`{comm: true}`), or a condition (its
+name, or `{condition: NAME}`): each condition is paired with the condition that has those values and the
+same others (the same world, say), run by run on the seeds both have. Every run's arguments are checked as
+main.py checks them, and its world and profiles files read, before any run starts.
 
 A URL that carries credentials (`api_base: http://user:password@host/v1`, or `?api_key=...`) is passed to
 its runs as given, and shown nowhere: a run's name holds a short hash of it, results.csv, the page and the
@@ -25,22 +39,25 @@ import itertools
 import json
 import re
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from explorer.config.command_line import RunParser, config_from, run_options
-from explorer.config.options import SECRET_URL
+from explorer.config.options import SECRET_URL, Option
 from explorer.config.profiles import load_profiles
-from explorer.config.run_config import ConfigError
+from explorer.config.run_config import ConfigError, RunConfig
 from explorer.config.secrets import MIN_SECRET_LENGTH, redact, redact_url
+from explorer.policies.factory import OFFLINE
 from perception.families.generate import open_world
+from perception.families.names import is_generated
 from perception.yaml_files import FileProblem, kind, parse_mapping, read_yaml_text
 
-SWEEP_KEYS = ("out", "grid", "fixed")
-COMM = "comm"  # the sweep file's own option: true, or false for --no-comm
+SWEEP_KEYS = ("out", "grid", "conditions", "fixed", "baseline")
+COMM = "comm"  # true, false for --no-comm, or a topology (all, star, tree, none) for --comm
 SEED = "seed"  # the grid's repetitions
+CONDITION = "condition"  # a named condition, in a run's name, its values and the baseline
 # main.py's options that a sweep file may not set, and why: the ones that are not a run's, and --run-dir.
 NOT_PER_RUN = {
     "run-dir": "each run's directory is in the sweep's: set `out`",
@@ -56,6 +73,10 @@ NOT_PER_RUN = {
 MAX_RUNS = 10_000  # far more than a day of runs on any machine: more is a typo in the grid
 MAX_NAME_CHARS = 200  # a run directory's name; file systems allow 255 bytes
 HASH_CHARS = 10  # of a secret value's hash: tells a grid's values apart, shows nothing of them
+NAMES_IN_A_WARNING = 3
+
+
+Options = dict[str, tuple[str, Option]]  # main.py's run options by flag: (field name, Option)
 
 
 class SweepError(FileProblem):
@@ -64,11 +85,27 @@ class SweepError(FileProblem):
 
 @dataclass(frozen=True)
 class SweepRun:
-    name: str  # its directory in the sweep's, from its grid values: world=office,comm=false,seed=1
-    condition: str  # its grid values but the seed: what the seeds repeat
-    values: dict[str, str]  # option -> value as results.csv shows it, the grid's then the fixed ones
+    name: str  # its directory in the sweep's, from its condition's name and grid values: world=office,seed=1
+    condition: str  # its condition's name and grid values but the seed: what the seeds repeat
+    values: dict[str, str]  # option -> value as results.csv shows it: its condition's name, the grid's, the fixed
     arguments: tuple[str, ...]  # main.py's, but --run-dir and -q
     settings: dict[str, Any]  # its RunConfig, as its config.json records it
+    factors: dict[str, str] = field(default_factory=dict)  # what makes its condition, as `values` shows it
+    world: str = ""  # its world, as the page groups the conditions
+    repeats: bool = False  # True where its seed changes nothing: fixed start poses, decisions that ignore it
+
+    @property
+    def seed(self) -> Any:
+        """What pairs it with the runs of other conditions."""
+        return self.settings.get("seed")
+
+
+@dataclass(frozen=True)
+class NamedCondition:
+    """One of the file's `conditions`: its name and its run options."""
+
+    name: str
+    options: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -78,6 +115,8 @@ class Sweep:
     directory: Path
     runs: list[SweepRun]
     text: str  # the file as it was read, its secret URLs redacted: for the page
+    baseline: dict[str, str] | None = None  # the factors a condition's baseline has: {"comm": "true"}, say
+    warnings: tuple[str, ...] = ()  # for the console and the page: seeds that repeat one run
 
 
 def load_sweep(path: Path) -> Sweep:
@@ -88,8 +127,37 @@ def load_sweep(path: Path) -> Sweep:
     if unknown:
         raise SweepError(path, f"unknown key {unknown[0]!r} (allowed: {', '.join(SWEEP_KEYS)})")
     parser, options = RunParser(), run_options()
-    grid = _options(path, data.get("grid"), "grid", options, required=True)
+    conditions = _conditions(path, data.get("conditions"), options)
+    grid = _grid(path, data.get("grid"), options, required=not conditions)
     fixed = _options(path, {} if data.get("fixed") is None else data["fixed"], "fixed", options)
+    _check_one_place(path, grid, fixed, conditions, options)
+    count = max(1, len(conditions))
+    for values in grid.values():
+        count *= len(values)
+    if count > MAX_RUNS:
+        raise SweepError(path, f"the sweep makes {count:,} runs, more than {MAX_RUNS:,}")
+    checked: dict[Hashable, Any] = {}  # the worlds' start poses, and the (profiles, agents, model)'s models
+    runs = [
+        _run(path, named, dict(zip(grid, combination)), fixed, options, parser, checked)
+        for named in _or_none(conditions)
+        for combination in itertools.product(*grid.values())
+    ]
+    names = [run.name for run in runs]
+    clash = next((name for i, name in enumerate(names) if name in names[:i]), None)
+    if clash:
+        raise SweepError(path, f"two runs would share the directory {clash!r}: make the grid's values differ")
+    given = [*grid.items(), *((name, [value]) for named in conditions for name, value in named.options.items())]
+    given += [(name, [value]) for name, value in fixed.items()]
+    secrets = [value for name, values in given for value in values if _secret(name, value, options)]
+    baseline = _baseline(path, data.get("baseline"), grid, conditions, options)
+    return Sweep(_directory(path, data.get("out")), runs, _without_secrets(text, secrets), baseline, _warnings(runs))
+
+
+def _grid(path: Path, mapping: Any, options: Options, required: bool) -> dict[str, list[Any]]:
+    """The grid's {option: [values]}; {} where there is none and named conditions make the runs."""
+    if mapping is None and not required:
+        return {}
+    grid = _options(path, mapping, "grid", options, required=True)
     for name, values in grid.items():
         if not isinstance(values, list) or not values:
             raise SweepError(path, f"grid: `{name}` must be a non-empty list of values, not {kind(values)}")
@@ -97,30 +165,33 @@ def load_sweep(path: Path) -> Sweep:
         repeated = [text for i, text in enumerate(texts) if text in texts[:i]]
         if repeated:
             raise SweepError(path, f"grid: `{name}` lists {repeated[0]} twice")
-    _check_one_place(path, grid, fixed, options)
-    count = 1
-    for values in grid.values():
-        count *= len(values)
-    if count > MAX_RUNS:
-        raise SweepError(path, f"the grid makes {count:,} runs, more than {MAX_RUNS:,}")
-    checked: set[Hashable] = set()  # the worlds, and the (profiles, agents, model), already loaded
-    runs = [
-        _run(path, dict(zip(grid, combination)), fixed, options, parser, checked)
-        for combination in itertools.product(*grid.values())
-    ]
-    names = [run.name for run in runs]
-    clash = next((name for i, name in enumerate(names) if name in names[:i]), None)
-    if clash:
-        raise SweepError(path, f"two runs would share the directory {clash!r}: make the grid's values differ")
-    secrets = [value for name, values in grid.items() for value in values if _secret(name, value, options)]
-    secrets += [value for name, value in fixed.items() if _secret(name, value, options)]
-    return Sweep(_directory(path, data.get("out")), runs, _without_secrets(text, secrets))
+    return grid
+
+
+def _conditions(path: Path, listed: Any, options: Options) -> list[NamedCondition]:
+    """The file's named conditions, in order; [] where it has none."""
+    if listed is None:
+        return []
+    if not isinstance(listed, list) or not listed:
+        raise SweepError(path, f"`conditions` must be a non-empty list of named run options, not {kind(listed)}")
+    conditions: list[NamedCondition] = []
+    for number, entry in enumerate(listed, start=1):
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if not isinstance(name, (str, int)) or isinstance(name, bool) or not str(name).strip():
+            raise SweepError(path, f"conditions: entry {number} must be a mapping with a `name` and run options")
+        if any(condition.name == str(name) for condition in conditions):
+            raise SweepError(path, f"conditions: two are named {str(name)!r}")
+        rest = {key: value for key, value in entry.items() if key != "name"}
+        conditions.append(NamedCondition(str(name), _options(path, rest, f"conditions: {name}", options)))
+    return conditions
 
 
 def _options(path, mapping, section, options, required=False):
     """The section's {option name: value}, its keys as main.py's flags name them (`_` or `-` alike)."""
     if mapping is None and required:
-        raise SweepError(path, f"`{section}` is missing: the run options to vary, each with a list of values")
+        raise SweepError(
+            path, f"`{section}` is missing: the run options to vary, each with a list of values (or `conditions`)"
+        )
     if not isinstance(mapping, dict) or (required and not mapping):
         raise SweepError(path, f"`{section}` must be a mapping of run options, not {kind(mapping)}")
     named = {}
@@ -136,23 +207,33 @@ def _options(path, mapping, section, options, required=False):
     return named
 
 
-def _check_one_place(path, grid, fixed, options):
-    """Each option is set once: in the grid or in fixed (comm and no-comm are one option)."""
-    seen: dict[str, str] = {}  # the option's dest -> where it is set
-    for section, mapping in (("grid", grid), ("fixed", fixed)):
-        for name in mapping:
-            dest = "comm" if name == COMM else options[name][0]
-            if dest in seen:
-                raise SweepError(path, f"{section}: `{name}` sets what {seen[dest]} already sets")
-            seen[dest] = f"`{name}` in {section}" if section == "fixed" else f"the grid's `{name}`"
+def _check_one_place(
+    path: Path, grid: dict[str, Any], fixed: dict[str, Any], conditions: list[NamedCondition], options: Options
+) -> None:
+    """Each option is set once for a run: by the grid, its condition or fixed (comm and no-comm are one option)."""
+    for named in conditions or [NamedCondition("", {})]:
+        seen: dict[str, str] = {}  # the option's dest -> where it is set
+        sections = (("grid", grid), (f"conditions: {named.name}", named.options), ("fixed", fixed))
+        for section, mapping in sections:
+            for name in mapping:
+                dest = "comm" if name == COMM else options[name][0]
+                if dest in seen:
+                    raise SweepError(path, f"{section}: `{name}` sets what {seen[dest]} already sets")
+                seen[dest] = f"the grid's `{name}`" if section == "grid" else f"`{name}` in {section}"
 
 
-def _run(path, grid_values, fixed, options, parser, checked) -> SweepRun:
-    """One run of the grid, its arguments checked as main.py checks them."""
-    values = {**grid_values, **fixed}
+def _or_none(conditions: list[NamedCondition]) -> list[NamedCondition | None]:
+    """The named conditions, or one run of the grid alone where there are none."""
+    return [*conditions] if conditions else [None]
+
+
+def _run(path, named, grid_values, fixed, options, parser, checked) -> SweepRun:
+    """One run, of a named condition or none, with the grid's values: its arguments checked as main.py does."""
+    values = {**(named.options if named else {}), **grid_values, **fixed}
     arguments = tuple(argument for name, value in values.items() for argument in _arguments(path, name, value, options))
+    parts = [f"{CONDITION}={named.name}"] if named else []
     name = _directory_name(
-        ",".join(f"{option}={_in_name(option, value, options)}" for option, value in grid_values.items())
+        ",".join(parts + [f"{option}={_in_name(option, value, options)}" for option, value in grid_values.items()])
     )
     try:
         config = config_from(parser.parse_args(list(arguments)))
@@ -160,16 +241,31 @@ def _run(path, grid_values, fixed, options, parser, checked) -> SweepRun:
         raise SweepError(path, f"run {name}: {error}") from None
     _check_files(config, checked)
     shown = {option: _shown(option, value, options) for option, value in values.items()}
-    condition = ", ".join(f"{option}={shown[option]}" for option in grid_values if option != SEED)
+    factors = {CONDITION: named.name} if named else {}
+    factors.update((option, shown[option]) for option in grid_values if option != SEED)
+    condition = ", ".join(([named.name] if named else []) + [f"{o}={v}" for o, v in factors.items() if o != CONDITION])
     settings = json.loads(json.dumps(config.to_dict(), default=str))  # as config.json records them
-    return SweepRun(name, condition or "all runs", shown, arguments, settings)
+    return SweepRun(
+        name,
+        condition or "all runs",
+        {**({CONDITION: named.name} if named else {}), **shown},
+        arguments,
+        settings,
+        factors,
+        _world_label(config),
+        _seed_changes_nothing(config, checked),
+    )
 
 
 def _arguments(path, name, value, options):
     """main.py's arguments that give option `name` the value `value`."""
-    if name == COMM or options[name][1].switch_off:  # a flag: true or false
+    if name == COMM and isinstance(value, str):
+        return [f"--comm={value}"]
+    if name == COMM or options[name][1].switch_off or options[name][1].switch_on:  # a flag: true or false
         if not isinstance(value, bool):
             raise SweepError(path, f"`{name}` must be true or false, not {value!r}")
+        if name != COMM and options[name][1].switch_on:
+            return [f"--{name}"] if value else []
         return ["--no-comm"] if (name == COMM) != value else []
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise SweepError(path, f"`{name}` takes one value (text or a number), not {kind(value)} {value!r}")
@@ -230,12 +326,74 @@ def _check_files(config, checked):
     """The world's and the profiles' contents, each once: a bad file is one line before anything runs."""
     world = (config.world, config.world_seed)
     if config.mode == "mock" and world not in checked:
-        open_world(*world)
-        checked.add(world)
+        checked[world] = len(open_world(*world).agent_starts)
     profiles = (config.profiles, config.agents, config.model)
     if config.profiles is not None and profiles not in checked:
-        load_profiles(*profiles)
-        checked.add(profiles)
+        checked[profiles] = [profile.model for profile in load_profiles(*profiles)]
+
+
+def _world_label(config: RunConfig) -> str:
+    """The run's world as the page names it: a shipped or file world by its name, a generated one as given."""
+    world = str(config.world) if is_generated(str(config.world)) else config.world.stem
+    return world if config.world_seed is None else f"{world} (world seed {config.world_seed})"
+
+
+def _seed_changes_nothing(config: RunConfig, checked: dict[Hashable, Any]) -> bool:
+    """True where the seed cannot change the run: the world gives every agent its start pose and every decision
+    is the built-in explorer's or coordinator's, on a schedule that does not depend on the wall clock."""
+    if config.mode != "mock" or config.random_starts or config.schedule == "realtime" or config.replay_replies:
+        return False
+    if checked[(config.world, config.world_seed)] < config.agents:
+        return False  # the seed places the others
+    models = checked[(config.profiles, config.agents, config.model)] if config.profiles else [config.model]
+    return all(model == OFFLINE for model in models) and config.coordinator in (None, OFFLINE)
+
+
+def _warnings(runs: list[SweepRun]) -> tuple[str, ...]:
+    """A line for the conditions whose seeds repeat one run exactly: their intervals would claim a certainty."""
+    seeds: dict[str, set[Any]] = {}
+    for run in runs:
+        seeds.setdefault(run.condition, set()).add(run.seed)
+    repeating = [c for c, s in seeds.items() if len(s) > 1 and all(r.repeats for r in runs if r.condition == c)]
+    if not repeating:
+        return ()
+    named = ", ".join(repeating[:NAMES_IN_A_WARNING]) + (", ..." if len(repeating) > NAMES_IN_A_WARNING else "")
+    return (
+        f"the seeds repeat one run exactly in {len(repeating)} of {len(seeds)} conditions ({named}): their world "
+        "gives every agent its start pose and the built-in explorer ignores the seed, so their intervals have no "
+        "width; set `random-starts: true` to place the agents by the seed",
+    )
+
+
+def _baseline(
+    path: Path, given: Any, grid: dict[str, list[Any]], conditions: list[NamedCondition], options: Options
+) -> dict[str, str] | None:
+    """The factors of the baseline condition: a condition's name, or {option: value} of the grid's."""
+    if given is None:
+        return None
+    if conditions and isinstance(given, (str, int)) and not isinstance(given, bool):
+        given = {CONDITION: given}
+    if not isinstance(given, dict) or not given:
+        raise SweepError(
+            path,
+            f"`baseline` must name grid values, e.g. {{comm: true}}, or with `conditions` a condition's name, "
+            f"not {kind(given)}",
+        )
+    names = [condition.name for condition in conditions]
+    baseline = {}
+    for key, value in given.items():
+        name = str(key).replace("_", "-")
+        if name == CONDITION and conditions:
+            if str(value) not in names:
+                raise SweepError(path, f"baseline: no condition is named {str(value)!r} (they are {', '.join(names)})")
+            baseline[name] = str(value)
+            continue
+        if name == SEED or name not in grid:
+            raise SweepError(path, f"baseline: `{key}` is not one of the grid's options (but the seed)")
+        if value_text(value) not in [value_text(v) for v in grid[name]]:
+            raise SweepError(path, f"baseline: the grid's `{key}` has no value {value_text(value)}")
+        baseline[name] = _shown(name, value, options)
+    return baseline
 
 
 def _directory(path, out):

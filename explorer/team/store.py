@@ -133,6 +133,8 @@ class InProcessStore(TeamStore):
 
     def read_mailbox(self, agent_id: str) -> list[Message]:
         with self._lock:
+            if agent_id not in self._mailboxes:
+                return []  # a member with no mailbox (a coordinator): no one writes to it
             messages = self._mailboxes[agent_id]
             self._mailboxes[agent_id] = []
         return messages

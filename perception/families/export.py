@@ -28,6 +28,8 @@ def world_to_yaml(mapping: WorldMapping) -> str:
         if entries:
             lines.append(f"{key}:")
             lines += [f"  - {flow_text(entry)}" for entry in entries]
+    if "task" in mapping:
+        lines.append(f"task: {flow_text(mapping['task'])}")
     lines.append(f"view_distance: {mapping['view_distance']}")
     lines.append(f"max_steps: {mapping['max_steps']}")
     return "\n".join(lines) + "\n"

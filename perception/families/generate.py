@@ -1,6 +1,7 @@
 """Making a generated world: what the rest of the program calls.
 
-- `open_world(name_or_path, world_seed)`: the World for a `gen:` name or a world file's path.
+- `open_world(name_or_path, world_seed, targets)`: the World for a `gen:` name or a world file's path, with
+  the task to find `targets` where given (--find: a generated world places them, by the kind of room).
 - `generated_mapping(name, world_seed)`: a `gen:` name's world-file mapping (to export it as YAML with
   `export.world_to_yaml`).
 - `generate_world(family, seed, params)`: a family's world-file mapping.
@@ -13,29 +14,33 @@ findability check (perception/findable.py): same seed, same attempts, same world
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from pathlib import Path
 
 from perception.families.catalogue import check_params, family_named
 from perception.families.names import is_generated, parse_world_name, world_name
+from perception.families.placement import check_findable_names, place_targets
 from perception.families.plan import Family, FamilyParams, WorldMapping
 from perception.findable import findability_problems
-from perception.world import World, WorldError, load_world, world_from_mapping
+from perception.world import World, WorldError, load_world, with_targets, world_from_mapping
 
 MAX_ATTEMPTS = 20
 DEFAULT_WORLD_SEED = 0
 
 
-def open_world(name_or_path: str | Path, world_seed: int | None = None) -> World:
+def open_world(name_or_path: str | Path, world_seed: int | None = None, targets: tuple[str, ...] = ()) -> World:
     """The world a `--world` value names: generated for a `gen:` name (with `world_seed` where the name
-    gives no seed), read from the file otherwise; any problem raises WorldError, one line."""
+    gives no seed), read from the file otherwise; given `targets`, its task is to find them (a generated
+    world places them; a file's must hold them). Any problem raises WorldError, one line."""
     if not is_generated(str(name_or_path)):
-        return load_world(name_or_path)
-    return _generated(str(name_or_path), world_seed)[1]
+        world = load_world(name_or_path)
+        return with_targets(world, targets) if targets else world
+    return _generated(str(name_or_path), world_seed, targets)[1]
 
 
-def generated_mapping(name: str, world_seed: int | None = None) -> WorldMapping:
+def generated_mapping(name: str, world_seed: int | None = None, targets: tuple[str, ...] = ()) -> WorldMapping:
     """The world-file mapping of the world a `gen:` name makes (see open_world)."""
-    return _generated(name, world_seed)[0]
+    return _generated(name, world_seed, targets)[0]
 
 
 def generate_world(family: str, seed: int, params: FamilyParams | None = None) -> WorldMapping:
@@ -44,8 +49,10 @@ def generate_world(family: str, seed: int, params: FamilyParams | None = None) -
     return _make(chosen, seed, params or chosen.defaults)[0]
 
 
-def _generated(name: str, world_seed: int | None) -> tuple[WorldMapping, World]:
+def _generated(name: str, world_seed: int | None, targets: tuple[str, ...] = ()) -> tuple[WorldMapping, World]:
     family, params, seed = parse_world_name(name)
+    if targets:  # --find stands for the targets the name gives, as the world seed for its seed
+        params = replace(params, find=tuple(dict.fromkeys(targets)))
     if seed is None:
         seed = DEFAULT_WORLD_SEED if world_seed is None else world_seed
     elif world_seed is not None and world_seed != seed:
@@ -56,9 +63,13 @@ def _generated(name: str, world_seed: int | None) -> tuple[WorldMapping, World]:
 def _make(family: Family, seed: int, params: FamilyParams) -> tuple[WorldMapping, World]:
     name = world_name(family, seed, params)
     check_params(family, params, name)
+    check_findable_names(params.find, name)
     problems: list[str] = []
     for attempt in range(MAX_ATTEMPTS):
-        plan = family.build(random.Random(f"{family.name}:{seed}:{attempt}"), params)
+        rng = random.Random(f"{family.name}:{seed}:{attempt}")
+        plan = family.build(rng, params)
+        if params.find:
+            place_targets(rng, plan, params.find)
         mapping = plan.to_mapping(name, params.view_distance)
         world = world_from_mapping(dict(mapping), name)
         problems = findability_problems(world)

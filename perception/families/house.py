@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 
 from perception.families.plan import Cell, Family, FamilyParams, Plan, PlannedRoom, Rect, cells_of, numbered
-from perception.families.things import ROOM_OBJECTS
+from perception.families.things import ROOM_OBJECTS, category_of
 
 MIN_SIDE = 2  # a room's narrowest inside
 LARGEST_ROOM = (64, 16)  # the largest room's area at walls=0 and at walls=1
@@ -34,7 +34,8 @@ def build(rng: random.Random, params: FamilyParams) -> Plan:
     for rect, kind, name in zip(rooms, kinds, numbered(kinds)):
         plan.rooms.append(PlannedRoom(name, kind, rect))
         cells = plan.free_cells(rect)
-        plan.scatter(rng, cells, ROOM_OBJECTS[kind], plan.object_count(len(cells), params.objects))
+        count = plan.object_count(len(cells), params.objects)
+        plan.scatter(rng, cells, ROOM_OBJECTS[kind], count, category=category_of(kind))
     living = rooms[kinds.index("living room")] if "living room" in kinds else rooms[0]
     plan.start_near(((living[0] + living[2]) // 2, (living[1] + living[3]) // 2))
     return plan

@@ -2,7 +2,8 @@
 
 The parameters: size (WIDTHxDEPTH), walls (0..1: how much of the family's
 wall structure), objects (objects per free cell), view (view distance),
-levels (warehouse only) and seed. Those not given take the family's defaults
+levels (warehouse only), find (a search task's targets, placed by the kind of
+room: find=toothbrush,laptop) and seed. Those not given take the family's defaults
 (the seed: the run's world seed).
 """
 
@@ -17,9 +18,10 @@ from perception.families.plan import Family, FamilyParams
 from perception.world import WorldError
 
 PREFIX = "gen:"
-PARAMETERS = ("size", "walls", "objects", "view", "levels", "seed")
+PARAMETERS = ("size", "walls", "objects", "view", "levels", "find", "seed")
 SIZE = re.compile(r"([0-9]{1,7})x([0-9]{1,7})")
 WHOLE = re.compile(r"[0-9]{1,12}")
+TARGETS = re.compile(r"[a-z0-9_]{1,40}(,[a-z0-9_]{1,40}){0,19}")
 FRACTION = re.compile(r"[0-9]{0,6}(\.[0-9]{1,6})?")
 
 
@@ -67,6 +69,12 @@ def _parameter(family: Family, key: str, value: str, name: str) -> dict:
         return {key: float(_matched(FRACTION, value, key, "a number such as 0.5", name).group())}
     if key == "view":
         return {"view_distance": int(_matched(WHOLE, value, key, "a whole number", name).group())}
+    if key == "find":
+        return {
+            "find": tuple(
+                dict.fromkeys(_matched(TARGETS, value, key, "names such as toothbrush,laptop", name).group().split(","))
+            )
+        }
     if key == "levels" and family.has_levels:
         return {"levels": int(_matched(WHOLE, value, key, "a whole number", name).group())}
     allowed = [known for known in PARAMETERS if known != "levels" or family.has_levels]
@@ -89,5 +97,7 @@ def world_name(family: Family, seed: int, params: FamilyParams) -> str:
     for key, field in (("walls", "walls"), ("objects", "objects"), ("view", "view_distance"), ("levels", "levels")):
         if getattr(params, field) != getattr(defaults, field):
             parts.append(f"{key}={getattr(params, field):g}")
+    if params.find:
+        parts.append(f"find={','.join(params.find)}")
     parts.append(f"seed={seed}")
     return f"{PREFIX}{family.name}?{'&'.join(parts)}"

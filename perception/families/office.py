@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 
 from perception.families.plan import Family, FamilyParams, Plan, PlannedRoom, Rect, numbered
-from perception.families.things import CORRIDOR_OBJECTS, ROOM_OBJECTS
+from perception.families.things import CORRIDOR_OBJECTS, ROOM_OBJECTS, category_of
 
 ROW_DEPTHS = (3, 5)  # a row of rooms' depth, from its corridor back
 MIN_NORTH_DEPTH = 2  # the last corridor's north rooms may be shallower, so that no depth is left unused
@@ -39,7 +39,8 @@ def build(rng: random.Random, params: FamilyParams) -> Plan:
     for (rect, kind), name in zip(rooms, numbered([kind for _, kind in rooms])):
         plan.rooms.append(PlannedRoom(name, kind, rect))
         cells = plan.free_cells(rect)
-        plan.scatter(rng, cells, ROOM_OBJECTS[kind], plan.object_count(len(cells), params.objects))
+        count = plan.object_count(len(cells), params.objects)
+        plan.scatter(rng, cells, ROOM_OBJECTS[kind], count, category=category_of(kind))
     hall_cells = [cell for row in corridors for cell in plan.free_cells((0, row, width - 1, row))]
     plan.scatter(rng, hall_cells, CORRIDOR_OBJECTS, plan.object_count(len(hall_cells), params.objects))
     plan.start_near((spine, corridors[0]))

@@ -21,8 +21,13 @@ STEPS_PER_CELL = 1 / 3  # the step budget a world gets: a third of a step per fr
 MIN_STEPS = 60
 
 
-class WorldMapping(TypedDict):
-    """A world file's top-level mapping, as YAML would give it, every key there (perception/world.py checks it)."""
+class _WorldTask(TypedDict, total=False):
+    task: dict[str, list[str]]  # {find: [targets]}, where the world's name gives some
+
+
+class WorldMapping(_WorldTask):
+    """A world file's top-level mapping, as YAML would give it, every key there but `task` (perception/world.py
+    checks it)."""
 
     name: str
     size: list[int]
@@ -44,6 +49,7 @@ class FamilyParams:
     objects: float  # objects per free cell, counting every level
     view_distance: int = DEFAULT_VIEW_DISTANCE
     levels: int = 1
+    find: tuple[str, ...] = ()  # the task's targets, placed by the kind of room (families/placement.py)
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,8 @@ class Plan:
     rooms: list[PlannedRoom] = field(default_factory=list)
     starts: list[tuple[Cell, str]] = field(default_factory=list)  # (cell, facing)
     name_uses: Counter[str] = field(default_factory=Counter)  # objects named from each base name so far
+    categories: dict[str, str] = field(default_factory=dict)  # object name -> its kind (bathroom_item)
+    targets: tuple[str, ...] = ()  # what the world's task asks to find
 
     def fill(self, rect: Rect) -> None:
         self.walls.update(cells_of(rect))
@@ -94,10 +102,16 @@ class Plan:
         return max(1, round(density * cells * self.levels))
 
     def scatter(
-        self, rng: random.Random, cells: Sequence[Cell], names: Sequence[str], count: int, levels: Sequence[int] = (0,)
+        self,
+        rng: random.Random,
+        cells: Sequence[Cell],
+        names: Sequence[str],
+        count: int,
+        levels: Sequence[int] = (0,),
+        category: str | None = None,
     ) -> None:
         """Put `count` objects, named from `names` in a shuffled cycle, on distinct cells of `cells` at
-        one of `levels` each (fewer when the places run out)."""
+        one of `levels` each (fewer when the places run out), each of `category` where given."""
         places = [(x, y, z) for x, y in cells for z in levels]
         taken = set(self.objects.values())
         places = [place for place in places if place not in taken]
@@ -105,16 +119,18 @@ class Plan:
         order = list(names)
         rng.shuffle(order)
         for index, place in enumerate(chosen):
-            self.add_object(order[index % len(order)], place)
+            self.add_object(order[index % len(order)], place, category)
 
-    def add_object(self, base: str, place: tuple[int, int, int]) -> None:
-        """An object named `base`, or `base_2`, `base_3`... when that is taken."""
+    def add_object(self, base: str, place: tuple[int, int, int], category: str | None = None) -> None:
+        """An object named `base`, or `base_2`, `base_3`... when that is taken; of `category` where given."""
         self.name_uses[base] += 1
         name = base if self.name_uses[base] == 1 else f"{base}_{self.name_uses[base]}"
         while name in self.objects:  # only if a base name itself ends in a number
             self.name_uses[base] += 1
             name = f"{base}_{self.name_uses[base]}"
         self.objects[name] = place
+        if category:
+            self.categories[name] = category
 
     def start_near(self, *anchors: Cell, count: int = START_POSES) -> None:
         """`count` start poses on the free cells nearest the anchors by walking, taking the anchors in
@@ -148,11 +164,11 @@ class Plan:
 
     def to_mapping(self, name: str, view_distance: int) -> WorldMapping:
         free = self.width * self.depth - len(self.walls)
-        return {
+        mapping: WorldMapping = {
             "name": name,
             "size": [self.width, self.depth, self.levels],
             "walls": [list(cell) for cell in sorted(self.walls)],
-            "objects": [{"name": key, "position": list(place)} for key, place in self.objects.items()],
+            "objects": [self._object_entry(key, place) for key, place in self.objects.items()],
             "rooms": [
                 {"name": r.name, "kind": r.kind, "rect": [list(r.rect[:2]), list(r.rect[2:])]} for r in self.rooms
             ],
@@ -160,6 +176,15 @@ class Plan:
             "view_distance": view_distance,
             "max_steps": max(MIN_STEPS, math.ceil(free * self.levels * STEPS_PER_CELL)),
         }
+        if self.targets:
+            mapping["task"] = {"find": list(self.targets)}
+        return mapping
+
+    def _object_entry(self, name: str, place: tuple[int, int, int]) -> dict:
+        entry: dict = {"name": name, "position": list(place)}
+        if name in self.categories:
+            entry["category"] = self.categories[name]
+        return entry
 
 
 def numbered(kinds: Sequence[str]) -> list[str]:

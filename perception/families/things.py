@@ -26,3 +26,32 @@ MAZE_OBJECTS = ("key", "coin", "lantern", "map", "compass", "chest", "scroll", "
 HALL_OBJECTS = ("chair", "table", "crate", "lamp", "statue", "bench", "piano", "podium", "banner", "trophy")
 FLOOR_OBJECTS = ("pallet_jack", "ladder", "fire_extinguisher", "cable_reel", "tires", "barrel", "forklift")
 SHELF_OBJECTS = ("batteries", "paint_cans", "toolbox", "rope", "helmet", "gloves", "drill", "boxes", "light_bulbs")
+
+# Things a search task asks for (`--find`, or `find=` in a generated world's name), with the kinds of room
+# each belongs in, likeliest first; any object of ROOM_OBJECTS may be asked for as well (its kinds: those
+# that list it).
+SEARCH_ITEMS = {
+    "toothbrush": ("bathroom",),
+    "shampoo": ("bathroom",),
+    "laptop": ("office", "private office", "open office", "bedroom"),
+    "frying_pan": ("kitchen",),
+    "mug": ("kitchen", "kitchenette"),
+    "teddy_bear": ("bedroom",),
+    "wine_glass": ("dining room", "kitchen"),
+    "keys": ("hallway", "living room"),
+    "envelope": ("print room", "office"),
+    "hard_drive": ("server room", "office"),
+    "sandwich": ("kitchenette", "kitchen"),
+}
+
+
+def home_kinds(thing: str) -> tuple[str, ...]:
+    """The kinds of room `thing` belongs in, likeliest first; () for a thing the generated worlds do not know."""
+    if thing in SEARCH_ITEMS:
+        return SEARCH_ITEMS[thing]
+    return tuple(kind for kind, names in ROOM_OBJECTS.items() if thing in names)
+
+
+def category_of(kind: str) -> str:
+    """The category of the things that belong in a kind of room: bathroom -> bathroom_item."""
+    return f"{kind.replace(' ', '_')}_item"

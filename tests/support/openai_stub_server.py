@@ -3,6 +3,10 @@
 `ChatServer(answer)` calls `answer(request_body)` for each POST. It may return
 the reply text (a 200 chat completion), or a `Scripted` answer: any status,
 headers and body, after a delay, or a dropped connection.
+
+A run's model check before its first step (explorer/model/preflight.py, a request for one token) is
+answered apart, by `preflight` ("OK" unless given), and kept in `preflights`, not in `records`: a test's
+scripted replies and its count of requests are the run's own.
 """
 
 from __future__ import annotations
@@ -72,18 +76,25 @@ class _Server(ThreadingHTTPServer):
 class ChatServer:
     """Answers POST /v1/chat/completions; keeps a `Record` of every request."""
 
-    def __init__(self, answer):
+    def __init__(self, answer, preflight="OK"):
         self.answer = answer
+        self.preflight = preflight  # the answer to each model check: a text, a Scripted, or a function like answer
         self.records: list[Record] = []
+        self.preflights: list[dict] = []  # the model checks' request bodies
         self._lock = threading.Lock()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with server._lock:
-                    server.records.append(Record(body, dict(self.headers), time.perf_counter()))
-                answer = server.answer(body)
+                if body.get("max_tokens") == 1:  # a run's model check
+                    with server._lock:
+                        server.preflights.append(body)
+                    answer = server.preflight(body) if callable(server.preflight) else server.preflight
+                else:
+                    with server._lock:
+                        server.records.append(Record(body, dict(self.headers), time.perf_counter()))
+                    answer = server.answer(body)
                 if not isinstance(answer, Scripted):
                     answer = Scripted(text=answer)
                 time.sleep(answer.delay)

@@ -1,0 +1,126 @@
+"""One episode in a mock world, stepped from outside: what the PettingZoo and Gymnasium environments share.
+
+The world, the agents' placement, what a pose sees and what an action does are the app's own
+(perception/mock.py); the team's finds and messages go through its team store (explorer/team/store.py),
+in agent order, as the app's step commit does. So the same seed and actions make the same episode as a
+lock-step run: after the episode's step t, each agent's pose, view, messages and finds are those its
+step t + 1 begins with in the run's trace.jsonl (after the reset, those of its step 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from explorer.config.run_config import RunConfig
+from explorer.run.runner import DEFAULT_STEPS
+from explorer.team.store import InProcessStore
+from nodes.interfaces import StepReport
+from perception.base import BROADCAST, Message, Observation
+from perception.families.generate import open_world
+from perception.mock import MockPerception
+
+Cell = tuple[int, int, int]  # (x, y, level)
+
+
+@dataclass(frozen=True)
+class Rewards:
+    """What a find is worth to the agent that made it: an object, or a free cell (x, y, level), that no one
+    in the team had seen before. Within a step the agents see in agent order, as the app commits them."""
+
+    per_object: float = 1.0
+    per_cell: float = 0.1
+
+
+@dataclass(frozen=True)
+class AgentStep:
+    """What one agent perceives as a step ends (or the episode starts), and what it found."""
+
+    observation: Observation
+    messages: tuple[Message, ...]  # the teammates' messages of the step just taken, in agent order
+    new_objects: tuple[str, ...]  # the objects in view the team had not seen before
+    new_cells: int  # likewise, the free cells in view
+    reward: float
+    outcome: str | None  # what its action did: moved, turned or blocked; None at the start
+
+    def info(self) -> dict[str, object]:
+        """The environments' info for the agent."""
+        return {
+            "new_objects": list(self.new_objects),
+            "new_cells": self.new_cells,
+            "outcome": self.outcome,
+            "pose": self.observation.pose.to_dict(),
+            "visible_objects": list(self.observation.visible_objects),
+        }
+
+
+class Episode:
+    """The agents of a checked RunConfig (its world, world seed, agents, seed, steps and comm) in its world."""
+
+    def __init__(self, config: RunConfig, rewards: Rewards) -> None:
+        self.config, self.rewards = config, rewards
+        self.world = open_world(config.world, config.world_seed)
+        self.agent_ids = config.agent_ids()
+        self.steps = config.steps or self.world.max_steps or DEFAULT_STEPS
+        self.seed = config.seed
+        self.reset()
+
+    @property
+    def over(self) -> bool:
+        return self.taken >= self.steps
+
+    def reset(self, seed: int | None = None) -> dict[str, AgentStep]:
+        """A new episode, its agents placed as the run's --seed places them (`seed`, else the last one)."""
+        self.seed = self.seed if seed is None else seed
+        self.taken = 0  # steps taken since the reset
+        self.store = InProcessStore()
+        self.perception = MockPerception(self.world, self.store, self.agent_ids, self.seed, self.config.random_starts)
+        for agent_id in self.agent_ids:
+            self.store.register_agent(agent_id, self.perception.get_agent_state(agent_id).to_dict())
+        self.team_cells: set[Cell] = set()  # the free cells the team has seen
+        return self._perceive({}, {})
+
+    def step(self, actions: Mapping[str, tuple[str, str]]) -> dict[str, AgentStep]:
+        """Every agent's (action, message to the team: "" for none), carried out in agent order."""
+        missing = [agent_id for agent_id in self.agent_ids if agent_id not in actions]
+        if missing:
+            raise ValueError(f"no action for {', '.join(missing)}: every agent acts at each step")
+        if self.over:
+            raise RuntimeError(f"the episode is over after {self.steps} steps: reset it")
+        self.taken += 1
+        outcomes, sent = {}, {}
+        for agent_id in self.agent_ids:
+            action, message = actions[agent_id]
+            outcomes[agent_id] = self.perception.execute_action(agent_id, action).outcome
+            if message and self.config.comm:
+                sent[agent_id] = [Message(agent_id, BROADCAST, message, step=self.taken)]
+        return self._perceive(sent, outcomes)
+
+    def _perceive(self, sent: dict[str, list[Message]], outcomes: dict[str, str]) -> dict[str, AgentStep]:
+        """Each agent's view, committed to the team in agent order with the messages it sent."""
+        views = {agent_id: self.perception.observe(agent_id) for agent_id in self.agent_ids}
+        reports = [
+            StepReport(
+                agent_id,
+                self.taken + 1,  # the app's step these views begin
+                None,
+                list(view.visible_objects),
+                sent.get(agent_id, []),
+                pose=view.pose.to_dict(),
+                object_cells=dict(view.object_cells),
+            )
+            for agent_id, view in views.items()
+        ]
+        found = dict(zip(self.agent_ids, self.store.commit_step(reports)))
+        return {
+            agent_id: self._agent_step(agent_id, view, found[agent_id], outcomes) for agent_id, view in views.items()
+        }
+
+    def _agent_step(
+        self, agent_id: str, view: Observation, new_objects: list[str], outcomes: dict[str, str]
+    ) -> AgentStep:
+        new_cells = set(view.seen_cells) - self.team_cells
+        self.team_cells |= new_cells
+        messages = tuple(self.perception.poll_messages(agent_id))
+        reward = self.rewards.per_object * len(new_objects) + self.rewards.per_cell * len(new_cells)
+        return AgentStep(view, messages, tuple(new_objects), len(new_cells), reward, outcomes.get(agent_id))

@@ -1,0 +1,95 @@
+"""The team in a mock world as a PettingZoo `ParallelEnv` (the one module that imports pettingzoo).
+
+    from explorer.envs.pettingzoo_env import ExplorationParallelEnv
+
+    env = ExplorationParallelEnv(world="gen:house", world_seed=3, agents=3, seed=7)
+    observations, infos = env.reset()
+    while env.agents:
+        actions = {agent: env.action_space(agent).sample() for agent in env.agents}
+        observations, rewards, terminations, truncations, infos = env.step(actions)
+
+The world, world seed, agents, seed, steps and messages are the run options of the same names, read and
+checked as the command line's (a shipped world's name, a world file, or gen:FAMILY). Observations and
+actions: explorer/envs/spaces.py. Rewards: explorer/envs/episode.py's `Rewards` (1 per object and 0.1 per
+free cell the team had not seen, to the agent that saw it first). Every agent acts at each step; the episode
+is truncated for all after its steps (--steps, else the world's max_steps), as a run ends, and no agent
+terminates before. `reset(seed=S)` places the agents as `--seed S` does (seed None: as the last reset did).
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pettingzoo import ParallelEnv  # type: ignore[import-untyped]
+
+from explorer.config.keywords import make_config
+from explorer.envs.episode import AgentStep, Episode, Rewards
+from explorer.envs.spaces import action_space, observation, observation_space, read_action
+from perception.world import World
+
+
+class ExplorationParallelEnv(ParallelEnv):
+    """The explorers of a team, each an agent of the environment ("Agent1", ...)."""
+
+    metadata: ClassVar[dict[str, Any]] = {"name": "multi_agent_explorer_v0", "render_modes": []}
+
+    def __init__(
+        self,
+        world: str | Path = "apartment",
+        agents: int = 2,
+        seed: int = 42,
+        world_seed: int | None = None,
+        steps: int | None = None,
+        comm: bool = True,
+        rewards: Rewards | None = None,
+    ) -> None:
+        config = make_config(world=world, agents=agents, seed=seed, world_seed=world_seed, steps=steps, comm=comm)
+        self.episode = Episode(config, rewards or Rewards())
+        self.comm = comm
+        self.possible_agents = list(self.episode.agent_ids)
+        self.agents: list[str] = []
+
+    @property
+    def world(self) -> World:
+        """The world the agents explore: its size, its objects, its view distance."""
+        return self.episode.world
+
+    @cached_property
+    def _observation_spaces(self) -> dict[str, Any]:
+        return {agent: observation_space(self.episode.world, self.comm) for agent in self.possible_agents}
+
+    @cached_property
+    def _action_spaces(self) -> dict[str, Any]:
+        return {agent: action_space(self.comm) for agent in self.possible_agents}
+
+    def observation_space(self, agent: str) -> Any:
+        return self._observation_spaces[agent]
+
+    def action_space(self, agent: str) -> Any:
+        return self._action_spaces[agent]
+
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        views = self.episode.reset(seed)
+        self.agents = list(self.possible_agents)
+        return self._observations(views), {agent: view.info() for agent, view in views.items()}
+
+    def step(self, actions: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+        views = self.episode.step({agent: read_action(action, self.comm) for agent, action in actions.items()})
+        over = self.episode.over
+        result = (
+            self._observations(views),
+            {agent: view.reward for agent, view in views.items()},
+            dict.fromkeys(views, False),
+            dict.fromkeys(views, over),
+            {agent: view.info() for agent, view in views.items()},
+        )
+        if over:
+            self.agents = []
+        return result
+
+    def _observations(self, views: dict[str, AgentStep]) -> dict[str, Any]:
+        return {agent: observation(self.episode.world, view, self.comm) for agent, view in views.items()}

@@ -1,0 +1,118 @@
+"""The environments' spaces, and the observations and actions that fill them: the one module that imports
+gymnasium (the environments subclass its `Env` from here).
+
+An observation is a Dict:
+- `view`: the cells around the agent, a (2R + 1) x (2R + 1) array of int8 for the world's view distance R,
+  north up: `view[R - dy, R + dx]` is the cell (x + dx, y + dy) on the level the agent looks at
+  (z + pitch). Each cell is UNSEEN (0, not in sight now), FREE (1), WALL (2), OBJECT (3, an object in
+  sight stands there) or OFF_GRID (4, outside the world).
+- `pose`: int64 [x, y, z, facing (0 north, 1 east, 2 south, 3 west), pitch, roll].
+- `caption`: what the agent sees, in words, as the app's prompt says it (at most CAPTION_CHARS).
+- `messages` (with messages on): the teammates' messages of the step just taken, one "Agent2: text" a line.
+Text is printable ASCII and new lines; any other character is shown as '?'.
+
+An action is the index of one of the 12 actions (perception/actions.py's ACTIONS, in order) or, with
+messages on, a Dict of that `action` and a `message` to the whole team ("" sends none).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from explorer.envs.episode import AgentStep
+from nodes.decision_context import CAPTION_CHARS, MESSAGE_CHARS, PROMPT_MESSAGES
+from perception.actions import ACTIONS
+from perception.base import FACINGS
+from perception.world import World
+
+Env = gymnasium.Env
+UNSEEN, FREE, WALL, OBJECT, OFF_GRID = range(5)
+CHARSET = frozenset(chr(code) for code in range(32, 127)) | {"\n"}
+SENDER_CHARS = 12  # "Agent1000: " and its new line
+MESSAGES_CHARS = PROMPT_MESSAGES * (MESSAGE_CHARS + SENDER_CHARS)  # the newest PROMPT_MESSAGES, as a prompt shows
+
+
+def _text(max_length: int) -> spaces.Text:
+    return spaces.Text(max_length, min_length=0, charset=CHARSET)
+
+
+def observation_space(world: World, comm: bool) -> spaces.Dict:
+    """An agent's observations in `world`."""
+    side = 2 * world.view_distance + 1
+    parts: dict[str, spaces.Space[Any]] = {
+        "view": spaces.Box(UNSEEN, OFF_GRID, shape=(side, side), dtype=np.int8),
+        "pose": spaces.Box(
+            np.array([0, 0, 0, 0, -1, -1]),
+            np.array([world.width - 1, world.depth - 1, world.height - 1, len(FACINGS) - 1, 1, 1]),
+            dtype=np.int64,
+        ),
+        "caption": _text(CAPTION_CHARS),
+    }
+    if comm:
+        parts["messages"] = _text(MESSAGES_CHARS)
+    return spaces.Dict(parts)
+
+
+def action_space(comm: bool) -> spaces.Space[Any]:
+    """An agent's actions: one of ACTIONS, with a message to the team where messages are on."""
+    choice = spaces.Discrete(len(ACTIONS))
+    return spaces.Dict({"action": choice, "message": _text(MESSAGE_CHARS)}) if comm else choice
+
+
+def read_action(action: Any, comm: bool) -> tuple[str, str]:
+    """(the action's name, the message: "" for none) of an action of the space; ValueError for another."""
+    message = ""
+    if isinstance(action, Mapping):
+        if not comm and action.get("message"):
+            raise ValueError("messages are off (comm=False): an action is the index of one of ACTIONS")
+        action, message = action.get("action"), str(action.get("message") or "")
+    if not isinstance(action, (int, np.integer)) or not 0 <= int(action) < len(ACTIONS):
+        raise ValueError(f"an action is the index of one of the {len(ACTIONS)} ACTIONS, not {action!r}")
+    return ACTIONS[int(action)], _printable(message, MESSAGE_CHARS)
+
+
+def observation(world: World, step: AgentStep, comm: bool) -> dict[str, Any]:
+    """The observation of an agent's step."""
+    seen = step.observation
+    pose = seen.pose
+    shown: dict[str, Any] = {
+        "view": view_array(world, step),
+        "pose": np.array([pose.x, pose.y, pose.z, FACINGS.index(pose.facing), pose.pitch, pose.roll], dtype=np.int64),
+        "caption": _printable(seen.caption, CAPTION_CHARS),
+    }
+    if comm:
+        lines = [f"{m.sender}: {_printable(m.message, MESSAGE_CHARS)}" for m in step.messages[-PROMPT_MESSAGES:]]
+        shown["messages"] = "\n".join(lines)[:MESSAGES_CHARS]
+    return shown
+
+
+def view_array(world: World, step: AgentStep) -> np.ndarray:
+    """The cells around the agent, north up (see the module's docstring)."""
+    seen, reach = step.observation, world.view_distance
+    pose = seen.pose
+    view = np.full((2 * reach + 1, 2 * reach + 1), UNSEEN, dtype=np.int8)
+
+    def mark(x: int, y: int, code: int) -> None:
+        if abs(x - pose.x) <= reach and abs(y - pose.y) <= reach:
+            view[reach - (y - pose.y), reach + (x - pose.x)] = code
+
+    for dy in range(-reach, reach + 1):
+        for dx in range(-reach, reach + 1):
+            if not world.in_bounds(pose.x + dx, pose.y + dy):
+                mark(pose.x + dx, pose.y + dy, OFF_GRID)
+    for x, y, _ in seen.seen_cells:
+        mark(x, y, FREE)
+    for x, y in seen.seen_walls:
+        mark(x, y, WALL)
+    for x, y, _ in seen.object_cells.values():
+        mark(x, y, OBJECT)
+    return view
+
+
+def _printable(text: str, limit: int) -> str:
+    return "".join(c if c in CHARSET else "?" for c in text[:limit])

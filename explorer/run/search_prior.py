@@ -1,0 +1,49 @@
+"""The semantic prior given to the built-in explorers of a run with a search task (explorer/policies/semantic_prior.py).
+
+The table of how each target goes with each kind of room the world has is worked out once for the run,
+from one batch of embeddings, when the first explorer is made; under --no-prior, without a task, or in a
+world without rooms, the explorers are made as they always are.
+"""
+
+from __future__ import annotations
+
+from explorer.config.profiles import Profile
+from explorer.config.run_config import RunConfig
+from explorer.model.client import CallGate
+from explorer.policies.factory import OFFLINE
+from explorer.policies.offline import OfflineExplorer
+from explorer.policies.semantic_prior import SemanticPrior, kind_weights
+from explorer.run.crew import PolicyFactory
+from explorer.run.perception_setup import MockSetup, UnitySetup
+from explorer.run.stop import RunFailed
+from memory.embedder import EmbedderError, SentenceEmbedder
+from nodes.interfaces import DecisionPolicy
+from perception.world import World
+
+
+class PriorPolicies:
+    """A policy factory: the built-in explorer with the run's semantic prior, any other policy as `factory` makes it."""
+
+    def __init__(self, factory: PolicyFactory, world: World, embedder: SentenceEmbedder) -> None:
+        self.factory, self.world, self.embedder = factory, world, embedder
+        self.table: dict[str, dict[str, float]] | None = None
+
+    def __call__(self, profile: Profile, agent_id: str, config: RunConfig, gate: CallGate) -> DecisionPolicy:
+        if profile.model != OFFLINE:
+            return self.factory(profile, agent_id, config, gate)
+        if self.table is None:
+            kinds = {room.kind for room in self.world.rooms}
+            try:
+                self.table = kind_weights(self.embedder.encode, self.world.targets, kinds)
+            except EmbedderError as error:
+                raise RunFailed(f"the search prior needs the embedding model: {error}") from None
+        return OfflineExplorer(SemanticPrior(self.table))
+
+
+def with_search_prior(
+    factory: PolicyFactory, config: RunConfig, setup: MockSetup | UnitySetup, embedder: SentenceEmbedder
+) -> PolicyFactory:
+    """`factory`, or under a search task in a world with rooms (and not --no-prior) the PriorPolicies over it."""
+    if not isinstance(setup, MockSetup) or not config.prior or not setup.world.targets or not setup.world.rooms:
+        return factory
+    return PriorPolicies(factory, setup.world, embedder)

@@ -1,0 +1,134 @@
+"""A sweep's conditions compared: per condition each metric's mean over its finished runs with its interval and
+how many runs it counts, and its paired differences against its baseline condition, seed by seed.
+
+The console, conditions.csv and sweep.html all show these figures, written by `figure_text`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from explorer.run.summary import FINISHED
+from explorer.sweep.stats import Bounds, Interval, mean_interval, paired_interval
+
+# What limits a metric: the share of something, the world's objects or cells, the run's steps; else 0 or more.
+SHARE, OBJECTS, CELLS, STEPS = "share", "objects", "cells", "steps"
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str  # its column in results.csv
+    label: str  # as the page and the console name it
+    bound: str | None = None  # SHARE, OBJECTS, CELLS or STEPS; None: 0 or more
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One run of the sweep as it ended (or not)."""
+
+    name: str  # its directory in the sweep's
+    condition: str  # its condition's label
+    world: str  # its world, as the page groups conditions by it
+    factors: dict[str, str]  # what makes its condition: its name, the grid's values but the seed
+    seed: Any  # what pairs it with the runs of other conditions
+    status: str  # completed, budget_exhausted, interrupted, failed or not run
+    metrics: dict[str, Any]  # from its summary.json (sweep/results.py); {} where it has none
+    curve: list[list[int]]  # [[step, objects found], ...]
+
+    @property
+    def finished(self) -> bool:
+        """Ran to its end (completed, or stopped by a budget): its figures count."""
+        return self.status in FINISHED
+
+
+@dataclass(frozen=True)
+class ConditionFigures:
+    """One condition's figures over its finished runs, and against its baseline where it has one."""
+
+    label: str
+    world: str
+    runs: list[RunRow]  # all of them, in the sweep's order
+    finished: list[RunRow]
+    figures: dict[str, Interval]  # metric name -> its mean and interval over the finished runs
+    baseline: str | None = None  # the baseline condition's label; None for the baseline itself, or none
+    pairs: int = 0  # the seeds it shares with its baseline, finished in both
+    differences: dict[str, Interval] | None = None  # metric name -> its mean paired difference from the baseline
+
+
+def compare(rows: list[RunRow], metrics: tuple[Metric, ...], baseline: dict[str, str] | None) -> list[ConditionFigures]:
+    """Each condition's figures, in the order the rows first give it; paired with its baseline where one is named."""
+    labels = list(dict.fromkeys(row.condition for row in rows))
+    compared = []
+    for label in labels:
+        runs = [row for row in rows if row.condition == label]
+        finished = [row for row in runs if row.finished]
+        figures = {
+            m.name: mean_interval((row.metrics.get(m.name) for row in finished), bounds(m.bound, finished))
+            for m in metrics
+        }
+        compared.append(ConditionFigures(label, runs[0].world, runs, finished, figures))
+    if baseline is None:
+        return compared
+    return [_paired(condition, compared, metrics, baseline) for condition in compared]
+
+
+def _paired(
+    condition: ConditionFigures, compared: list[ConditionFigures], metrics: tuple[Metric, ...], baseline: dict[str, str]
+) -> ConditionFigures:
+    """The condition with its differences from the condition that has the baseline's values and the same others."""
+    factors = condition.runs[0].factors
+    wanted = {**factors, **baseline}
+    base = next((c for c in compared if c.runs[0].factors == wanted), None)
+    if base is None or base is condition:
+        return condition
+    theirs = {row.seed: row for row in base.finished}
+    pairs = [(row, theirs[row.seed]) for row in condition.finished if row.seed in theirs]
+    differences = {}
+    for metric in metrics:
+        limits = bounds(metric.bound, [row for pair in pairs for row in pair])
+        values = [(mine.metrics.get(metric.name), its.metrics.get(metric.name)) for mine, its in pairs]
+        differences[metric.name] = paired_interval(values, limits)
+    return ConditionFigures(
+        condition.label,
+        condition.world,
+        condition.runs,
+        condition.finished,
+        condition.figures,
+        base.label,
+        len(pairs),
+        differences,
+    )
+
+
+def bounds(bound: str | None, runs: list[RunRow]) -> Bounds:
+    """What a metric with this `bound` can be over these runs: a share from 0 to 1, a count up to the world's,
+    steps from 1 up to the run's; else 0 or more."""
+    if bound == SHARE:
+        return Bounds(0.0, 1.0)
+    limit = {OBJECTS: "total_objects", CELLS: "total_cells", STEPS: "steps_run"}.get(bound or "")
+    if limit is None:
+        return Bounds(0.0, None)
+    highest = [row.metrics[limit] for row in runs if row.metrics.get(limit) is not None]
+    return Bounds(1.0 if bound == STEPS else 0.0, max(highest) if highest else None)
+
+
+def figure_text(interval: Interval, runs: int, signed: bool = False) -> str:
+    """`mean [low, high]`, and `(n=k/runs)` where it counts fewer than the `runs` it could: "33 (n=2/3)"."""
+    counted = "" if interval.n == runs else f" (n={interval.n}/{runs})"
+    if interval.mean is None:
+        return "-" + counted
+    text = number_text(interval.mean, signed)
+    if interval.low is not None and interval.high is not None:
+        text += f" [{number_text(interval.low, signed)}, {number_text(interval.high, signed)}]"
+    return text + counted
+
+
+def number_text(value: float | None, signed: bool = False) -> str:
+    """A figure to read: whole numbers and large ones without decimals, others to 3 significant digits."""
+    if value is None:
+        return "-"
+    sign = "+" if signed and value > 0 else ""
+    if float(value).is_integer() or abs(value) >= 1000:
+        return f"{sign}{value:,.0f}"
+    return f"{sign}{value:.3g}"

@@ -1,0 +1,78 @@
+"""What the person who started a sweep sees: a line per finished run, then a table of conditions, and where the
+sweep names a baseline, a table of paired differences from it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from explorer.cli.console import plain
+from explorer.sweep.compare import ConditionFigures, figure_text
+
+# The metrics the console shows, by their column's header.
+CONSOLE_METRICS = {
+    "objects_found": "objects found",
+    "cell_coverage": "share of cells seen",
+    "steps_to_90_objects": "steps to 90%",
+    "seconds_to_90_objects": "sim. s to 90%",
+}
+CONDITION_WIDTH = 12  # at least: the figures' columns wrap before the condition's name is squeezed out
+PIPE_WIDTH = 160  # into a file or a pipe, which has no width to fit: the tables' figures are not cut into lines
+
+
+class SweepConsole:
+    def __init__(self) -> None:
+        self.console = Console(markup=False, emoji=False, highlight=False)
+        if not self.console.is_terminal:
+            self.console.width = PIPE_WIDTH
+
+    def say(self, text: str) -> None:
+        self.console.print(plain(text), soft_wrap=True)  # a path or an error is not cut into lines
+
+    def finished(
+        self, done: int, total: int, name: str, status: str, reason: str | None, summary: dict[str, Any]
+    ) -> None:
+        found = (
+            f", {len(summary.get('objects_discovered') or ())} of {summary.get('total_objects')} objects"
+            if summary.get("total_objects") is not None
+            else ""
+        )
+        self.say(f"[{done}/{total}] {name}: {status}{found}" + (f" ({reason})" if reason else ""))
+
+    def table(self, compared: list[ConditionFigures]) -> None:
+        """Per condition: the mean and 95% interval of each figure, and n where it counts fewer runs."""
+        table = Table(
+            title="Per condition: mean [95% interval] over the finished runs (completed, or out of budget); "
+            "n=k/m where a figure counts k of the m finished runs"
+        )
+        table.add_column("condition", overflow="fold", min_width=CONDITION_WIDTH)
+        for header in ("finished", *CONSOLE_METRICS.values()):
+            table.add_column(header, overflow="fold")
+        for condition in compared:
+            finished = len(condition.finished)
+            table.add_row(
+                plain(condition.label),
+                f"{finished} of {len(condition.runs)}",
+                *(figure_text(condition.figures[m], finished) for m in CONSOLE_METRICS),
+            )
+        self.console.print(table)
+
+    def paired_table(self, compared: list[ConditionFigures]) -> None:
+        """Per condition with a baseline: its mean difference from it, seed by seed, with its 95% interval."""
+        paired = [condition for condition in compared if condition.differences is not None]
+        if not paired:
+            return
+        table = Table(title="Paired differences from the baseline, on the seeds both finished: mean [95% interval]")
+        table.add_column("condition minus its baseline", overflow="fold", min_width=CONDITION_WIDTH)
+        for header in ("pairs", *CONSOLE_METRICS.values()):
+            table.add_column(header, overflow="fold")
+        for condition in paired:
+            differences = condition.differences or {}
+            table.add_row(
+                plain(f"{condition.label} minus {condition.baseline}"),
+                str(condition.pairs),
+                *(figure_text(differences[m], condition.pairs, signed=True) for m in CONSOLE_METRICS),
+            )
+        self.console.print(table)

@@ -1,0 +1,103 @@
+"""The Python API (explorer/api.py) and policy plug-ins (`--model package.module:Class`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from explorer.api import (
+    ConfigError,
+    Decision,
+    DecisionContext,
+    DecisionOutcome,
+    PolicySetup,
+    make_config,
+    run,
+)
+from explorer.cli.main import main
+from explorer.config.command_line import RunParser, config_from
+from explorer.policies.plugin import is_plugin
+
+
+class TurnRight:
+    """A plug-in for these tests: turns right at every step, and says which agent and seed it was made for."""
+
+    name = "turn-right"
+
+    def __init__(self, setup: PolicySetup) -> None:
+        self.setup = setup
+
+    def decide(self, prompt: str, context: DecisionContext) -> DecisionOutcome:
+        return DecisionOutcome(Decision(action="look_right", reason=f"{self.setup.agent_id} {self.setup.seed}"))
+
+
+class NoDecide:
+    name = "nothing"
+
+
+def trace_lines(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "trace.jsonl").read_text().splitlines()]
+
+
+def test_options_from_python_are_read_and_checked_as_the_command_lines():
+    given = make_config(world="office", steps="12", agents=3, comm=False, max_concurrency=4, world_seed=None)
+    arguments = ["--world", "office", "--steps", "12", "--agents", "3", "--no-comm", "--max-concurrency", "4"]
+    assert given == config_from(RunParser().parse_args(arguments), verbosity=-1)
+    with pytest.raises(ConfigError, match="unknown option 'stepz': the options are mode, agents, steps"):
+        make_config(stepz=3)
+    with pytest.raises(ConfigError, match="--steps: invalid value 'many'"):
+        make_config(steps="many")
+    with pytest.raises(ConfigError, match="--agents must be from 1 to 1000, not 0"):
+        make_config(agents=0)
+
+
+def test_a_plug_in_policy_runs_from_python_and_the_summary_comes_back(tmp_path, embedder):
+    config = make_config(agents=2, steps=4, seed=5, run_dir=tmp_path / "run")
+    result = run(config, policy=TurnRight, embedder=embedder)
+    assert result.run_dir == tmp_path / "run" and result.summary["status"] == "completed"
+    assert result.summary["model"] == "tests.test_api:TurnRight"
+    lines = trace_lines(result.run_dir)
+    assert len(lines) == 8 and {line["action"] for line in lines} == {"look_right"}
+    assert {line["policy"] for line in lines} == {"turn-right"}
+    reasons = {line["agent_id"]: line["decision"]["reason"] for line in lines}
+    assert reasons["Agent1"] != reasons["Agent2"] and reasons["Agent1"].startswith("Agent1 ")  # made once per agent
+
+
+def test_a_plug_in_policy_runs_from_the_command_line(tmp_path):
+    run_dir = tmp_path / "run"
+    assert main(["--model", "tests.test_api:TurnRight", "--steps", "2", "--run-dir", str(run_dir), "-q"]) == 0
+    assert {line["policy"] for line in trace_lines(run_dir)} == {"turn-right"}
+
+
+@pytest.mark.parametrize(
+    ("model", "problem"),
+    [
+        ("tests.no_such_module:Policy", "cannot import tests.no_such_module: ModuleNotFoundError"),
+        ("tests.test_api:Missing", "tests.test_api has no Missing"),
+        ("tests.test_api:NoDecide", "NoDecide is not a policy class"),
+        ("tests.test_api:trace_lines", "trace_lines is not a policy class"),
+    ],
+)
+def test_a_bad_plug_in_is_refused_in_one_line_before_the_run_starts(tmp_path, capsys, model, problem):
+    run_dir = tmp_path / "run"
+    assert main(["--model", model, "--steps", "2", "--run-dir", str(run_dir)]) == 2
+    error = capsys.readouterr().err
+    assert f"main.py: error: --model {model}: {problem}" in error and len(error.strip().splitlines()) == 1
+    assert not run_dir.exists()
+
+
+def test_a_plug_in_is_named_so_and_a_model_is_not():
+    assert is_plugin("mypolicies:Forward") and is_plugin("my.policies:Outer.Inner")
+    for model in ("gpt-4o-mini", "ollama/llama3:8b", "openai/qwen2.5:7b", "bedrock/anthropic.claude-v2:1"):
+        assert not is_plugin(model)
+
+
+def test_a_policy_class_that_cannot_be_named_is_refused(tmp_path):
+    class Local(TurnRight):
+        pass
+
+    with pytest.raises(ConfigError, match="define the policy class at a module's top level"):
+        run(make_config(steps=2, run_dir=tmp_path / "run"), policy=Local)
+    assert not (tmp_path / "run").exists()
