@@ -175,3 +175,16 @@ def test_generated_targets_are_placed_by_room_kind_deterministically():
         kinds[world.room_at(*world.objects["toothbrush"][:2]).kind] += 1
     assert kinds["bathroom"] >= 20 and sum(kinds.values()) - kinds["bathroom"] >= 2  # most, not all
     assert open_world("gen:house", 4).targets == ()  # without a task, no target is placed
+
+
+def test_the_console_summary_names_each_target_and_when_it_was_found(tmp_path):
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), "--world", str(world_file(tmp_path)), "--find", "toothbrush,towel"]
+        + ["--steps", "60", "-q", "--run-dir", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    steps = yaml.safe_load((tmp_path / "run" / "summary.json").read_text())["search"]["steps_to_target"]
+    assert f"Targets: toothbrush (step {steps['toothbrush']})" in " ".join(result.stdout.split())

@@ -172,6 +172,8 @@ class RunConsole:
         self.console.print()
         self.console.print(_agents_summary_table(summary))
         self._print_finds(summary)
+        if summary.get("search"):
+            self.console.print(_targets_line(summary["search"]), soft_wrap=True)
         self.console.print(_model_calls_line(summary["llm"]))
         self.console.print(_decisions_line(summary))
         self.console.print(plain(f"Run directory: {run_dir}"), soft_wrap=True)
@@ -187,6 +189,16 @@ class RunConsole:
         if total:
             full = summary["first_full_discovery_step"]
             self.console.print(f"All objects found by step: {full if full is not None else 'not within this run'}")
+
+
+def _targets_line(search) -> str:
+    """A search task's targets, each with the step it was first found at, or not found."""
+    steps = search["steps_to_target"]
+    told = [
+        f"{target} ({'step ' + str(steps[target]) if steps.get(target) else 'not found'})"
+        for target in search["targets"]
+    ]
+    return plain("Targets: " + ", ".join(told))
 
 
 def _agents_summary_table(summary) -> Table:
