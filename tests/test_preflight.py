@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from explorer.config.run_config import ConfigError, RunConfig
+from explorer.model.preflight import unreachable
 from explorer.run.runner import ExplorationRun
 from tests.support.openai_stub_server import ChatServer, error
 from tests.support.paths import ROOT
@@ -42,9 +43,19 @@ def test_an_unreachable_server_ends_the_run_in_one_line_before_its_directory_exi
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
-    assert lines[0].startswith("main.py: error: the model check before the run failed: openai/test-model: connection")
-    assert "--no-preflight" in lines[0]
+    # A plain connection tells it before litellm is even imported.
+    assert lines[0].startswith("main.py: error: the model check before the run failed: --api-base http://127.0.0.1:")
+    assert "cannot connect to 127.0.0.1:" in lines[0] and "--no-preflight" in lines[0]
     assert not run_dir.exists()
+
+
+def test_the_connection_check_tells_a_closed_port_and_an_unknown_host_from_a_listening_server():
+    assert "cannot connect to 127.0.0.1:" in unreachable(closed_port_base())
+    assert "cannot connect to no-such-host.invalid:80" in unreachable("http://no-such-host.invalid/v1")
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        assert unreachable(f"http://127.0.0.1:{listening.getsockname()[1]}/v1") is None
 
 
 @pytest.mark.parametrize(

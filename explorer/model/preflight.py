@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import logging
 import re
+import socket
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import urlsplit
 
 from explorer.model.client import LLMError, LLMSettings, complete_prompt
 
@@ -30,6 +32,24 @@ _UNKNOWN_MODEL = re.compile(
     r"is not supported|unknown)|provider not provided",
     re.IGNORECASE,
 )
+
+
+def unreachable(api_base: str, seconds: float = PREFLIGHT_SECONDS) -> str | None:
+    """Why the server at `api_base` cannot be reached (a refused connection, an unknown host), or None.
+
+    A plain connection, made before litellm is imported: its import takes seconds, and a server that is
+    not there is the commonest mistake, so it is told at once."""
+    parts = urlsplit(api_base)
+    if not parts.hostname:
+        return None  # not a URL this check understands: the model request will say
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=seconds):
+            return None
+    except (ConnectionRefusedError, socket.gaierror) as error:
+        return f"cannot connect to {parts.hostname}:{port} ({error.strerror or error})"
+    except OSError:
+        return None  # slow or filtered: the model request's own check decides
 
 
 def preflight(models: Sequence[str], api_base: str | None, seconds: float = PREFLIGHT_SECONDS) -> LLMError | None:

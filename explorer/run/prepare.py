@@ -12,9 +12,10 @@ from pathlib import Path
 
 from explorer.config.profiles import Profile
 from explorer.config.run_config import ConfigError, RunConfig
+from explorer.config.secrets import redact_url
 from explorer.model.client import has_price, missing_api_keys
 from explorer.model.client import load as load_model_client
-from explorer.model.preflight import preflight
+from explorer.model.preflight import preflight, unreachable
 from explorer.policies.factory import decides_in_code
 from explorer.run.roster import Roster
 from explorer.run.stop import RunFailed
@@ -72,6 +73,8 @@ def prepare_model_client(config: RunConfig, agent_ids: list[str], profiles: list
     models = [(agent_id, p.model) for agent_id, p in zip(agent_ids, profiles) if not decides_in_code(p.model)]
     if not models:
         return
+    if config.preflight and config.api_base:
+        _server_reachable(config.api_base)
     load_model_client()
     for agent_id, model in models if not config.api_base else ():
         missing = missing_api_keys(model)
@@ -98,6 +101,15 @@ def _check_prices(config: RunConfig, models: list[str]) -> None:
             "give --price-in and --price-out (dollars per million tokens), or --max-calls or --max-tokens"
         )
     log.warning("--max-cost does not count the calls of %s: its price is unknown", ", ".join(unpriced))
+
+
+def _server_reachable(api_base: str) -> None:
+    problem = unreachable(api_base)
+    if problem is not None:
+        raise ConfigError(
+            f"the model check before the run failed: --api-base {redact_url(api_base)}: {problem} "
+            "(check --api-base, or skip the check with --no-preflight)"
+        )
 
 
 def _preflight(config: RunConfig, models: list[str]) -> None:
