@@ -22,7 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -142,8 +142,11 @@ def measure(
                 limits.append(full_knowledge_steps(load_world(world), AGENTS, seed, SHARE))
                 for name in conditions:
                     started = time.perf_counter()
-                    runs[name].append(run_once(world, seed, steps, CONDITIONS[name], embedder, api_base))
-                    print(f"{world_name} seed {seed} {name}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
+                    figures = run_once(world, seed, steps, CONDITIONS[name], embedder, api_base)
+                    runs[name].append(figures)
+                    # Each run's figures as it ends: a bench stopped part way keeps what it measured.
+                    took = f"{time.perf_counter() - started:.0f} s"
+                    print(f"{world_name} seed {seed} {name}: {took} {json.dumps(asdict(figures))}", file=sys.stderr)
     limit = geometric_mean(limits)
     offline = condition_row("offline", runs["offline"], limit, None)["steps_to_share"] if "offline" in runs else None
     rows = [condition_row(name, runs[name], limit, offline) for name in conditions]
