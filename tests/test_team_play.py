@@ -57,10 +57,6 @@ def test_walls_are_said_as_rectangles_single_walls_too_and_read_back():
     assert sentences.read_walls("I saw a wall x 2 to 4, y 7.") == []  # a box needs both ranges
 
 
-def test_found_objects_are_said_with_their_cells():
-    assert sentences.found(["sofa", "lamp"], {"sofa": (3, 4, 0)}) == "Found sofa at (3, 4, 0), lamp."
-
-
 # ---- claims and the no-comm ablation ----------------------------------------------------------
 
 CROSSROADS = """\

@@ -8,10 +8,9 @@ learns from a model teammate as well as from another explorer.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 
 from nodes.decision_context import Cell, Wall
-from perception.base import objects_text
 
 _NUMBER = r"(-?\d+)"
 _CELL = rf"\(\s*{_NUMBER}\s*,\s*{_NUMBER}\s*(?:,\s*{_NUMBER}\s*)?\)"
@@ -36,11 +35,6 @@ Heading = tuple[int, int, int, str | None]  # (x, y, level, facing or None) a me
 # A directive as read: (number, the pose to look from or None, the action to take or None).
 DirectiveRead = tuple[int, Heading | None, str | None]
 Box = tuple[int, int, int, int]  # (x0, x1, y0, y1)
-
-
-def found(names: Sequence[str], cells: Mapping[str, Sequence[int]]) -> str:
-    """'Found sofa at (3, 4, 0), lamp.': each object, with its cell where it is known."""
-    return f"Found {objects_text(names, cells)}."
 
 
 def heading(pose: tuple[int, int, int, str, int]) -> str:
