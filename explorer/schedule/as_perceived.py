@@ -18,10 +18,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from explorer.schedule.realtime import RealtimeSchedule
+from explorer.schedule.wrapped import WrappedPerception
 from explorer.team.store import TeamStore
 from nodes.decision_context import Discovery, PoseDict, SightReport
 from nodes.interfaces import StepReport
-from perception.base import ActionResult, EnvironmentInfo, Message, Observation, PerceptionInterface, Pose
+from perception.base import ActionResult, Message, Observation, PerceptionInterface
 
 
 @dataclass(frozen=True)
@@ -86,12 +87,13 @@ class TeamAsPerceived(TeamStore):
         return self.store.history()
 
 
-class RealtimePerception(PerceptionInterface):
+class RealtimePerception(WrappedPerception):
     """The backend as agents on the wall clock meet it: each view taken with the team as it then was."""
 
     def __init__(self, backend: PerceptionInterface, schedule: RealtimeSchedule, team: TeamAsPerceived) -> None:
-        super().__init__(team.store)
-        self.backend, self.schedule, self.team = backend, schedule, team
+        super().__init__(backend)
+        self.store = team.store  # the team as this step perceived it
+        self.schedule, self.team = schedule, team
         self._lock = threading.Lock()
         self._seen: dict[str, TeamSeen] = {}  # each agent's step under way
         self._unread: dict[str, list[Message]] = {}  # its messages, until its Communication node reads them
@@ -122,15 +124,3 @@ class RealtimePerception(PerceptionInterface):
 
     def execute_action(self, agent_id: str, action: str, params: Mapping[str, object] | None = None) -> ActionResult:
         return self.backend.execute_action(agent_id, action)
-
-    def get_agent_state(self, agent_id: str) -> Pose:
-        return self.backend.get_agent_state(agent_id)
-
-    def get_visible_objects(self, agent_id: str, position: Pose | None = None) -> list[str]:
-        return self.backend.get_visible_objects(agent_id, position)
-
-    def get_environment_info(self) -> EnvironmentInfo:
-        return self.backend.get_environment_info()
-
-    def available_actions(self, agent_id: str) -> tuple[str, ...]:
-        return self.backend.available_actions(agent_id)

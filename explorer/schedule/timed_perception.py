@@ -23,7 +23,8 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from perception.base import ActionResult, EnvironmentInfo, Message, Observation, PerceptionInterface, Pose
+from explorer.schedule.wrapped import WrappedPerception
+from perception.base import ActionResult, Message, Observation, Pose
 from perception.mock import MockPerception
 
 PENDING = "pending"  # the outcome of an action chosen but not yet carried out
@@ -57,11 +58,11 @@ def time_text(t: float) -> str:
     return f"t={t:g}"
 
 
-class TimedPerception(PerceptionInterface):
+class TimedPerception(WrappedPerception):
     def __init__(self, backend: MockPerception, timings: Mapping[str, Timing]) -> None:
         """`backend` is the mock world: still, so a pose the agent once had shows what it showed then."""
-        super().__init__(backend.store)
-        self.backend = backend
+        super().__init__(backend)
+        self.backend: MockPerception = backend
         self.timings = timings
         self._lock = threading.Lock()
         self._now = dict.fromkeys(timings, 0.0)  # the time of each agent's tick under way
@@ -158,18 +159,6 @@ class TimedPerception(PerceptionInterface):
         return result
 
     # The rest is the backend's
-
-    def get_agent_state(self, agent_id: str) -> Pose:
-        return self.backend.get_agent_state(agent_id)
-
-    def get_visible_objects(self, agent_id: str, position: Pose | None = None) -> list[str]:
-        return self.backend.get_visible_objects(agent_id, position)
-
-    def get_environment_info(self) -> EnvironmentInfo:
-        return self.backend.get_environment_info()
-
-    def available_actions(self, agent_id: str) -> tuple[str, ...]:
-        return self.backend.available_actions(agent_id)
 
     def poll_messages(self, agent_id: str) -> list[Message]:
         return self.backend.poll_messages(agent_id)
