@@ -37,6 +37,17 @@ def test_an_exported_world_is_the_world_the_run_had(tmp_path):
     assert again.returncode == 2 and "is there already" in again.stderr  # never overwritten
 
 
+def test_an_exported_house_keeps_the_search_task_find_gives(tmp_path):
+    path = tmp_path / "house.yaml"
+    find = ("--find", "toothbrush,laptop")
+    result = main_py("--world", "gen:house", "--world-seed", "3", *find, "--export-world", str(path))
+    assert result.returncode == 0, result.stderr
+    exported = load_world(path)
+    assert exported.targets == ("toothbrush", "laptop")
+    made = open_world("gen:house", 3, ("toothbrush", "laptop"))
+    assert (exported.walls, exported.objects, exported.rooms) == (made.walls, made.objects, made.rooms)
+
+
 @pytest.mark.parametrize(
     ("args", "problem"),
     [

@@ -7,7 +7,7 @@ import yaml
 
 from explorer.model.reading import ReplyError
 from explorer.model.reply_format import ReplyFormat
-from explorer.policies.replies import parse_decision, resolve_recipient
+from explorer.policies.replies import parse_decision, parse_goal_decision, resolve_recipient
 from nodes.interfaces import Decision
 from perception.actions import ACTIONS
 from tests.support.paths import ROOT
@@ -303,3 +303,21 @@ def test_recipients_are_resolved_to_a_teammate_or_all(message_to, recipient, not
     resolved, note = resolve_recipient(message_to, "Agent1", ["Agent1", "Agent2", "Agent3"])
     assert resolved == recipient
     assert bool(note) == noted
+
+
+def test_the_templates_example_values_given_back_say_nothing():
+    """A small model copies the reply template's example values; they are no message, reason or thinking."""
+    reply = (
+        '{"action": "look_up", "message_to": "all", "thinking": "What you notice and what it means.",'
+        ' "message_to_others": "optional: something useful for the team, such as what you found and where",'
+        ' "reason": "why this action"}'
+    )
+    decision = parse_decision(reply, ACTIONS)
+    assert (decision.action, decision.thinking, decision.reason, decision.message_to_others) == ("look_up", "", "", "")
+    decision, goal = parse_goal_decision(
+        'goal: G2\nreason: "why this goal"\nmessage_to_others: "optional: something useful for the team"', ACTIONS, 3
+    )
+    assert (goal, decision.reason, decision.message_to_others) == (2, "", "")
+    # Text of its own is kept, even where it begins like the example.
+    kept = parse_decision('action: forward\nreason: "why this action is right: the hall is open"', ACTIONS)
+    assert kept.reason == "why this action is right: the hall is open"

@@ -138,7 +138,7 @@ def _export_world(config, path):
         raise ConfigError(f"--export-world writes a generated world: give --world gen:FAMILY, not {config.world}")
     if path.exists() or path.is_symlink():
         raise ConfigError(f"--export-world {path}: the file is there already; name a new one")
-    write_text(path, world_to_yaml(generated_mapping(str(config.world), config.world_seed)))
+    write_text(path, world_to_yaml(generated_mapping(str(config.world), config.world_seed, config.find)))
     print(f"Wrote {path}: the world {config.world} with world seed {config.world_seed or 0}")
     return 0
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from functools import cache
 
 from explorer.model.reading import ReplyError, bounded_text, read_structured
 from explorer.policies.sentences import Heading
 from nodes.interfaces import Decision
 from perception.base import BROADCAST
+from prompts import example_values
 
 FIELDS = ("thinking", "action", "reason", "message_to_others", "message_to")
 # Longest text kept per field: a runaway reply must not swell the trace and prompts.
@@ -56,6 +58,7 @@ ACTION_SYNONYMS = {
     "roll_left": "tilt_left",
     "roll_right": "tilt_right",
 }
+REPLY_TEMPLATES = ("reply_actions", "reply_goals")
 BROADCAST_NAMES = {"all", "everyone", "everybody", "team", "all_agents", "*", "others", "broadcast"}
 
 
@@ -93,9 +96,21 @@ def _given(value: object) -> bool:
 
 
 def _decision(fields: Mapping[str, object], action: str) -> Decision:
-    values = {name: bounded_text(fields.get(name), FIELD_LIMITS[name]) for name in FIELDS if name != "action"}
+    values = {name: _said(fields.get(name), FIELD_LIMITS[name]) for name in FIELDS if name != "action"}
     values["message_to"] = values["message_to"] or BROADCAST
     return Decision(action=action, **values)
+
+
+def _said(value: object, limit: int) -> str:
+    """A field's text, bounded; "" where it only gives back the template's example value, as small models
+    do ("why this action"), so that no teammate reads it as a message and no memory keeps it."""
+    text = bounded_text(value, limit)
+    return "" if text.strip().rstrip(".").lower() in _example_values() else text
+
+
+@cache
+def _example_values() -> frozenset[str]:
+    return frozenset(example.lower() for template in REPLY_TEMPLATES for example in example_values(template))
 
 
 def normalise_action(raw: str, available_actions: Sequence[str]) -> str:
