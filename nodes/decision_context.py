@@ -203,7 +203,7 @@ def render_prompt(context: DecisionContext, reply: str | None = None) -> str:
         persona=setup.persona,
         team_size=len(team.members),
         world=team.world,
-        team_goal=_team_goal(team),
+        team_goal=team_goal(team),
         max_steps=team.max_steps,
         step=team.step,
         pose=view.pose.describe(),
@@ -226,7 +226,10 @@ def render_prompt(context: DecisionContext, reply: str | None = None) -> str:
 
 
 def comm_note(context: DecisionContext) -> str:
-    return render("comm_on" if context.setup.comm_enabled else "comm_off").strip()
+    if not context.setup.comm_enabled:
+        return render("comm_off").strip()
+    search = "\n" + render("comm_search").strip() if context.team.targets else ""
+    return render("comm_on").strip() + search
 
 
 def _messages_text(messages: Sequence[HeardMessage]) -> str:
@@ -236,7 +239,7 @@ def _messages_text(messages: Sequence[HeardMessage]) -> str:
     return f"{text}\n({hidden} older messages this step not shown)" if hidden else text
 
 
-def _team_goal(team: TeamContext) -> str:
+def team_goal(team: TeamContext) -> str:
     """What the team is after: a search task's targets (and those still to find), or every object."""
     if not team.targets:
         return render("goal_explore", max_steps=team.max_steps).strip()

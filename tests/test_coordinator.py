@@ -200,6 +200,15 @@ def test_a_model_coordinator_is_asked_through_litellm_and_a_bad_reply_sends_noth
     assert json.loads((tmp_path / "run" / "config.json").read_text())["coordinator"] == "openai/coordinator-model"
 
 
+def test_a_model_coordinator_is_told_the_search_task(tmp_path, embedder, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with ChatServer(in_turn("directives: {}")) as server:
+        settings = {"world": "gen:house", "world_seed": 3, "find": ("toothbrush",), "steps": 2}
+        run(tmp_path, embedder, coordinator="openai/coordinator-model", api_base=server.api_base, **settings)
+    prompt = server.requests[0]["messages"][-1]["content"]
+    assert "The team's task is to find: toothbrush." in prompt and "as many distinct objects" not in prompt
+
+
 def test_a_coordinator_is_checked(tmp_path):
     for settings, problem in (
         ({"coordinator": "offline", "comm": False}, "drop --no-comm"),

@@ -43,7 +43,7 @@ from explorer.policies.relay import Point, passed_on, reaches_beyond, said_in
 from explorer.policies.replies import parse_directives
 from explorer.policies.sentences import Box
 from explorer.team.topology import read_group
-from nodes.decision_context import Cell, CoordinatorContext, Directive
+from nodes.decision_context import Cell, CoordinatorContext, Directive, team_goal
 from nodes.interfaces import CoordinatorPolicy, Decision, DecisionOutcome
 from perception.base import Message, Pose, objects_text
 from prompts import render
@@ -276,6 +276,7 @@ class ModelCoordinator:
             "coordinator",
             team_size=len(team),
             world=about.world,
+            team_goal=team_goal(about),
             step=about.step,
             max_steps=about.max_steps,
             size="x".join(map(str, size)),
