@@ -121,7 +121,7 @@ def main():
 
 
 def markdown_table(summary):
-    """The README's table: mean steps to 90% of the objects by msg_delay, without and with the coordinator."""
+    """The table in docs/performance.md: mean steps to 90% of the objects by msg_delay, without and with the coordinator."""
     lines = [
         "| msg_delay (s) | 3 explorers alone | with the offline coordinator | coordinator / alone (geometric mean) |",
         "|---|---|---|---|",

@@ -190,7 +190,7 @@ def overall_figures(rows, condition, per_world):
 
 
 def markdown_table(summary):
-    """The README's exploration table: steps to 90% of the objects over the full-knowledge team's, per world."""
+    """The exploration table (docs/performance.md): steps to 90% of the objects over the full-knowledge team's, per world."""
     conditions = summary["conditions"]
     lines = [
         "| world | agents | full knowledge (steps) | " + " | ".join(conditions) + " |",

@@ -276,7 +276,7 @@ def _check(value: float, target: float, at_most: bool = False) -> dict:
 
 
 def markdown_tables(summary: dict) -> str:
-    """The family table (the README's), then one row per family, size and team."""
+    """The family table (docs/performance.md), then one row per family, size and team."""
     return "\n\n".join([family_table(summary), variant_table(summary)])
 
 

@@ -47,7 +47,7 @@ from perception.families.generate import open_world  # noqa: E402
 from perception.targets import is_target_object  # noqa: E402
 from tests.support.openai_stub_server import ChatServer  # noqa: E402
 
-HELD_OUT_SEEDS = tuple(range(1001, 1013))  # fixed before tuning: the README's table
+HELD_OUT_SEEDS = tuple(range(1001, 1013))  # fixed before tuning: the table in docs/performance.md
 DEV_SEEDS = tuple(range(1, 13))  # what SHARPNESS and the placement noise were tried on
 WORLD = "gen:house"
 AGENTS = 2

@@ -188,7 +188,7 @@ class VectorMemory:
         meta = {
             "format": FORMAT,
             "model": self.embedder.name,
-            # Either backend may load it: their rows differ by at most 2.2e-7 (README, Performance).
+            # Either backend may load it: their rows differ by at most 2.2e-7 (docs/options.md, --embedder).
             "backend": self.embedder.backend,
             "dimension": int(self.index.d),
             "count": len(self.texts),
