@@ -3,9 +3,10 @@
 The prompt lists up to MAX_GOALS goals from the agent's own map, ranked by the
 offline explorer (explorer/policies/offline.py), which also keeps the map and
 plans the way. The model is asked again only when there is something to
-decide: the goal is reached or cannot be reached, a new object is in sight, a
-teammate wrote to this agent or said it is heading for the same ground, or
-REASK_STEPS steps have passed. The steps between are the planner's: no prompt,
+decide: the goal is reached or cannot be reached, a teammate wrote to this
+agent or said it is heading for the same ground, or REASK_STEPS steps have
+passed. An object coming into sight is not such a thing: the team's store
+has it at once, and the goals already weigh the ground still unseen. The steps between are the planner's: no prompt,
 no model call, traced with the policy "planner".
 
 Where the world has rooms, each goal says which room it leads into, as far as the agent knows the rooms
@@ -16,7 +17,6 @@ model knows of where things are reaches the world through the goal it picks.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
 import explorer.policies.sentences as sentences
@@ -56,7 +56,6 @@ class GoalPolicy:
         self.rooms = KnownRooms()  # to say which room each goal leads into
         self.goal: PoseKey | None = None  # the pose the model chose
         self.asked_at = 0  # the step the model was last asked (it is, before a goal is first chosen)
-        self.objects_seen: set[str] = set()
         self._decided: tuple[int, DecisionOutcome] | None = None
 
     def decide(self, prompt: str, context: DecisionContext) -> DecisionOutcome:
@@ -69,14 +68,12 @@ class GoalPolicy:
 
     def _decide(self, context: DecisionContext) -> DecisionOutcome:
         pose = self.explorer.observe(context)
-        seen_new = set(context.view.visible_objects) - self.objects_seen
-        self.objects_seen |= seen_new
         goals, current = self.explorer.ranked_goals(context, pose, MAX_GOALS, keep=self.goal)
         reached = pose == self.goal
         if reached:
             self.goal = self._look_around(goals, pose)
             current = next((g for g in goals if g.pose == self.goal), None)
-        why = self._reason_to_ask(context, pose, current, seen_new, reached)
+        why = self._reason_to_ask(context, pose, current, reached)
         if not why:  # the goal stands, and is among the goals, so on a known way: the planner walks on
             assert self.goal is not None
             action = self.explorer.map.path_to(pose, self.goal, context.available_actions)
@@ -139,20 +136,17 @@ class GoalPolicy:
         context: DecisionContext,
         pose: PoseKey,
         current: Goal | None,
-        seen_new: AbstractSet[str],
         reached: bool,
     ) -> str:
         """Why the model must be asked this step ("" when the planner walks on)."""
-        seen = [f"new object in sight: {', '.join(sorted(seen_new))}"] if seen_new else []
         if self.goal is None:
-            return "; ".join(["goal reached, and looked around there" if reached else "no goal"] + seen)
+            return "goal reached, and looked around there" if reached else "no goal"
         reasons = []
         if current is None:  # the goal is no longer among the goals: why not?
             unreachable = self.explorer.map.path_to(pose, self.goal, context.available_actions) is None
             reasons.append(
                 "goal unreachable" if unreachable else "goal no longer worth the way: little left to see there"
             )
-        reasons += seen
         messages = context.teammates.messages
         reasons += [f"{m['sender']} wrote to me" for m in messages if m.get("recipient") == context.team.agent_id]
         # A heading said this step, not one already known: that would wake the model every step.
