@@ -28,7 +28,7 @@ from perception.base import Message
 
 MOVE_RATIO = 2.0  # a group with this many times another's unseen ground per explorer takes one of its explorers
 MOVE_COOLDOWN = 3  # ticks before an explorer moved is moved again
-RELAY_REACH = 3  # view distances, as a coordinator's
+RELAY_REACH = 3  # view distances from a region: the messages that concern its coordinator (which filters them again)
 
 
 class SystemAgent:
