@@ -94,6 +94,16 @@ def test_report_rebuilds_an_earlier_runs_page_and_refuses_a_directory_with_no_ru
     ]
 
 
+def test_a_run_that_took_no_step_still_gets_its_report(finished_run, tmp_path):
+    """A process stopped before its agents' first step (a split team's, say) has an empty trace."""
+    run_dir = tmp_path / "run"
+    shutil.copytree(finished_run, run_dir)
+    (run_dir / "trace.jsonl").write_text("")
+    write_report(run_dir)
+    page = (run_dir / "report.html").read_text()
+    assert "<h2>Decisions</h2>" not in page and "<h2>Decisions</h2>" in (finished_run / "report.html").read_text()
+
+
 def test_report_reads_a_version_1_trace_and_refuses_one_of_an_unknown_version(finished_run, tmp_path):
     old, future = tmp_path / "old", tmp_path / "future"
     for run_dir, change in ((old, as_version_1), (future, lambda line: {**line, "trace_version": 99})):

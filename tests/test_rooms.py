@@ -44,10 +44,12 @@ ROOMS_WORLD = {
 }
 # The trace lines (but their timings) of six steps on worlds without rooms, as the code before rooms
 # were named wrote them: a change here changes what runs on such worlds record and prompt.
+# Made before rooms existed; renewed only where the prompt's text changed (comm_on.md, checked to be the
+# only difference).
 BEFORE_ROOMS = {
-    "apartment": "000849adb836eafa84f6def85f8ecf60f3f860dabdf08f28b27303aeebb2484d",
-    "gen:maze": "67793c83685b7e68d9533c366eec51a2de0d0f9855f82abdf8749b710145368b",
-    "gen:corridor": "91bbcbdbaaccde211058445cd135be4a5b0879837e887bb40cc6967d6ad32f8c",
+    "apartment": "a8d0d025300faa15cd0a83f77790ae8c0fe33e3596cec204c3e4923cf54eec4e",
+    "gen:maze": "deb466e7d11a8927c250b9729b9a4fee54acb16768b914ca12ed0a92cd6de5fe",
+    "gen:corridor": "03ad59b9d6d765a426abfb80c5cd3b0031b263660c29a6ec7f6cf6b1566dfc47",
 }
 
 

@@ -161,7 +161,7 @@ def test_goals_name_the_room_they_lead_into(tmp_path, embedder, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with ChatServer(lambda request: "goal: G1") as server:
         settings = {"model": "openai/stub", "decide": "goals", "api_base": server.api_base, "reply_format": "yaml"}
-        run(tmp_path, embedder, steps=2, **settings)
+        run(tmp_path, embedder, steps=8, **settings)
         prompts = [record.body["messages"][-1]["content"] for record in server.records]
     goal_lines = [line for prompt in prompts for line in prompt.splitlines() if line.startswith("- G")]
     assert any(

@@ -221,11 +221,11 @@ def test_an_object_coming_into_sight_does_not_wake_the_model(tmp_path):
         tmp_path,
         "name: w\nsize: [12, 3]\nobjects: [{name: cup, position: [6, 1]}]\nagents: [{position: [0, 1], facing: east}]\n",
     )
-    store = InProcessStore()
-    perception = MockPerception(world, store, ["Agent1"], seed=1)
+    perception = MockPerception(world, InProcessStore(), ["Agent1"], seed=1)
     model = ScriptedModel("goal: G1")
-    outcomes = walk(perception, GoalPolicy("scripted", model), 8)
-    assert "cup" in store.objects()  # it came into sight on the way
+    policy = GoalPolicy("scripted", model)
+    outcomes = walk(perception, policy, 8)
+    assert (6, 1, 0) in policy.explorer.map.seen  # the cup came into sight on the way
     reasons = [note.split("; chose")[0] for o in outcomes for note in o.notes]
     assert reasons and set(reasons) <= {"no goal", "goal reached, and looked around there"}, reasons
 
