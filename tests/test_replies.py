@@ -321,3 +321,16 @@ def test_the_templates_example_values_given_back_say_nothing():
     # Text of its own is kept, even where it begins like the example.
     kept = parse_decision('action: forward\nreason: "why this action is right: the hall is open"', ACTIONS)
     assert kept.reason == "why this action is right: the hall is open"
+
+
+def test_a_json_reply_whose_strings_hold_newlines_and_fences_is_read_as_json():
+    """SmolLM2 under llama-cpp-python's json_object schema wrote this (bench/real_model.py, office, seed 2)."""
+    reply = (
+        '{ "goal" : "G1", "message_to": "Agent1", "message_to_others": "optional: something useful for the team, '
+        'or one agent id, or all }\n```\nYou may send one short message per step to a teammate or to all." ,'
+        '"reason" :", and they will leave that ground to you.\nReply with YAML only, in one fenced block:\n'
+        '```yaml\nthinking: " } '
+    )
+    decision, goal = parse_goal_decision(reply, ACTIONS, 3)
+    assert goal == 1 and decision.message_to == "Agent1"
+    assert decision.message_to_others.startswith("optional: something useful for the team, or one agent id")

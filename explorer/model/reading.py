@@ -43,6 +43,9 @@ def read_structured(
     ReplyError when a candidate is not valid YAML and none was usable.
     """
     text = "\n".join(map(_cut_line, _REASONING.sub("", text or "").split("\n")))[:MAX_REPLY_CHARS]
+    whole = _json_object(text)
+    if whole is not None and usable(whole):
+        return whole
     fenced = _FENCE.search(text)
     candidates = [fenced.group(1)] if fenced else [text, unfenced_block(text) if unfenced_block else ""]
     error = None
@@ -57,6 +60,30 @@ def read_structured(
     if error is not None:
         raise ReplyError(f"the reply is not valid YAML ({str(error).strip().splitlines()[0]})")
     return None
+
+
+def _json_object(text: str) -> dict | None:
+    """The reply as a JSON object, where it is one, as a schema asks: read as JSON, not YAML, since a small
+    model's strings may hold raw newlines (and fences) that JSON's strict reading and YAML both refuse."""
+    try:
+        value = json.loads(text.strip(), strict=False)
+    except (ValueError, RecursionError):
+        return None
+    # Deep nesting is left to the YAML reader, which refuses it saying so.
+    return value if isinstance(value, dict) and _depth(value) <= MAX_DEPTH else None
+
+
+def _depth(value: Any) -> int:
+    """How many levels of nodes `value` has, as YAML's composer counts them: {"a": [1]} has 3."""
+    depth, level = 0, [value]
+    while level:
+        depth += 1
+        level = [item for node in level if isinstance(node, (dict, list)) for item in _children(node)]
+    return depth
+
+
+def _children(node: dict | list) -> list:
+    return list(node.values()) if isinstance(node, dict) else node
 
 
 class _ReplyLoader(yaml.SafeLoader):
