@@ -6,8 +6,9 @@ plans the way. The model is asked again only when there is something to
 decide: the goal is reached or cannot be reached, a teammate wrote to this
 agent or said it is heading for the same ground, or REASK_STEPS steps have
 passed. An object coming into sight is not such a thing: the team's store
-has it at once, and the goals already weigh the ground still unseen. The steps between are the planner's: no prompt,
-no model call, traced with the policy "planner".
+has it at once, and the goals already weigh the ground still unseen. The
+steps between are the planner's: no prompt, no model call, traced with the
+policy "planner".
 
 Where the world has rooms, each goal says which room it leads into, as far as the agent knows the rooms
 (explorer/policies/known_rooms.py): "enter the kitchen through the door at (5, 3, 0)", so that what a
