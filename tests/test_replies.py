@@ -28,8 +28,14 @@ message_to_others: "sofa at (1, 2, 0)"
 
 
 def test_bare_yaml():
-    decision = parse("thinking: hm\naction: look_left\nreason: scan\nmessage_to: Agent2\n")
-    assert (decision.action, decision.message_to, decision.message_to_others) == ("look_left", "Agent2", "")
+    decision = parse("thinking: hm\naction: look_left\nreason: scan\nmessage_to: Agent2\nmessage_to_others: hi\n")
+    assert (decision.action, decision.message_to, decision.message_to_others) == ("look_left", "Agent2", "hi")
+
+
+def test_a_recipient_without_a_message_is_the_whole_team():
+    """What the planner adds to a message with no words of the model's is news for all, not a call to one."""
+    decision = parse("action: look_left\nmessage_to: Agent2\n")
+    assert (decision.message_to, decision.message_to_others) == ("all", "")
 
 
 def test_prose_around_a_fenced_block():
@@ -318,6 +324,13 @@ def test_the_templates_example_values_given_back_say_nothing():
         'goal: G2\nreason: "why this goal"\nmessage_to_others: "optional: something useful for the team"', ACTIONS, 3
     )
     assert (goal, decision.reason, decision.message_to_others) == (2, "", "")
+    # The "optional:" note with words run on from it, as SmolLM2 wrote it, is given back too.
+    decision, _ = parse_goal_decision(
+        '{"goal": "G1", "message_to_others": "optional: something useful for the team, such as G2, Agent3,"}',
+        ACTIONS,
+        3,
+    )
+    assert decision.message_to_others == ""
     # Text of its own is kept, even where it begins like the example.
     kept = parse_decision('action: forward\nreason: "why this action is right: the hall is open"', ACTIONS)
     assert kept.reason == "why this action is right: the hall is open"
@@ -332,5 +345,5 @@ def test_a_json_reply_whose_strings_hold_newlines_and_fences_is_read_as_json():
         '```yaml\nthinking: " } '
     )
     decision, goal = parse_goal_decision(reply, ACTIONS, 3)
-    assert goal == 1 and decision.message_to == "Agent1"
-    assert decision.message_to_others.startswith("optional: something useful for the team, or one agent id")
+    assert goal == 1 and decision.message_to_others == ""  # the template's note, given back
+    assert decision.reason.startswith(", and they will leave that ground to you.\nReply with YAML only")

@@ -211,9 +211,11 @@ def test_the_planner_walks_to_the_chosen_goal_and_asks_again_when_it_is_reached(
     assert "- G1: look" in model.prompts[0] and "steps away" in model.prompts[0] and "goal:" in model.prompts[0]
     for outcome in walked:
         assert outcome.prompt == "" and outcome.model_calls == () and outcome.decision.action
-    # Asked again only once the goal was reached (or had little left to show): each call's notes say why.
+    # Asked again only once the goal was reached (or had little left to show), or REASK_STEPS steps on:
+    # each call's notes say why.
     reasons = [note for o in asked[1:] for note in o.notes]
-    assert reasons and all(note.startswith(("goal reached", "goal no longer worth")) for note in reasons), reasons
+    expected = ("goal reached", "goal no longer worth", f"{REASK_STEPS} steps since")
+    assert reasons and all(note.startswith(expected) for note in reasons), reasons
 
 
 def test_an_object_coming_into_sight_does_not_wake_the_model(tmp_path):
@@ -281,13 +283,19 @@ def test_at_its_goal_the_agent_looks_around_before_asking_again(tmp_path):
     assert policy.goal is not None and sum(abs(a - b) for a, b in zip(policy.goal[:3], (0, 0, 0))) <= 2
 
 
-def test_a_teammate_heading_for_the_same_ground_wakes_the_model_once(tmp_path):
-    perception = MockPerception(world_file(tmp_path, OPEN_ROOM), InProcessStore(), ["Agent1", "Agent2"], seed=1)
-    model = ScriptedModel("goal: G1")
-    policy = GoalPolicy("scripted", model)
-    policy.decide("unused", context_for(perception, "Agent1", 1))
-    said = [("Agent2", sentences.heading(policy.goal))]
-    woken = policy.decide("unused", context_for(perception, "Agent1", 2, messages=said))
-    assert woken.decided_by != PLANNER and any("Agent2 is heading for my goal" in note for note in woken.notes)
-    later = policy.decide("unused", context_for(perception, "Agent1", 3))
+def test_of_two_teammates_heading_for_the_same_ground_one_is_asked_again_once(tmp_path):
+    """The one nearer the goal keeps it, the first by name where both are as near: here Agent1."""
+    both_at_the_corner = OPEN_ROOM.replace("agents: [", "agents: [{position: [0, 0], facing: east}, ")
+    perception = MockPerception(world_file(tmp_path, both_at_the_corner), InProcessStore(), ["Agent1", "Agent2"], 1)
+    policies = {agent: GoalPolicy("scripted", ScriptedModel("goal: G1")) for agent in ("Agent1", "Agent2")}
+    for agent, policy in policies.items():
+        policy.decide("unused", context_for(perception, agent, 1))
+    assert policies["Agent1"].goal == policies["Agent2"].goal
+    heard = {"Agent1": [("Agent2", sentences.heading(policies["Agent2"].goal))]}
+    heard["Agent2"] = [("Agent1", sentences.heading(policies["Agent1"].goal))]
+    kept = policies["Agent1"].decide("unused", context_for(perception, "Agent1", 2, messages=heard["Agent1"]))
+    woken = policies["Agent2"].decide("unused", context_for(perception, "Agent2", 2, messages=heard["Agent2"]))
+    assert kept.decided_by == PLANNER
+    assert woken.decided_by != PLANNER and any("Agent1 is heading for my goal" in note for note in woken.notes)
+    later = policies["Agent2"].decide("unused", context_for(perception, "Agent2", 3))
     assert not any("heading for my goal" in note for note in later.notes)

@@ -35,7 +35,7 @@ from prompts import render
 
 MAX_GOALS = 6
 REASK_STEPS = 10
-AROUND = 2  # cells and steps: at its goal the agent looks around this close before asking again
+AROUND = 3  # cells and steps: at its goal the agent looks around this close before asking again
 NEAR = 5  # cells (by the grid, not the path): a teammate this close to a goal is "near" it
 COMPASS = {
     (0, 1): "north",
@@ -153,11 +153,23 @@ class GoalPolicy:
         # A heading said this step, not one already known: that would wake the model every step.
         headings = [(m["sender"], sentences.read_heading(m["message"])) for m in messages]
         reasons += [
-            f"{sender} is heading for my goal" for sender, heading in headings if heading and _near(heading, self.goal)
+            f"{sender} is heading for my goal"
+            for sender, heading in headings
+            if heading and _near(heading, self.goal) and self._yields_to(context, sender, pose)
         ]
         if context.team.step - self.asked_at >= REASK_STEPS:
             reasons.append(f"{REASK_STEPS} steps since I was last asked")
         return "; ".join(reasons)
+
+    def _yields_to(self, context: DecisionContext, teammate: str, pose: PoseKey) -> bool:
+        """Whether this agent gives its goal up to `teammate`, which heads for it too: the one nearer the
+        goal keeps it (the first by name, as near), so that only one of the two is asked again."""
+        assert self.goal is not None
+        there = context.teammates.positions.get(teammate)
+        if there is None:
+            return True
+        theirs, mine = cell_distance(there.cell, self.goal), cell_distance(pose, self.goal)
+        return (theirs, teammate) < (mine, context.team.agent_id)
 
     def _goal_lines(self, context: DecisionContext, pose: PoseKey, goals: list[Goal]) -> str:
         teammates = {a: p.cell for a, p in context.teammates.positions.items() if p}

@@ -97,15 +97,21 @@ def _given(value: object) -> bool:
 
 def _decision(fields: Mapping[str, object], action: str) -> Decision:
     values = {name: _said(fields.get(name), FIELD_LIMITS[name]) for name in FIELDS if name != "action"}
-    values["message_to"] = values["message_to"] or BROADCAST
+    # A recipient with no words of the model's own is no one's: news added later goes to the whole team.
+    values["message_to"] = (values["message_to"] if values["message_to_others"] else "") or BROADCAST
     return Decision(action=action, **values)
 
 
 def _said(value: object, limit: int) -> str:
     """A field's text, bounded; "" where it only gives back the template's example value, as small models
-    do ("why this action"), so that no teammate reads it as a message and no memory keeps it."""
+    do ("why this action"), so that no teammate reads it as a message and no memory keeps it. No text of
+    a model's own begins with the template's "optional:" note, so that note with words run on is one too."""
     text = bounded_text(value, limit)
-    return "" if text.strip().rstrip(".").lower() in _example_values() else text
+    said = text.strip().rstrip(".").lower()
+    given_back = said in _example_values() or any(
+        said.startswith(example) for example in _example_values() if example.startswith("optional:")
+    )
+    return "" if given_back else text
 
 
 @cache
