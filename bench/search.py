@@ -240,6 +240,8 @@ def _with_real_model(seeds: tuple[int, ...], conditions: list[str], embedder: Se
         for row in rows:
             steps, budget = run_steps(row["seed"], "real-goals", embedder, real)
             row["real-goals"] = {"steps": steps, "budget": budget}
+            # Each run as it ends: the model's runs are slow, and a bench stopped part way keeps what it measured.
+            print(f"seed {row['seed']}: real-goals {steps}", flush=True)
     return rows
 
 
