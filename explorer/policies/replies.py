@@ -104,8 +104,9 @@ def _decision(fields: Mapping[str, object], action: str) -> Decision:
 
 def _said(value: object, limit: int) -> str:
     """A field's text, bounded; "" where it only gives back the template's example value, as small models
-    do ("why this action"), so that no teammate reads it as a message and no memory keeps it. No text of
-    a model's own begins with the template's "optional:" note, so that note with words run on is one too."""
+    do ("why this action"), so that no teammate reads it as a message and no memory keeps it. The
+    template's "optional:" note counts as given back even with words run on: no text of a model's own
+    begins with it."""
     text = bounded_text(value, limit)
     said = text.strip().rstrip(".").lower()
     given_back = said in _example_values() or any(
