@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.full_knowledge import full_knowledge_steps  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
+from explorer.policies.factory import make_policy  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
 from memory.embedder import SentenceEmbedder  # noqa: E402
 from perception.world import SHIPPED_WORLDS, load_world  # noqa: E402
@@ -65,7 +66,9 @@ def run_steps(world_path, agents, seed, steps, embedder, condition, api_base=Non
     return summary["team"]["steps_to_objects"][f"{SHARE}%"], summary["team"]
 
 
-def run_summary(world_path, agents, seed, steps, embedder, condition, run_dir, api_base=None):
+def run_summary(
+    world_path, agents, seed, steps, embedder, condition, run_dir, api_base=None, policy_factory=make_policy
+):
     """A run of the product under `condition`, written into `run_dir`: its summary."""
     settings = {
         "offline": {},
@@ -77,7 +80,7 @@ def run_summary(world_path, agents, seed, steps, embedder, condition, run_dir, a
         config = RunConfig(
             world=world_path, agents=agents, seed=seed, steps=steps, run_dir=run_dir, verbosity=-1, **settings
         ).check()
-        return ExplorationRun(config, embedder=embedder).execute()
+        return ExplorationRun(config, embedder=embedder, policy_factory=policy_factory).execute()
 
 
 def geometric_mean(values):

@@ -14,7 +14,11 @@ same start poses (the world's own: a corridor's team starts at one end):
 
 - offline: the built-in explorer, with messages;
 - no-comm: the same with --no-comm;
-- random: the random baseline, with 2 agents only (it never finishes within the budget: the dearest runs).
+- random: the random baseline, with 2 agents only (it never finishes within the budget: the dearest runs);
+- shared-sight (only when asked: `--conditions offline no-comm shared-sight`): the offline team, whose maps
+  also take in, before each step, every cell and wall any teammate saw at an earlier step
+  (bench/shared_sight.py), at once and for nothing. All that messages could tell of the world, so
+  no-comm's steps over its steps say how much more messages could pay with these plans.
 
 A run's step budget is BUDGET times the reference's steps to 100% of the objects; the random team's is at
 least RANDOM_OVER times the offline team's steps to 90% and one more, so that its figure against the
@@ -52,6 +56,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.exploration import geometric_mean, run_summary  # noqa: E402
 from bench.full_knowledge import full_knowledge_curve  # noqa: E402
+from bench.shared_sight import SharedSightExplorer, TeamSight  # noqa: E402
 from perception.families.generate import open_world  # noqa: E402
 from tests.support.hash_embedder import HashEmbedder  # noqa: E402
 
@@ -67,7 +72,9 @@ VARIANTS = {
     "hall": ("size=16x12", "size=24x16"),
 }
 TEAMS = (2, 4)
-CONDITIONS = ("offline", "no-comm", "random")
+SHARED_SIGHT = "shared-sight"
+CONDITIONS = ("offline", "no-comm", "random", SHARED_SIGHT)
+DEFAULT_CONDITIONS = CONDITIONS[:3]
 RANDOM_TEAMS = (2,)
 SHARES = (50, 90, 100)  # percent of the objects
 BUDGET = 2.5  # a run's steps: this many times the reference's steps to 100%
@@ -112,7 +119,7 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="the development seeds, not the held-out ones")
     parser.add_argument("--families", nargs="+", choices=list(VARIANTS), default=list(VARIANTS))
     parser.add_argument("--teams", type=int, nargs="+", choices=TEAMS, default=list(TEAMS))
-    parser.add_argument("--conditions", nargs="+", choices=CONDITIONS, default=list(CONDITIONS))
+    parser.add_argument("--conditions", nargs="+", choices=CONDITIONS, default=list(DEFAULT_CONDITIONS))
     parser.add_argument("--jobs", type=int, default=1, help="worlds measured at once, each in a process")
     parser.add_argument("--out", type=Path, help="default bench/families.json (--quick: bench/families-dev.json)")
     return parser.parse_args()
@@ -159,7 +166,20 @@ def run_figures(
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "run"
         # The run seed is the world's: the random baseline differs from world to world.
-        summary = run_summary(Path(case.name), agents, case.seed, steps, embedder, condition, run_dir)
+        if condition == SHARED_SIGHT:
+            team_sight = TeamSight()  # one per run
+            summary = run_summary(
+                Path(case.name),
+                agents,
+                case.seed,
+                steps,
+                embedder,
+                "offline",
+                run_dir,
+                policy_factory=lambda *_: SharedSightExplorer(team_sight),
+            )
+        else:
+            summary = run_summary(Path(case.name), agents, case.seed, steps, embedder, condition, run_dir)
         reached = summary["team"]["steps_to_objects"]
         until = reached["100%"] or steps
         exploring = exploring_figures(run_dir / "trace.jsonl", until)
@@ -249,6 +269,10 @@ def group_figures(rows: list[dict], conditions: Sequence[str]) -> dict:
             )
             figures[condition]["against_offline_worlds"] = f"{len(compared)} of {len(ran)}"
             figures[condition]["against_offline_bound"] = not all(r[condition]["reached"]["90%"] for r in compared)
+    if "no-comm" in figures and SHARED_SIGHT in figures:
+        figures["no-comm"]["against_shared_sight"] = geometric_mean(
+            [r["no-comm"]["ratio"]["90%"] / r[SHARED_SIGHT]["ratio"]["90%"] for r in rows]
+        )
     return figures
 
 
@@ -302,6 +326,8 @@ def family_table(summary: dict) -> str:
         header += ["no-comm 90%", "no-comm / offline"]
     if "random" in conditions:
         header += ["random 90%", "random / offline"]
+    if SHARED_SIGHT in conditions:
+        header += ["shared sight 90%", "shared sight / offline", "no-comm / shared sight"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     groups = {**summary["per_family"], "**all**": summary["overall"]}
     for name, figures in groups.items():
@@ -311,9 +337,11 @@ def family_table(summary: dict) -> str:
             cells += [_ratio(offline[share]) for share in ("50%", "90%", "100%")]
             cells += [f"{offline['overlap_ratio']:.2f}", f"{offline['messages_per_agent_step']:.2f}"]
             cells += [f"{offline['message_chars_per_agent_step']:.0f}"]
-        for condition in ("no-comm", "random"):
+        for condition in ("no-comm", "random", SHARED_SIGHT):
             if condition in conditions:
                 cells += [_ratio(figures[condition]["90%"]), _against(figures[condition])]
+        if SHARED_SIGHT in conditions and "no-comm" in conditions:
+            cells.append(f"{figures['no-comm']['against_shared_sight']:.2f}x")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -13,6 +13,9 @@ until it has found both or spent the house's step budget. The steps to find both
 - random: the random baseline;
 - stub-goals: `--decide goals` with a stub model (a local OpenAI-compatible server) that always picks the
   goal into the room a hand-written table gives for the targets left (STUB_TABLE), else G1;
+- known-layout (only when asked, `--conditions ... known-layout`): a limit, the explorer with the prior whose
+  map knows every wall and every room of the house from its first step, but not where anything is: what
+  finding the layout costs the prior;
 - real-goals (only when asked, `--conditions ... real-goals`: slow): `--decide goals` with SmolLM2-135M-Instruct
   behind llama-cpp-python's server (tests/support/llama_server.py), as bench/real_model.py runs it.
 
@@ -41,10 +44,13 @@ sys.path.insert(0, str(ROOT))
 from bench.exploration import geometric_mean  # noqa: E402
 from bench.full_knowledge import full_knowledge_curve  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
+from explorer.policies.offline import OfflineExplorer  # noqa: E402
+from explorer.policies.semantic_prior import SemanticPrior, kind_weights  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
 from memory.embedder import SentenceEmbedder  # noqa: E402
 from perception.families.generate import open_world  # noqa: E402
 from perception.targets import is_target_object  # noqa: E402
+from perception.world import World  # noqa: E402
 from tests.support.openai_stub_server import ChatServer  # noqa: E402
 
 HELD_OUT_SEEDS = tuple(range(1001, 1013))  # fixed before tuning: the table in docs/performance.md
@@ -72,8 +78,8 @@ STUB_TABLE = {  # the stub's hand-written table: where a person would look first
 }
 STUB_MODEL = "openai/search-stub"
 REAL_MODEL = "openai/smollm2-135m-instruct"
-CONDITIONS = ("frontier", "prior", "full-knowledge", "random", "stub-goals", "real-goals")
-DEFAULT_CONDITIONS = CONDITIONS[:-1]
+CONDITIONS = ("frontier", "prior", "full-knowledge", "random", "stub-goals", "known-layout", "real-goals")
+DEFAULT_CONDITIONS = CONDITIONS[:-2]
 GOAL_LINE = re.compile(r"^- G(\d+): (.*)$", re.MULTILINE)
 STILL_TO_FIND = re.compile(r"Still to find: (.*?)\.")
 BOOTSTRAP = 2000
@@ -101,11 +107,38 @@ def stub_answer(request: dict) -> str:
     return json.dumps({"goal": f"G{best[1]}", "reason": "the room my table gives for what is left"})
 
 
+class KnownLayoutExplorer(OfflineExplorer):
+    """The explorer with the semantic prior, told every room and wall of the house at its first step."""
+
+    def __init__(self, prior: SemanticPrior, world: World) -> None:
+        for room in world.rooms:
+            prior.known.add(room)
+        super().__init__(prior)
+        self.world = world
+        self.told = False
+
+    def observe(self, context):
+        pose = super().observe(context)  # the map learns the world's size from the first view
+        if not self.told:
+            self.told = True
+            for wall in sorted(self.world.walls):
+                self.map.add_wall(wall)
+            self.map.open.update(cell[:2] for cell in self.world.free_cells())
+        return pose
+
+
+def known_layout_policies(world: World, embedder: SentenceEmbedder):
+    """A policy factory: KnownLayoutExplorers with the run's prior (explorer/run/search_prior.py's table)."""
+    table = kind_weights(embedder.encode, world.targets, {room.kind for room in world.rooms})
+    return lambda *_: KnownLayoutExplorer(SemanticPrior(table), world)
+
+
 def run_steps(seed: int, condition: str, embedder: SentenceEmbedder, api_base: str | None) -> tuple[int | None, int]:
     """(steps until both targets were found, or None; the step budget) of one run of the product."""
     settings = {
         "frontier": {"prior": False},
         "prior": {},
+        "known-layout": {"prior": False},  # the bench's own explorers carry the prior
         "random": {"model": "random"},
         "stub-goals": {"model": STUB_MODEL, "decide": "goals", "api_base": api_base},
         "real-goals": {
@@ -126,7 +159,11 @@ def run_steps(seed: int, condition: str, embedder: SentenceEmbedder, api_base: s
             verbosity=-1,
             **settings,
         ).check()
-        run = ExplorationRun(config, embedder=embedder)
+        if condition == "known-layout":
+            factory = known_layout_policies(open_world(WORLD, seed, targets_for(seed)), embedder)
+            run = ExplorationRun(config, embedder=embedder, policy_factory=factory)
+        else:
+            run = ExplorationRun(config, embedder=embedder)
         summary = run.execute()
     return summary["search"]["steps_to_all"], run.steps
 

@@ -22,8 +22,7 @@ class KnownRooms:
         rooms = [sight.room, *sight.in_sight, *(door.leads_to for door in sight.doors), *(sight.doorway or ())]
         new = [room for room in rooms if room is not None and room.name not in self.rooms]
         for room in new:
-            self.rooms[room.name] = room
-            self._room_of.update(dict.fromkeys(room.cells, room))
+            self.add(room)
         doors = {door.cell: (sight.room, door.leads_to) for door in sight.doors}
         if sight.doorway:
             doors[(context.view.pose.x, context.view.pose.y)] = sight.doorway
@@ -31,6 +30,12 @@ class KnownRooms:
         new_doors = {cell: names for cell, names in new_doors.items() if self.doors.get(cell) != names}
         self.doors.update(new_doors)
         return bool(new or new_doors)
+
+    def add(self, room: Room) -> None:
+        """Know `room` (by its name: a room known already stays as it was)."""
+        if room.name not in self.rooms:
+            self.rooms[room.name] = room
+            self._room_of.update(dict.fromkeys(room.cells, room))
 
     def room_at(self, column: Wall) -> Room | None:
         """The known room the ground (x, y) lies in, or None."""
