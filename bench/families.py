@@ -57,6 +57,7 @@ sys.path.insert(0, str(ROOT))
 from bench.exploration import geometric_mean, run_summary  # noqa: E402
 from bench.full_knowledge import full_knowledge_curve  # noqa: E402
 from bench.shared_sight import SharedSightExplorer, TeamSight  # noqa: E402
+from explorer.policies.factory import make_policy  # noqa: E402
 from perception.families.generate import open_world  # noqa: E402
 from tests.support.hash_embedder import HashEmbedder  # noqa: E402
 
@@ -166,20 +167,18 @@ def run_figures(
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "run"
         # The run seed is the world's: the random baseline differs from world to world.
-        if condition == SHARED_SIGHT:
-            team_sight = TeamSight()  # one per run
-            summary = run_summary(
-                Path(case.name),
-                agents,
-                case.seed,
-                steps,
-                embedder,
-                "offline",
-                run_dir,
-                policy_factory=lambda *_: SharedSightExplorer(team_sight),
-            )
-        else:
-            summary = run_summary(Path(case.name), agents, case.seed, steps, embedder, condition, run_dir)
+        shared = condition == SHARED_SIGHT
+        team_sight = TeamSight()  # one per run
+        summary = run_summary(
+            Path(case.name),
+            agents,
+            case.seed,
+            steps,
+            embedder,
+            "offline" if shared else condition,
+            run_dir,
+            policy_factory=(lambda *_: SharedSightExplorer(team_sight)) if shared else make_policy,
+        )
         reached = summary["team"]["steps_to_objects"]
         until = reached["100%"] or steps
         exploring = exploring_figures(run_dir / "trace.jsonl", until)
@@ -327,7 +326,9 @@ def family_table(summary: dict) -> str:
     if "random" in conditions:
         header += ["random 90%", "random / offline"]
     if SHARED_SIGHT in conditions:
-        header += ["shared sight 90%", "shared sight / offline", "no-comm / shared sight"]
+        header += ["shared sight 90%", "shared sight / offline"]
+    if SHARED_SIGHT in conditions and "no-comm" in conditions:
+        header.append("no-comm / shared sight")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     groups = {**summary["per_family"], "**all**": summary["overall"]}
     for name, figures in groups.items():
