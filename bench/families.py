@@ -56,7 +56,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.exploration import geometric_mean, run_summary  # noqa: E402
 from bench.full_knowledge import full_knowledge_curve  # noqa: E402
-from bench.shared_sight import SharedSightExplorer, TeamSight  # noqa: E402
+from bench.shared_sight import shared_sight_policies  # noqa: E402
 from explorer.policies.factory import make_policy  # noqa: E402
 from perception.families.generate import open_world  # noqa: E402
 from tests.support.hash_embedder import HashEmbedder  # noqa: E402
@@ -168,7 +168,6 @@ def run_figures(
         run_dir = Path(tmp) / "run"
         # The run seed is the world's: the random baseline differs from world to world.
         shared = condition == SHARED_SIGHT
-        team_sight = TeamSight()  # one per run
         summary = run_summary(
             Path(case.name),
             agents,
@@ -177,7 +176,7 @@ def run_figures(
             embedder,
             "offline" if shared else condition,
             run_dir,
-            policy_factory=(lambda *_: SharedSightExplorer(team_sight)) if shared else make_policy,
+            policy_factory=shared_sight_policies() if shared else make_policy,
         )
         reached = summary["team"]["steps_to_objects"]
         until = reached["100%"] or steps

@@ -45,8 +45,9 @@ from bench.exploration import geometric_mean  # noqa: E402
 from bench.full_knowledge import full_knowledge_curve  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
 from explorer.policies.offline import OfflineExplorer  # noqa: E402
-from explorer.policies.semantic_prior import SemanticPrior, kind_weights  # noqa: E402
+from explorer.policies.semantic_prior import SemanticPrior  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
+from explorer.run.search_prior import prior_table  # noqa: E402
 from memory.embedder import SentenceEmbedder  # noqa: E402
 from perception.families.generate import open_world  # noqa: E402
 from perception.targets import is_target_object  # noqa: E402
@@ -128,8 +129,8 @@ class KnownLayoutExplorer(OfflineExplorer):
 
 
 def known_layout_policies(world: World, embedder: SentenceEmbedder):
-    """A policy factory: KnownLayoutExplorers with the run's prior (explorer/run/search_prior.py's table)."""
-    table = kind_weights(embedder.encode, world.targets, {room.kind for room in world.rooms})
+    """A policy factory: KnownLayoutExplorers with the run's prior."""
+    table = prior_table(world, embedder)
     return lambda *_: KnownLayoutExplorer(SemanticPrior(table), world)
 
 

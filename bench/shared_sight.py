@@ -66,6 +66,12 @@ class SharedSightExplorer(OfflineExplorer):
         return pose
 
 
+def shared_sight_policies():
+    """A policy factory for one run: SharedSightExplorers over one TeamSight."""
+    team_sight = TeamSight()
+    return lambda *_: SharedSightExplorer(team_sight)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 42, *range(4, 12)])
@@ -78,7 +84,6 @@ def main():
             world_path = seeded_world(path, directory)
             for seed in args.seeds:
                 alone, _ = steps_to_share(world_path, seed, 0, False, embedder, directory)
-                team_sight = TeamSight()  # one per run
                 shared, _ = steps_to_share(
                     world_path,
                     seed,
@@ -86,7 +91,7 @@ def main():
                     False,
                     embedder,
                     directory,
-                    policy_factory=lambda *_, sight=team_sight: SharedSightExplorer(sight),
+                    policy_factory=shared_sight_policies(),
                 )
                 rows.append(
                     {

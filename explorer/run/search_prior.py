@@ -32,12 +32,16 @@ class PriorPolicies:
         if profile.model != OFFLINE:
             return self.factory(profile, agent_id, config, gate)
         if self.table is None:
-            kinds = {room.kind for room in self.world.rooms}
             try:
-                self.table = kind_weights(self.embedder.encode, self.world.targets, kinds)
+                self.table = prior_table(self.world, self.embedder)
             except EmbedderError as error:
                 raise RunFailed(f"the search prior needs the embedding model: {error}") from None
         return OfflineExplorer(SemanticPrior(self.table))
+
+
+def prior_table(world: World, embedder: SentenceEmbedder) -> dict[str, dict[str, float]]:
+    """How each of the world's targets goes with each kind of room it has (semantic_prior.kind_weights)."""
+    return kind_weights(embedder.encode, world.targets, {room.kind for room in world.rooms})
 
 
 def with_search_prior(
