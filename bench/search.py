@@ -16,6 +16,14 @@ until it has found both or spent the house's step budget. The steps to find both
 - known-layout (only when asked, `--conditions ... known-layout`): a limit, the explorer with the prior whose
   map knows every wall and every room of the house from its first step, but not where anything is: what
   finding the layout costs the prior;
+- limits on what a prior could give this planner (only when asked), each the explorer with a prior whose
+  weights know more than the embeddings do:
+  - generator-odds: each kind of room weighted by the generator's own odds of holding a target left (a
+    room of its home kind: 1 - TARGET_NOISE shared among the house's rooms of that kind; any other room:
+    TARGET_NOISE shared among the rest), against the average room's: a perfectly calibrated kind prior;
+  - room-oracle: the room each target lies in weighted ORACLE_WEIGHTS[0], every other room known
+    ORACLE_WEIGHTS[1]: a prior that is never wrong, the rooms still found by exploring;
+  - room-oracle-layout: the room oracle told every wall and room at its first step, as known-layout is;
 - real-goals (only when asked, `--conditions ... real-goals`: slow): `--decide goals` with SmolLM2-135M-Instruct
   behind llama-cpp-python's server (tests/support/llama_server.py), as bench/real_model.py runs it.
 
@@ -50,6 +58,9 @@ from explorer.run.runner import ExplorationRun  # noqa: E402
 from explorer.run.search_prior import prior_table  # noqa: E402
 from memory.embedder import SentenceEmbedder  # noqa: E402
 from perception.families.generate import open_world  # noqa: E402
+from perception.families.placement import TARGET_NOISE  # noqa: E402
+from perception.families.things import home_kinds  # noqa: E402
+from perception.rooms import Room  # noqa: E402
 from perception.targets import is_target_object  # noqa: E402
 from perception.world import World  # noqa: E402
 from tests.support.openai_stub_server import ChatServer  # noqa: E402
@@ -79,8 +90,10 @@ STUB_TABLE = {  # the stub's hand-written table: where a person would look first
 }
 STUB_MODEL = "openai/search-stub"
 REAL_MODEL = "openai/smollm2-135m-instruct"
-CONDITIONS = ("frontier", "prior", "full-knowledge", "random", "stub-goals", "known-layout", "real-goals")
-DEFAULT_CONDITIONS = CONDITIONS[:-2]
+DEFAULT_CONDITIONS = ("frontier", "prior", "full-knowledge", "random", "stub-goals")
+LIMITS = ("known-layout", "generator-odds", "room-oracle", "room-oracle-layout")
+CONDITIONS = (*DEFAULT_CONDITIONS, *LIMITS, "real-goals")
+ORACLE_WEIGHTS = (10.0, 0.3)  # room-oracle: a room holding a target left, any other known room (unknown: 1)
 GOAL_LINE = re.compile(r"^- G(\d+): (.*)$", re.MULTILINE)
 STILL_TO_FIND = re.compile(r"Still to find: (.*?)\.")
 BOOTSTRAP = 2000
@@ -128,10 +141,62 @@ class KnownLayoutExplorer(OfflineExplorer):
         return pose
 
 
-def known_layout_policies(world: World, embedder: SentenceEmbedder):
-    """A policy factory: KnownLayoutExplorers with the run's prior."""
+class GeneratorOdds(SemanticPrior):
+    """A prior weighting each kind of room by the generator's odds of its holding a target left
+    (perception/families/placement.py), against the odds of the average room of the house."""
+
+    def __init__(self, table: dict[str, dict[str, float]], world: World) -> None:
+        super().__init__(table)
+        kinds = [room.kind for room in world.rooms]
+        self.odds = {target: _kind_odds(target, kinds) for target in world.targets}
+
+    def room_weight(self, room: Room) -> float:
+        return max((self.odds[target].get(room.kind, 1.0) for target in self.left), default=1.0)
+
+
+def _kind_odds(target: str, kinds: list[str]) -> dict[str, float]:
+    """kind -> the odds that a given room of that kind holds `target`, times the number of rooms."""
+    home = next((kind for kind in home_kinds(target) if kind in kinds), None)
+    homes = kinds.count(home)
+    if not homes or homes == len(kinds):
+        return {}
+    share = {True: (1 - TARGET_NOISE) / homes, False: TARGET_NOISE / (len(kinds) - homes)}
+    return {kind: share[kind == home] * len(kinds) for kind in set(kinds)}
+
+
+class RoomOracle(SemanticPrior):
+    """A prior that knows which room each target lies in (ORACLE_WEIGHTS), once the explorer knows the room."""
+
+    def __init__(self, table: dict[str, dict[str, float]], world: World) -> None:
+        super().__init__(table)
+        placed = [(name, cell[:2]) for name, cell in world.objects.items()]
+        self.holders = {
+            target: {
+                room.name
+                for room in world.rooms
+                for name, column in placed
+                if column in room.cells and is_target_object(name, target)
+            }
+            for target in world.targets
+        }
+
+    def room_weight(self, room: Room) -> float:
+        holds = any(room.name in self.holders[target] for target in self.left)
+        return ORACLE_WEIGHTS[0] if holds else ORACLE_WEIGHTS[1]
+
+
+def limit_policies(condition: str, world: World, embedder: SentenceEmbedder):
+    """A policy factory for one of LIMITS: explorers each with a prior of its own, over the run's table."""
     table = prior_table(world, embedder)
-    return lambda *_: KnownLayoutExplorer(SemanticPrior(table), world)
+    make_prior = {
+        "known-layout": lambda: SemanticPrior(table),
+        "generator-odds": lambda: GeneratorOdds(table, world),
+        "room-oracle": lambda: RoomOracle(table, world),
+        "room-oracle-layout": lambda: RoomOracle(table, world),
+    }[condition]
+    if condition.endswith("layout"):
+        return lambda *_: KnownLayoutExplorer(make_prior(), world)
+    return lambda *_: OfflineExplorer(make_prior())
 
 
 def run_steps(seed: int, condition: str, embedder: SentenceEmbedder, api_base: str | None) -> tuple[int | None, int]:
@@ -139,7 +204,7 @@ def run_steps(seed: int, condition: str, embedder: SentenceEmbedder, api_base: s
     settings = {
         "frontier": {"prior": False},
         "prior": {},
-        "known-layout": {"prior": False},  # the bench's own explorers carry the prior
+        **{limit: {"prior": False} for limit in LIMITS},  # the bench's own explorers carry the prior
         "random": {"model": "random"},
         "stub-goals": {"model": STUB_MODEL, "decide": "goals", "api_base": api_base},
         "real-goals": {
@@ -160,8 +225,8 @@ def run_steps(seed: int, condition: str, embedder: SentenceEmbedder, api_base: s
             verbosity=-1,
             **settings,
         ).check()
-        if condition == "known-layout":
-            factory = known_layout_policies(open_world(WORLD, seed, targets_for(seed)), embedder)
+        if condition in LIMITS:
+            factory = limit_policies(condition, open_world(WORLD, seed, targets_for(seed)), embedder)
             run = ExplorationRun(config, embedder=embedder, policy_factory=factory)
         else:
             run = ExplorationRun(config, embedder=embedder)

@@ -22,6 +22,7 @@ import numpy as np
 
 from explorer.policies.known_rooms import KnownRooms
 from nodes.decision_context import DecisionContext, Wall
+from perception.rooms import Room
 from perception.targets import missing_targets, spoken
 
 SHARPNESS = 12.0  # how far a kind's similarity above the average raises its ground's worth
@@ -69,9 +70,12 @@ class SemanticPrior:
             self._weights = self._work_out()
         return self._weights.get(column, 1.0)
 
+    def room_weight(self, room: Room) -> float:
+        """What the unseen ground of a known room is worth: its kind's best weight for a target left."""
+        return max((self.table[target].get(room.kind, 1.0) for target in self.left), default=1.0)
+
     def _work_out(self) -> dict[Wall, float]:
         weights: dict[Wall, float] = {}
         for room in self.known.rooms.values():
-            kind_weight = max((self.table[target].get(room.kind, 1.0) for target in self.left), default=1.0)
-            weights.update(dict.fromkeys(room.cells, kind_weight))
+            weights.update(dict.fromkeys(room.cells, self.room_weight(room)))
         return weights
