@@ -18,7 +18,10 @@ same start poses (the world's own: a corridor's team starts at one end):
 - shared-sight (only when asked: `--conditions offline no-comm shared-sight`): the offline team, whose maps
   also take in, before each step, every cell and wall any teammate saw at an earlier step
   (bench/shared_sight.py), at once and for nothing. All that messages could tell of the world, so
-  no-comm's steps over its steps say how much more messages could pay with these plans.
+  no-comm's steps over its steps say how much more messages could pay with these plans;
+- known-map (only when asked): the offline team told every wall of the world at its first step, not where
+  anything is (bench/known_map.py): what finding the map costs, and what not knowing the objects' places
+  costs this planner still.
 
 A run's step budget is BUDGET times the reference's steps to 100% of the objects; the random team's is at
 least RANDOM_OVER times the offline team's steps to 90% and one more, so that its figure against the
@@ -56,6 +59,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.exploration import geometric_mean, run_summary  # noqa: E402
 from bench.full_knowledge import full_knowledge_curve  # noqa: E402
+from bench.known_map import known_map_policies  # noqa: E402
 from bench.shared_sight import shared_sight_policies  # noqa: E402
 from explorer.policies.factory import make_policy  # noqa: E402
 from perception.families.generate import open_world  # noqa: E402
@@ -74,7 +78,8 @@ VARIANTS = {
 }
 TEAMS = (2, 4)
 SHARED_SIGHT = "shared-sight"
-CONDITIONS = ("offline", "no-comm", "random", SHARED_SIGHT)
+KNOWN_MAP = "known-map"
+CONDITIONS = ("offline", "no-comm", "random", SHARED_SIGHT, KNOWN_MAP)
 DEFAULT_CONDITIONS = CONDITIONS[:3]
 RANDOM_TEAMS = (2,)
 SHARES = (50, 90, 100)  # percent of the objects
@@ -167,16 +172,17 @@ def run_figures(
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "run"
         # The run seed is the world's: the random baseline differs from world to world.
-        shared = condition == SHARED_SIGHT
+        factories = {SHARED_SIGHT: shared_sight_policies, KNOWN_MAP: lambda: known_map_policies(open_world(case.name))}
+        limit = factories.get(condition)
         summary = run_summary(
             Path(case.name),
             agents,
             case.seed,
             steps,
             embedder,
-            "offline" if shared else condition,
+            "offline" if limit else condition,
             run_dir,
-            policy_factory=shared_sight_policies() if shared else make_policy,
+            policy_factory=limit() if limit else make_policy,
         )
         reached = summary["team"]["steps_to_objects"]
         until = reached["100%"] or steps
@@ -324,8 +330,9 @@ def family_table(summary: dict) -> str:
         header += ["no-comm 90%", "no-comm / offline"]
     if "random" in conditions:
         header += ["random 90%", "random / offline"]
-    if SHARED_SIGHT in conditions:
-        header += ["shared sight 90%", "shared sight / offline"]
+    for limit in (SHARED_SIGHT, KNOWN_MAP):
+        if limit in conditions:
+            header += [f"{limit.replace('-', ' ')} 90%", f"{limit.replace('-', ' ')} / offline"]
     if SHARED_SIGHT in conditions and "no-comm" in conditions:
         header.append("no-comm / shared sight")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -337,7 +344,7 @@ def family_table(summary: dict) -> str:
             cells += [_ratio(offline[share]) for share in ("50%", "90%", "100%")]
             cells += [f"{offline['overlap_ratio']:.2f}", f"{offline['messages_per_agent_step']:.2f}"]
             cells += [f"{offline['message_chars_per_agent_step']:.0f}"]
-        for condition in ("no-comm", "random", SHARED_SIGHT):
+        for condition in ("no-comm", "random", SHARED_SIGHT, KNOWN_MAP):
             if condition in conditions:
                 cells += [_ratio(figures[condition]["90%"]), _against(figures[condition])]
         if SHARED_SIGHT in conditions and "no-comm" in conditions:

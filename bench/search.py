@@ -51,6 +51,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.exploration import geometric_mean  # noqa: E402
 from bench.full_knowledge import full_knowledge_curve  # noqa: E402
+from bench.known_map import KnownMapExplorer  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
 from explorer.policies.offline import OfflineExplorer  # noqa: E402
 from explorer.policies.semantic_prior import SemanticPrior  # noqa: E402
@@ -121,26 +122,6 @@ def stub_answer(request: dict) -> str:
     return json.dumps({"goal": f"G{best[1]}", "reason": "the room my table gives for what is left"})
 
 
-class KnownLayoutExplorer(OfflineExplorer):
-    """The explorer with the semantic prior, told every room and wall of the house at its first step."""
-
-    def __init__(self, prior: SemanticPrior, world: World) -> None:
-        for room in world.rooms:
-            prior.known.add(room)
-        super().__init__(prior)
-        self.world = world
-        self.told = False
-
-    def observe(self, context):
-        pose = super().observe(context)  # the map learns the world's size from the first view
-        if not self.told:
-            self.told = True
-            for wall in sorted(self.world.walls):
-                self.map.add_wall(wall)
-            self.map.open.update(cell[:2] for cell in self.world.free_cells())
-        return pose
-
-
 class GeneratorOdds(SemanticPrior):
     """A prior weighting each kind of room by the generator's odds of its holding a target left
     (perception/families/placement.py), against the odds of the average room of the house."""
@@ -195,7 +176,7 @@ def limit_policies(condition: str, world: World, embedder: SentenceEmbedder):
         "room-oracle-layout": lambda: RoomOracle(table, world),
     }[condition]
     if condition.endswith("layout"):
-        return lambda *_: KnownLayoutExplorer(make_prior(), world)
+        return lambda *_: KnownMapExplorer(world, make_prior())
     return lambda *_: OfflineExplorer(make_prior())
 
 
