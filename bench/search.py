@@ -122,17 +122,11 @@ def stub_answer(request: dict) -> str:
     return json.dumps({"goal": f"G{best[1]}", "reason": "the room my table gives for what is left"})
 
 
-class GeneratorOdds(SemanticPrior):
-    """A prior weighting each kind of room by the generator's odds of its holding a target left
-    (perception/families/placement.py), against the odds of the average room of the house."""
-
-    def __init__(self, table: dict[str, dict[str, float]], world: World) -> None:
-        super().__init__(table)
-        kinds = [room.kind for room in world.rooms]
-        self.odds = {target: _kind_odds(target, kinds) for target in world.targets}
-
-    def room_weight(self, room: Room) -> float:
-        return max((self.odds[target].get(room.kind, 1.0) for target in self.left), default=1.0)
+def generator_odds(world: World) -> dict[str, dict[str, float]]:
+    """A prior's table from the generator's own odds (perception/families/placement.py): target -> kind ->
+    the odds that a room of that kind holds the target, against the average room's."""
+    kinds = [room.kind for room in world.rooms]
+    return {target: _kind_odds(target, kinds) for target in world.targets}
 
 
 def _kind_odds(target: str, kinds: list[str]) -> dict[str, float]:
@@ -171,7 +165,7 @@ def limit_policies(condition: str, world: World, embedder: SentenceEmbedder):
     table = prior_table(world, embedder)
     make_prior = {
         "known-layout": lambda: SemanticPrior(table),
-        "generator-odds": lambda: GeneratorOdds(table, world),
+        "generator-odds": lambda: SemanticPrior(generator_odds(world)),
         "room-oracle": lambda: RoomOracle(table, world),
         "room-oracle-layout": lambda: RoomOracle(table, world),
     }[condition]
