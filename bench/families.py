@@ -7,8 +7,8 @@ generated worlds:
 - HELD-OUT seeds 1-5, for every family and size (10 worlds a family): the figures reported. Never looked at
   while tuning.
 - DEVELOPMENT seeds 1000-1004 (`--quick`): the only ones tuning looks at. Five worlds a size are few: a
-  family's figure moves by 0.1x and more from one five to the next, so `--seeds 1005 1006 ... --out F` runs
-  other development seeds as well (any but the held-out ones).
+  family's figure moves by up to 0.3x between them and seeds 1005-1019 (bench/families-dev-wide.json), so
+  `--seeds 1005 1006 ... --out F` runs other development seeds as well (any but the held-out ones).
 
 For each world and team size (2 and 4 agents), real runs of the product (bench/exploration.py's run)
 under three conditions, against the full-knowledge reference team of bench/full_knowledge.py from the
