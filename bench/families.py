@@ -65,6 +65,7 @@ from bench.known_map import known_map_policies  # noqa: E402
 from bench.shared_sight import shared_sight_policies  # noqa: E402
 from explorer.policies.factory import make_policy  # noqa: E402
 from perception.families.generate import open_world  # noqa: E402
+from perception.world import World  # noqa: E402
 from tests.support.hash_embedder import HashEmbedder  # noqa: E402
 
 HELD_OUT_SEEDS = tuple(range(1, 6))  # fixed before tuning; the figures reported
@@ -156,7 +157,7 @@ def measure_world(case: WorldCase, teams: Sequence[int], conditions: Sequence[st
         for condition in conditions:
             if condition != "random" or agents in RANDOM_TEAMS:
                 budget = random_budget(steps, row.get("offline")) if condition == "random" else steps
-                row[condition] = run_figures(case, agents, budget, condition, embedder, reference)
+                row[condition] = run_figures(case, world, agents, budget, condition, embedder, reference)
         rows.append(row)
         ran = "  ".join(f"{c} {row[c]['steps']['90%']}" for c in conditions if c in row)
         print(
@@ -174,13 +175,13 @@ def random_budget(steps: int, offline: dict | None) -> int:
 
 
 def run_figures(
-    case: WorldCase, agents: int, steps: int, condition: str, embedder: HashEmbedder, reference: dict
+    case: WorldCase, world: World, agents: int, steps: int, condition: str, embedder: HashEmbedder, reference: dict
 ) -> dict:
     """One run's figures: steps to each share and their ratio to the reference's, and the team's while exploring."""
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "run"
         # The run seed is the world's: the random baseline differs from world to world.
-        factories = {SHARED_SIGHT: shared_sight_policies, KNOWN_MAP: lambda: known_map_policies(open_world(case.name))}
+        factories = {SHARED_SIGHT: shared_sight_policies, KNOWN_MAP: lambda: known_map_policies(world)}
         limit = factories.get(condition)
         summary = run_summary(
             Path(case.name),
