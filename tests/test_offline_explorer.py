@@ -6,10 +6,12 @@ from dataclasses import replace
 import pytest
 
 import explorer.policies.sentences as sentences
+from explorer.policies.grid_map import GridMap
 from explorer.policies.offline import OfflineExplorer
 from explorer.team.store import InProcessStore
 from nodes.decision_context import AgentSetup, DecisionContext, TeamContext, Teammates, View
 from perception.actions import ACTIONS
+from perception.base import Pose
 from perception.mock import MockPerception
 from perception.world import load_world
 
@@ -106,6 +108,16 @@ def test_it_never_tilts_for_nothing(tmp_path):
         assert decision.action not in ("tilt_left", "tilt_right")
         result = perception.execute_action("Agent1", decision.action)
         history.append({"step": step, "action": decision.action, "outcome": result.outcome, "detail": ""})
+
+
+def test_ground_never_seen_counts_for_the_odds_that_it_is_free():
+    # One free column and three walls seen: a column never seen is free at odds (1 + 1) / (1 + 3 + 2). Looking
+    # a level up, the cell over the free column counts in full, the others at those odds.
+    grid = GridMap()
+    grid.learn_view((4, 3, 2), 3, Pose(0, 1, 0, "east"), [(0, 1, 0)], [(0, 0), (0, 2), (1, 0)])
+    assert grid.free_odds == pytest.approx(1 / 3)
+    worth, new = grid.gain((0, 1, 0, "east", 1))
+    assert new > 1 and worth == pytest.approx(1 + (new - 1) / 3)
 
 
 def test_it_heads_for_ground_it_has_not_seen(tmp_path):

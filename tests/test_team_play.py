@@ -86,6 +86,17 @@ def test_it_learns_ground_a_teammate_reports_as_covered(tmp_path):
     assert explorer.choose(context_for(perception, "Agent2", 2)).action == "look_right"  # east is what is left
 
 
+def test_a_goal_a_teammate_gives_up_is_not_taken_for_covered(tmp_path):
+    # Agent1 heads west, then says it heads east instead: it may never have looked west (its goal may have
+    # been behind a wall), so the west is still ground to see.
+    perception = MockPerception(world_file(tmp_path, CROSSROADS), InProcessStore(), ["Agent1", "Agent2"], seed=1)
+    explorer = OfflineExplorer()
+    for step, heading in ((2, (3, 0, 0, "west", 0)), (3, (11, 0, 0, "east", 0))):
+        explorer.choose(context_for(perception, "Agent2", step, messages=[("Agent1", sentences.heading(heading))]))
+    assert explorer.map.teammates_ground == set()
+    assert explorer.claims == {"Agent1": (11, 0, 0, "east", 0)}
+
+
 def test_it_learns_walls_a_teammate_met_but_not_over_ground_it_saw_open(tmp_path):
     perception = MockPerception(world_file(tmp_path, CROSSROADS), InProcessStore(), ["Agent1", "Agent2"], seed=1)
     explorer = OfflineExplorer()

@@ -188,8 +188,8 @@ class OfflineCoordinator:
             best = None
             for explorer, goals in candidates.items():
                 for goal in goals:
-                    worth, new = self.map.gain(goal.pose, claimed)
-                    if worth < STILL_NEW * new or any(
+                    worth, _ = self.map.gain(goal.pose, claimed)
+                    if worth < STILL_NEW * self.map.gain(goal.pose)[0] or any(
                         cell_distance(goal.pose, g.pose) <= 2 for g in assignment.values()
                     ):
                         continue  # mostly what another explorer will see: not worth sending anyone there

@@ -7,13 +7,15 @@ pitch): everything that decides a view (roll changes nothing seen).
 The planner searches poses cheapest way first (Dijkstra), one edge per action
 costing ACTION_COST, over the walls known so far (unknown ground is taken to
 be free), and values a pose by the unseen cells it would show against the
-cost of the way there: the rule of utility-versus-travel-cost frontier
-exploration (Burgard et al. 2005), as a rate: a goal's worth is its unseen
-cells per step of the way (`utility`), so a peek into the opening it is
-passing beats the corridor's far end, which stays there. The search ends once
-no pose farther away could be among the best goals, given what the best
-unseen cells of one level are worth: the bound decides how soon it stops,
-never what it finds.
+cost of the way there (a cell of ground never seen counts for the odds that
+it is free, `free_odds`, so that a view into a room seen through its door
+beats as many cells imagined behind a corridor's unseen walls): the rule of
+utility-versus-travel-cost frontier exploration (Burgard et al. 2005), as a
+rate: a goal's worth is its unseen cells per step of the way (`utility`), so
+a peek into the opening it is passing beats the corridor's far end, which
+stays there. The search ends once no pose farther away could be among the
+best goals, given what the best unseen cells of one level are worth: the
+bound decides how soon it stops, never what it finds.
 """
 
 from __future__ import annotations
@@ -186,10 +188,13 @@ class GridMap:
         return sum(self._cell_worth(cell, claimed, theirs) for cell in new), len(new)
 
     def _cell_worth(self, cell: Cell, claimed: AbstractSet[Cell], theirs: AbstractSet[Cell]) -> float:
-        """What seeing an unseen cell is worth (see gain), times its ground's weight under a search task's
-        prior (explorer/policies/semantic_prior.py), where there is one."""
+        """What seeing an unseen cell is worth (see gain): times its ground's weight under a search task's prior
+        (explorer/policies/semantic_prior.py), where there is one, and times the odds that it is free where
+        its column was never seen (free_odds)."""
         worth = self._team_worth(cell, claimed, theirs)
-        return worth * self.ground_weight(cell[:2]) if self.ground_weight else worth
+        if self.ground_weight:
+            worth *= self.ground_weight(cell[:2])
+        return worth if cell[:2] in self.open else worth * self.free_odds
 
     def _team_worth(self, cell: Cell, claimed: AbstractSet[Cell], theirs: AbstractSet[Cell]) -> float:
         """What seeing an unseen cell is worth, as the teammates leave it (see gain)."""
@@ -204,6 +209,12 @@ class GridMap:
             (x, y, z) for x in range(width) for y in range(depth) if (x, y) not in self.walls for z in range(height)
         )
         return {cell: self._cell_worth(cell, claimed, theirs) for cell in cells if cell not in self.seen}
+
+    @property
+    def free_odds(self) -> float:
+        """The odds that a column never seen is free, from the columns seen so far (Laplace's rule of
+        succession): high in a hall, low among a corridor's side walls."""
+        return (len(self.open) + 1) / (len(self.open) + len(self.walls) + 2)
 
     @property
     def view_cells(self) -> int:

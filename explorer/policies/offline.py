@@ -162,9 +162,6 @@ class OfflineExplorer:
                 x, y, z, facing = target
                 if self.map.in_grid(x, y) and 0 <= z < height:
                     claim = (x, y, z, facing, 0)
-                    earlier = self.claims.get(sender)
-                    if earlier and earlier != claim:  # it has moved on: it looked where it said it would
-                        self.map.teammates_ground.update(self._claim_sight(earlier))
                     self.claims[sender] = claim
             for x0, x1, y0, y1, level in sentences.read_covered(text):
                 levels = [level] if level is not None else range(height)
