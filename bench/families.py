@@ -25,9 +25,11 @@ same start poses (the world's own: a corridor's team starts at one end):
   anything is (bench/known_map.py): what finding the map costs, and what not knowing the objects' places
   costs this planner still.
 
-A run's step budget is BUDGET times the reference's steps to 100% of the objects; the random team's is at
-least RANDOM_OVER times the offline team's steps to 90% and one more, so that its figure against the
-offline team's, a lower bound where it does not get there, is a bound worth having. The built-in policies
+A run's step budget is BUDGET times the reference's steps to 100% of the objects. An offline run cut off by
+it before 90% is run again up to MAX_STEPS steps: the offline team's "90% run on" figure, which the targets
+are checked on. The random team's budget is at least RANDOM_OVER times the offline team's steps to 90% and
+one more, so that its figure against the offline team's, a lower bound where it does not get there, is a
+bound worth having. The built-in policies
 read no memories, so the runs embed with a stand-in (tests/support/hash_embedder.py): the same steps as
 with the embedding model, in a fraction of the time.
 
@@ -89,6 +91,9 @@ SHARES = (50, 90, 100)  # percent of the objects
 BUDGET = 2.5  # a run's steps: this many times the reference's steps to 100%
 RANDOM_OVER = 2  # the random team runs at least this many times the offline team's steps to 90%
 MIN_STEPS, MAX_STEPS = 30, 400
+# An offline run cut off by its budget before 90% of the objects, run again up to MAX_STEPS: so the figure
+# the target is checked on is the steps it took, not a bound.
+RUN_ON = "offline run on"
 EMBEDDING_DIMENSION = 384  # the model's, so that memories are as large as in a real run
 # Issue 27's numbers to reach.
 TARGET_OVERALL, TARGET_FAMILY = 1.4, 2.0  # offline's steps to 90% over the reference's, at most
@@ -158,6 +163,8 @@ def measure_world(case: WorldCase, teams: Sequence[int], conditions: Sequence[st
             if condition != "random" or agents in RANDOM_TEAMS:
                 budget = random_budget(steps, row.get("offline")) if condition == "random" else steps
                 row[condition] = run_figures(case, world, agents, budget, condition, embedder, reference)
+        if "offline" in row and not row["offline"]["reached"]["90%"] and steps < MAX_STEPS:
+            row[RUN_ON] = run_figures(case, world, agents, MAX_STEPS, "offline", embedder, reference)
         rows.append(row)
         ran = "  ".join(f"{c} {row[c]['steps']['90%']}" for c in conditions if c in row)
         print(
@@ -274,6 +281,12 @@ def group_figures(rows: list[dict], conditions: Sequence[str]) -> dict:
         }
         for key in ("messages_per_agent_step", "message_chars_per_agent_step", "overlap_ratio"):
             figures[condition][key] = round(statistics.mean(r[condition][key] for r in ran), 3)
+        if condition == "offline":
+            run_on = [r.get(RUN_ON, r["offline"]) for r in ran]
+            figures["offline"]["90% run on"] = {
+                "ratio": geometric_mean([run["ratio"]["90%"] for run in run_on]),
+                "bound": not all(run["reached"]["90%"] for run in run_on),
+            }
         if condition != "offline" and "offline" in conditions:
             # Only where the offline team got there: elsewhere both figures are bounds, and their ratio is none.
             compared = [r for r in ran if r["offline"]["reached"]["90%"]]
@@ -293,7 +306,7 @@ def targets(per_family: dict, overall: dict) -> dict:
     """Issue 27's numbers: each with its value and whether it is met (None where a condition was not run)."""
     checks = {}
     if "offline" in overall:
-        value = overall["offline"]["90%"]["ratio"]
+        value = overall["offline"]["90% run on"]["ratio"]
         checks["offline_overall_90"] = {
             "value": value,
             "target": f"<= {TARGET_OVERALL}",
@@ -302,7 +315,7 @@ def targets(per_family: dict, overall: dict) -> dict:
     for family, figures in per_family.items():
         offline = figures.get("offline")
         if offline:
-            checks[f"{family}: offline 90"] = _check(offline["90%"]["ratio"], TARGET_FAMILY, at_most=True)
+            checks[f"{family}: offline 90"] = _check(offline["90% run on"]["ratio"], TARGET_FAMILY, at_most=True)
             checks[f"{family}: messages"] = _check(offline["messages_per_agent_step"], TARGET_MESSAGES, at_most=True)
             checks[f"{family}: message chars"] = _check(
                 offline["message_chars_per_agent_step"], TARGET_CHARS, at_most=True
@@ -330,6 +343,7 @@ def family_table(summary: dict) -> str:
         header += [
             "offline 50%",
             "offline 90%",
+            "offline 90%, run on",
             "offline 100%",
             "overlap",
             "messages / agent-step",
@@ -350,7 +364,7 @@ def family_table(summary: dict) -> str:
         cells = [name, str(figures["worlds"]), f"{figures['full_knowledge_90']:.1f}"]
         if "offline" in conditions:
             offline = figures["offline"]
-            cells += [_ratio(offline[share]) for share in ("50%", "90%", "100%")]
+            cells += [_ratio(offline[share]) for share in ("50%", "90%", "90% run on", "100%")]
             cells += [f"{offline['overlap_ratio']:.2f}", f"{offline['messages_per_agent_step']:.2f}"]
             cells += [f"{offline['message_chars_per_agent_step']:.0f}"]
         for condition in ("no-comm", "random", SHARED_SIGHT, KNOWN_MAP):
