@@ -29,9 +29,8 @@ A run's step budget is BUDGET times the reference's steps to 100% of the objects
 it before 90% is run again up to MAX_STEPS steps: the offline team's "90% run on" figure, which the targets
 are checked on. The random team's budget is at least RANDOM_OVER times the offline team's steps to 90% and
 one more, so that its figure against the offline team's, a lower bound where it does not get there, is a
-bound worth having. The built-in policies
-read no memories, so the runs embed with a stand-in (tests/support/hash_embedder.py): the same steps as
-with the embedding model, in a fraction of the time.
+bound worth having. The built-in policies read no memories, so the runs embed with a stand-in
+(tests/support/hash_embedder.py): the same steps as with the embedding model, in a fraction of the time.
 
 Per family, over its worlds (both sizes, both team sizes): the steps to 50%, 90% and 100% of the objects
 over the reference's (geometric mean; `>` where some run did not get there within its budget, so the

@@ -7,15 +7,15 @@ pitch): everything that decides a view (roll changes nothing seen).
 The planner searches poses cheapest way first (Dijkstra), one edge per action
 costing ACTION_COST, over the walls known so far (unknown ground is taken to
 be free), and values a pose by the unseen cells it would show against the
-cost of the way there (a cell of ground never seen counts for the odds that
-it is free, `free_odds`, so that a view into a room seen through its door
-beats as many cells imagined behind a corridor's unseen walls): the rule of
-utility-versus-travel-cost frontier exploration (Burgard et al. 2005), as a
-rate: a goal's worth is its unseen cells per step of the way (`utility`), so
-a peek into the opening it is passing beats the corridor's far end, which
-stays there. The search ends once no pose farther away could be among the
-best goals, given what the best unseen cells of one level are worth: the
-bound decides how soon it stops, never what it finds.
+cost of the way there (a cell of a column never seen counts for the odds
+that it is free, `free_odds`, so that where the world has levels the unseen
+levels over ground already walked come before ground only imagined): the
+rule of utility-versus-travel-cost frontier exploration (Burgard et al.
+2005), as a rate: a goal's worth is its unseen cells per step of the way
+(`utility`), so a peek into the opening it is passing beats the corridor's
+far end, which stays there. The search ends once no pose farther away could
+be among the best goals, given what the best unseen cells of one level are
+worth: the bound decides how soon it stops, never what it finds.
 """
 
 from __future__ import annotations
