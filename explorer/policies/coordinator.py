@@ -184,12 +184,14 @@ class OfflineCoordinator:
                     self.poses[explorer], actions, self.away, theirs=theirs, limit=CANDIDATES
                 )[0]
         assignment: dict[str, Goal] = {}
+        # What each goal is worth with nothing claimed, against which what claims leave of it is weighed.
+        unclaimed = {goal.pose: self.map.gain(goal.pose)[0] for goals in candidates.values() for goal in goals}
         while candidates:
             best = None
             for explorer, goals in candidates.items():
                 for goal in goals:
                     worth, _ = self.map.gain(goal.pose, claimed)
-                    if worth < STILL_NEW * self.map.gain(goal.pose)[0] or any(
+                    if worth < STILL_NEW * unclaimed[goal.pose] or any(
                         cell_distance(goal.pose, g.pose) <= 2 for g in assignment.values()
                     ):
                         continue  # mostly what another explorer will see: not worth sending anyone there

@@ -185,16 +185,17 @@ class GridMap:
         """(worth, unseen cells) of what `pose` would show; `claimed` cells are worth TEAM_WEIGHT,
         `theirs` (nearer a teammate) REGION_WEIGHT."""
         new = self.unseen(self.sight(pose), pose)
-        return sum(self._cell_worth(cell, claimed, theirs) for cell in new), len(new)
+        odds = self.free_odds
+        return sum(self._cell_worth(cell, claimed, theirs, odds) for cell in new), len(new)
 
-    def _cell_worth(self, cell: Cell, claimed: AbstractSet[Cell], theirs: AbstractSet[Cell]) -> float:
+    def _cell_worth(self, cell: Cell, claimed: AbstractSet[Cell], theirs: AbstractSet[Cell], odds: float) -> float:
         """What seeing an unseen cell is worth (see gain): times its ground's weight under a search task's prior
-        (explorer/policies/semantic_prior.py), where there is one, and times the odds that it is free where
-        its column was never seen (free_odds)."""
+        (explorer/policies/semantic_prior.py), where there is one, and times `odds` (free_odds, worked out
+        once by the caller) where its column was never seen."""
         worth = self._team_worth(cell, claimed, theirs)
         if self.ground_weight:
             worth *= self.ground_weight(cell[:2])
-        return worth if cell[:2] in self.open else worth * self.free_odds
+        return worth if cell[:2] in self.open else worth * odds
 
     def _team_worth(self, cell: Cell, claimed: AbstractSet[Cell], theirs: AbstractSet[Cell]) -> float:
         """What seeing an unseen cell is worth, as the teammates leave it (see gain)."""
@@ -208,7 +209,8 @@ class GridMap:
         cells = (
             (x, y, z) for x in range(width) for y in range(depth) if (x, y) not in self.walls for z in range(height)
         )
-        return {cell: self._cell_worth(cell, claimed, theirs) for cell in cells if cell not in self.seen}
+        odds = self.free_odds
+        return {cell: self._cell_worth(cell, claimed, theirs, odds) for cell in cells if cell not in self.seen}
 
     @property
     def free_odds(self) -> float:
