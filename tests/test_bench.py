@@ -1,0 +1,191 @@
+"""The benches' own reckoning: every figure the README quotes against a target comes through these.
+
+The reference team's steps on a world whose answer is known by hand, the families table's geometric
+means and bounds, the run-on figure and issue 27's checks, what a search run that failed counts for,
+the search stub's choice of room, and the known-map limit's map.
+"""
+
+from __future__ import annotations
+
+import json
+
+from bench import families, search
+from bench.full_knowledge import full_knowledge_curve
+from bench.known_map import KnownMapExplorer
+from nodes.decision_context import AgentSetup, DecisionContext, TeamContext, Teammates, View
+from perception.base import Pose
+from perception.world import world_from_mapping
+
+
+def corridor(objects, view_distance=1, agents=({"position": [0, 0], "facing": "east"},)):
+    """A 7 x 1 corridor with an agent at its west end."""
+    return world_from_mapping(
+        {
+            "name": "bench-corridor",
+            "size": [7, 1],
+            "walls": [],
+            "objects": [{"name": name, "position": list(cell)} for name, cell in objects.items()],
+            "agents": list(agents),
+            "view_distance": view_distance,
+        },
+        "bench-corridor",
+    )
+
+
+def test_the_full_knowledge_team_counts_each_object_at_the_first_step_whose_view_shows_it():
+    # Seeing one cell ahead, the agent shows (3, 0) from (2, 0), two moves on (step 3: step 1 is the start's
+    # view), and (6, 0) from (5, 0), five moves on.
+    world = corridor({"chair": (3, 0), "lamp": (6, 0)})
+
+    assert full_knowledge_curve(world, 1, 1, (50, 100)) == {50: 3, 100: 6}
+
+
+def test_the_full_knowledge_team_splits_the_objects_between_its_agents():
+    # From both ends at once, each object is one move from one agent: step 2 for both.
+    agents = ({"position": [0, 0], "facing": "east"}, {"position": [6, 0], "facing": "west"})
+    world = corridor({"chair": (2, 0), "lamp": (4, 0)}, agents=agents)
+
+    assert full_knowledge_curve(world, 1, 1, (100,)) == {100: 4}
+    assert full_knowledge_curve(world, 2, 1, (100,)) == {100: 2}
+
+
+def test_the_full_knowledge_team_rounds_a_share_up_to_whole_objects():
+    # 90% of 3 objects is all 3 of them.
+    world = corridor({"chair": (2, 0), "lamp": (4, 0), "rug": (6, 0)})
+
+    assert full_knowledge_curve(world, 1, 1, (90, 100)) == {90: 6, 100: 6}
+
+
+def run(steps, reached, reference=10, messages=0.2):
+    """A condition's figures as families.run_figures writes them, for steps to 90% (None: not within `reached`)."""
+    return {
+        "steps": {"90%": steps},
+        "ratio": {"90%": round((steps or reached + 1) / reference, 3)},
+        "reached": {"90%": steps is not None},
+        "messages_per_agent_step": messages,
+        "message_chars_per_agent_step": 20.0,
+        "overlap_ratio": 0.1,
+    }
+
+
+def row(family, offline, no_comm, run_on=None):
+    figures = {"family": family, "variant": families.VARIANTS[family][0], "agents": 2}
+    figures.update(full_knowledge={"90%": 10}, offline=offline, **{"no-comm": no_comm})
+    if run_on:
+        figures[families.RUN_ON] = run_on
+    return figures
+
+
+def test_the_families_table_marks_a_figure_with_a_run_cut_off_as_a_bound_and_runs_it_on():
+    rows = [
+        row("hall", run(12, 25), run(18, 25)),
+        row("hall", run(None, 25), run(None, 25), run_on=run(40, 400)),
+    ]
+
+    figures = families.group_figures(rows, ["offline", "no-comm"])
+
+    offline = figures["offline"]
+    assert offline["90%"] == {"ratio": round((1.2 * 2.6) ** 0.5, 3), "bound": True}
+    assert offline["90% run on"] == {"ratio": round((1.2 * 4.0) ** 0.5, 3), "bound": False}
+    # --no-comm against offline only where offline got there: otherwise both are bounds.
+    assert figures["no-comm"]["against_offline"] == 1.5
+    assert figures["no-comm"]["against_offline_worlds"] == "1 of 2"
+
+
+def test_issue_27s_checks_read_the_run_on_figure_and_each_target_the_right_way_round():
+    rows = [
+        row("hall", run(12, 25), run(14, 25)),
+        row("maze", run(None, 25, messages=0.6), run(30, 25), run_on=run(25, 400)),
+    ]
+    summary = families.summarise(rows, ["offline", "no-comm"])
+    checks = summary["targets"]
+
+    assert checks["offline_overall_90"]["value"] == round((1.2 * 2.5) ** 0.5, 3)
+    assert checks["offline_overall_90"]["met"] is False  # 1.73x: over the 1.4x
+    assert checks["hall: offline 90"]["met"] is True  # 1.2x, within 2x
+    assert checks["maze: offline 90"]["met"] is False  # 2.5x run on
+    assert checks["hall: no-comm over offline"] == {"value": 1.167, "target": ">= 1.15", "met": True}
+    assert "maze: no-comm over offline" not in checks  # the offline team never got there within the budget
+    assert checks["maze: messages"]["met"] is False  # 0.6 a step, over the 0.5
+
+
+def test_the_random_team_runs_twice_the_offline_teams_steps_and_one_more():
+    assert families.random_budget(30, run(20, 30)) == 41
+    assert families.random_budget(50, run(20, 50)) == 50
+    assert families.random_budget(30, run(None, 30)) == 30
+
+
+def test_messages_and_overlap_count_only_the_steps_until_the_team_had_every_object(tmp_path):
+    trace = tmp_path / "trace.jsonl"
+    lines = [
+        {"agent_id": "Agent1", "step": 1, "message_out": {"message": "Found."}, "seen_cells": [[0, 0, 0], [1, 0, 0]]},
+        {"agent_id": "Agent2", "step": 1, "message_out": None, "seen_cells": [[1, 0, 0]]},
+        {"agent_id": "Agent1", "step": 2, "message_out": {"message": "Later."}, "seen_cells": [[0, 0, 0]]},
+        {"event": "run_end"},
+    ]
+    trace.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+    figures = families.exploring_figures(trace, until=1)
+
+    assert figures == {"messages_per_agent_step": 0.5, "message_chars_per_agent_step": 3.0, "overlap_ratio": 0.5}
+
+
+def test_a_search_run_that_did_not_find_both_counts_its_budget_and_one_more():
+    assert search.counted({"steps": 30, "budget": 80}) == 30
+    assert search.counted({"steps": None, "budget": 80}) == 81
+
+
+def goals_prompt(missing, *goals):
+    lines = "\n".join(f"- G{number}: {text}" for number, text in enumerate(goals, 1))
+    return {"messages": [{"role": "user", "content": f"Still to find: {missing}.\nYour goals:\n{lines}\n"}]}
+
+
+def test_the_search_stub_picks_the_goal_into_the_room_its_table_gives_for_what_is_left():
+    prompt = goals_prompt(
+        "toothbrush, laptop",
+        "enter the kitchen through the door at (5, 3, 0): look north from (5, 4, 0), 4 steps away",
+        "enter the bedroom through the door at (2, 7, 0): look west from (1, 7, 0), 6 steps away",
+        "enter the bathroom through the door at (9, 1, 0): look east from (10, 1, 0), 9 steps away",
+    )
+
+    # The bathroom is the toothbrush's first room; the bedroom only the laptop's second.
+    assert json.loads(search.stub_answer(prompt))["goal"] == "G3"
+
+
+def test_the_search_stub_takes_the_first_goal_where_none_leads_to_a_room_it_wants():
+    prompt = goals_prompt(
+        "toothbrush",
+        "look east from (1, 0, 0), 1 steps away",
+        "enter the kitchen through the door at (1, 1, 0): look north from (1, 2, 0), 3 steps away",
+    )
+
+    assert json.loads(search.stub_answer(prompt))["goal"] == "G1"
+
+
+def test_the_known_map_limit_knows_every_wall_before_its_first_move():
+    world = world_from_mapping(
+        {
+            "name": "walled",
+            "size": [6, 4],
+            "walls": [[3, 0], [3, 1], [3, 3]],
+            "objects": [{"name": "chair", "position": [5, 3]}],
+            "agents": [{"position": [0, 0], "facing": "north"}],
+        },
+        "walled",
+    )
+    explorer = KnownMapExplorer(world)
+    pose = Pose(0, 0, 0, "north")
+    _, cells, walls = world.view(pose)
+
+    explorer.observe(context(world.size, pose, cells, walls))
+
+    assert explorer.map.walls == set(world.walls)
+    assert explorer.map.open == {cell[:2] for cell in world.free_cells()}
+    assert not explorer.map.seen >= {(5, 3, 0)}  # told the map, not what is on it
+
+
+def context(size, pose, cells, walls):
+    team = TeamContext("Agent1", ("Agent1",), 1, 20, "walled", size, 3, {})
+    view = View(pose, False, (), {}, "", tuple(cells), tuple(walls), ())
+    setup = AgentSetup("explorer", "", False, None)
+    return DecisionContext(team, setup, view, Teammates((), {}), (), (), ("forward", "look_left", "look_right"))
