@@ -25,9 +25,11 @@ def test_the_summary_rebuilt_from_a_trace_is_the_one_the_run_wrote(tmp_path, clo
         "default: {msg_delay: 2}\nagents: [{tick_interval: 2}, {act_delay: 1}]\ncoordinator: {tick_interval: 3}\n"
     )
     clock = [str(profiles) if arg == "PROFILES" else arg for arg in clock]
-    steps = "20" if clock else "12"
+    agents, steps = ("4", "20") if clock else ("3", "12")  # on the event clock, messages still on their way at the end
     assert (
-        main("--agents", "3", "--steps", steps, "--world", "office", "--run-dir", str(run_dir), "-q", *clock).returncode
+        main(
+            "--agents", agents, "--steps", steps, "--world", "office", "--run-dir", str(run_dir), "-q", *clock
+        ).returncode
         == 0
     )
     written = json.loads((run_dir / "summary.json").read_text())

@@ -1,5 +1,7 @@
 """Playing as a team: the sentences teammates exchange, claims, the no-comm ablation, and goal-level decisions."""
 
+from dataclasses import replace
+
 import pytest
 
 import explorer.policies.sentences as sentences
@@ -9,6 +11,7 @@ from explorer.policies.offline import OfflineExplorer
 from explorer.policies.replies import ReplyError, parse_goal_decision
 from explorer.team.store import InProcessStore
 from nodes.interfaces import PLANNER
+from perception.base import Pose
 from perception.mock import MockPerception
 from tests.test_offline_explorer import context_for, with_messages, world_file
 
@@ -76,6 +79,55 @@ def test_it_does_not_head_for_ground_a_teammate_has_claimed(tmp_path):
         said = [("Agent1", sentences.heading(heading))]
         turns[claim] = OfflineExplorer().choose(context_for(perception, "Agent2", 2, messages=said)).action
     assert turns == {"west": "look_right", "east": "look_left"}
+
+
+BEHIND = """\
+    name: w
+    size: [12, 3]
+    walls: [[1, 1], [2, 1], [3, 1], [4, 1], [5, 1], [6, 1], [7, 1], [8, 1], [9, 1], [10, 1], [11, 1]]
+    objects: [{name: cup, position: [3, 2]}]
+    agents: [{position: [0, 0], facing: east}, {position: [1, 0], facing: east}]
+    """
+
+
+@pytest.mark.parametrize("comm", [True, False])
+def test_it_does_not_follow_a_teammate_for_what_the_teammate_stands_looking_at(tmp_path, comm):
+    # Agent2 stands one cell ahead in the corridor, looking down it: Agent1 looks through the door beside it.
+    perception = MockPerception(world_file(tmp_path, BEHIND), InProcessStore(), ["Agent1", "Agent2"], seed=1)
+    assert OfflineExplorer().choose(context_for(perception, "Agent1", 1, comm=comm)).action == "look_left"
+
+
+@pytest.mark.parametrize(("me", "teammate", "keeps"), [("Agent1", "Agent2", True), ("Agent2", "Agent1", False)])
+def test_of_two_teammates_the_one_after_in_the_teams_order_gives_way_to_what_the_other_looks_at(
+    tmp_path, me, teammate, keeps
+):
+    # Mid-corridor, it turns to one end; then the teammate, on its cell, already looks that way. The first
+    # in the team's order keeps its goal and the other gives way, so that they never both turn, for ever.
+    perception = MockPerception(world_file(tmp_path, CROSSROADS), InProcessStore(), ["Agent1", "Agent2"], seed=1)
+    explorer = OfflineExplorer()
+    alone = context_for(perception, me, 1)
+    first = explorer.choose(replace(alone, teammates=replace(alone.teammates, positions={}))).action
+    ahead = Pose(7, 0, 0, "east" if first == "look_right" else "west")
+    beside = context_for(perception, me, 2)
+    beside = replace(beside, teammates=replace(beside.teammates, positions={teammate: ahead}))
+    then = explorer.choose(beside).action
+    assert {first, then} <= {"look_left", "look_right"}
+    assert (then == first) == keeps
+
+
+@pytest.mark.parametrize(("me", "teammate", "keeps"), [("Agent1", "Agent2", True), ("Agent2", "Agent1", False)])
+def test_of_two_teammates_the_one_after_in_the_teams_order_gives_way_to_where_the_other_heads(
+    tmp_path, me, teammate, keeps
+):
+    # As above, but the teammate, on its cell, says it heads for the same end: the ground near where it
+    # heads is left to it only by the one after in the team's order (as its claim is), or both turn back.
+    perception = MockPerception(world_file(tmp_path, CROSSROADS), InProcessStore(), ["Agent1", "Agent2"], seed=1)
+    explorer = OfflineExplorer()
+    first = explorer.choose(context_for(perception, me, 1)).action
+    heading = (10, 0, 0, "east", 0) if first == "look_right" else (4, 0, 0, "west", 0)
+    then = explorer.choose(context_for(perception, me, 2, messages=[(teammate, sentences.heading(heading))])).action
+    assert {first, then} <= {"look_left", "look_right"}
+    assert (then == first) == keeps
 
 
 def test_it_learns_ground_a_teammate_reports_as_covered(tmp_path):

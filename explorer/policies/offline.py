@@ -5,10 +5,12 @@ keeps a map of what it has seen (explorer/policies/grid_map.py) and walks to
 the goal pose worth the most unseen cells for the steps it takes to get
 there, keeping its goal until another is clearly better.
 
-As a teammate it leaves alone the ground near teammates (their positions are
-in the team's store) and, when messages are on, what they say: the goal a
-teammate is heading for, the ground it reports as covered and the walls it
-met. It says the same in its own messages, only what changes a teammate's
+As a teammate it leaves alone the ground near teammates and what they stand
+looking at (their poses are in the team's store) and, when messages are on,
+what they say: the goal a teammate is heading for, the ground it reports as
+covered and the walls it met. Where a teammate's view or goal overlaps its own
+goal, the one later in the team's order gives way, so that two teammates never
+both turn from each other. It says the same in its own messages, only what changes a teammate's
 plan: a new goal, with the ground covered and the walls met since it last
 spoke (each wall once), or walls on their own once many are unsaid. What it
 finds the team's store already tells.
@@ -27,6 +29,7 @@ from explorer.policies.grid_map import (
     GridMap,
     PoseKey,
     cell_distance,
+    pose_key,
 )
 from explorer.policies.semantic_prior import SemanticPrior
 from explorer.policies.sentences import Box
@@ -125,9 +128,9 @@ class OfflineExplorer:
         return self.map.goals(pose, context.available_actions, claimed, theirs, limit, keep)
 
     def _teammates_region(self, context: DecisionContext, pose: PoseKey) -> frozenset[Cell]:
-        """Cells nearer (by path) a teammate, or where it said it is going, than to me."""
+        """Cells nearer (by path) a teammate, or where a teammate I give way to said it is going, than to me."""
         sources = [p.cell for p in context.teammates.positions.values() if p]
-        sources += [goal[:3] for goal in self.claims.values()]
+        sources += [self.claims[teammate][:3] for teammate in self._given_way_to(context) if teammate in self.claims]
         return self.map.nearer_others(pose[:3], sources) if sources else frozenset()
 
     def _next_goal(self, context: DecisionContext, pose: PoseKey) -> Goal | None:
@@ -178,17 +181,28 @@ class OfflineExplorer:
         ]
 
     def _claimed_cells(self, context: DecisionContext) -> frozenset[Cell]:
-        """What teammates are heading to look at. A teammate after me in the team's order
-        gives way to me where its goal and mine overlap (it reads my claim too)."""
-        team = context.team.members
-        me = team.index(context.team.agent_id)
+        """What the teammates I give way to look at now, where they stand, and are heading to look at."""
+        return frozenset().union(*self._given_way_to(context).values())
+
+    def _given_way_to(self, context: DecisionContext) -> dict[str, set[Cell]]:
+        """The teammates whose ground I leave to them, with what they see (_teammate_sight). A teammate after me in the team's order gives way to
+        me where what it looks at or heads for overlaps my goal (it reads my claim and sees where I stand
+        too), so that two teammates on one pose do not each turn from the other, for ever."""
+        team, agent_id = context.team.members, context.team.agent_id
         mine = self.map.sight(self.goal) if self.goal else frozenset()
-        claimed: set[Cell] = set()
-        for teammate, claim in sorted(self.claims.items()):
-            cells = self._claim_sight(claim)
-            if team.index(teammate) < me or not cells & mine:
-                claimed |= cells
-        return frozenset(claimed)
+        sights = {teammate: self._teammate_sight(context, teammate) for teammate in team if teammate != agent_id}
+        return {
+            teammate: cells
+            for teammate, cells in sights.items()
+            if team.index(teammate) < team.index(agent_id) or not cells & mine
+        }
+
+    def _teammate_sight(self, context: DecisionContext, teammate: str) -> set[Cell]:
+        """What a teammate sees where it stands, and will see where it said it is going."""
+        where = context.teammates.positions.get(teammate)
+        cells = set(self.map.sight(pose_key(where))) if where else set()
+        claim = self.claims.get(teammate)
+        return cells | self._claim_sight(claim) if claim else cells
 
     def _claim_sight(self, claim: Claim) -> set[Cell]:
         """What a teammate will see where it said it is going (every way, if it did not say which)."""
