@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from bench import families, search
 from bench.full_knowledge import full_knowledge_curve
 from bench.known_map import KnownMapExplorer
@@ -140,26 +142,23 @@ def goals_prompt(missing, *goals):
     return {"messages": [{"role": "user", "content": f"Still to find: {missing}.\nYour goals:\n{lines}\n"}]}
 
 
-def test_the_search_stub_picks_the_goal_into_the_room_its_table_gives_for_what_is_left():
-    prompt = goals_prompt(
-        "toothbrush, laptop",
-        "enter the kitchen through the door at (5, 3, 0): look north from (5, 4, 0), 4 steps away",
-        "enter the bedroom through the door at (2, 7, 0): look west from (1, 7, 0), 6 steps away",
-        "enter the bathroom through the door at (9, 1, 0): look east from (10, 1, 0), 9 steps away",
-    )
-
-    # The bathroom is the toothbrush's first room; the bedroom only the laptop's second.
-    assert json.loads(search.stub_answer(prompt))["goal"] == "G3"
+KITCHEN = "enter the kitchen through the door at (5, 3, 0): look north from (5, 4, 0), 4 steps away"
+BEDROOM = "enter the bedroom through the door at (2, 7, 0): look west from (1, 7, 0), 6 steps away"
+BATHROOM = "enter the bathroom through the door at (9, 1, 0): look east from (10, 1, 0), 9 steps away"
 
 
-def test_the_search_stub_takes_the_first_goal_where_none_leads_to_a_room_it_wants():
-    prompt = goals_prompt(
-        "toothbrush",
-        "look east from (1, 0, 0), 1 steps away",
-        "enter the kitchen through the door at (1, 1, 0): look north from (1, 2, 0), 3 steps away",
-    )
-
-    assert json.loads(search.stub_answer(prompt))["goal"] == "G1"
+@pytest.mark.parametrize(
+    ("missing", "goals", "chosen"),
+    [
+        # The bathroom is the toothbrush's first room; the bedroom only the laptop's second.
+        ("toothbrush, laptop", (KITCHEN, BEDROOM, BATHROOM), "G3"),
+        ("laptop", (KITCHEN, BEDROOM, BATHROOM), "G2"),
+        # Where no goal leads to a room it wants, the first.
+        ("toothbrush", ("look east from (1, 0, 0), 1 steps away", KITCHEN), "G1"),
+    ],
+)
+def test_the_search_stub_picks_the_goal_into_the_room_its_table_gives_for_what_is_left(missing, goals, chosen):
+    assert json.loads(search.stub_answer(goals_prompt(missing, *goals)))["goal"] == chosen
 
 
 def test_the_known_map_limit_knows_every_wall_before_its_first_move():
