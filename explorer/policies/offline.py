@@ -10,16 +10,18 @@ looking at (their poses are in the team's store) and, when messages are on,
 what they say: the goal a teammate is heading for, the ground it reports as
 covered and the walls it met. Where a teammate's view or goal overlaps its own
 goal, the one later in the team's order gives way, so that two teammates never
-both turn from each other. It says the same in its own messages, only what changes a teammate's
-plan: a new goal, with the ground covered and the walls met since it last
-spoke (each wall once), or walls on their own once many are unsaid. What it
-finds the team's store already tells.
+both turn from each other. It says the same in its own messages, only what
+changes a teammate's plan: a new goal, with the ground covered and the walls
+met since it last spoke (each wall once), or walls on their own once many are
+unsaid. What it finds the team's store already tells.
 
 A retried call for the same step gives the same answer: the map grows only by
 set unions on what the context says, and each step's decision is kept.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 import explorer.policies.sentences as sentences
 from explorer.policies.grid_map import (
@@ -123,14 +125,17 @@ class OfflineExplorer:
         keep: PoseKey | None = None,
     ) -> tuple[list[Goal], Goal | None]:
         """(the best goals, best first; the goal `keep` as it stands now, or None)."""
-        claimed = self._claimed_cells(context)
-        theirs = self._teammates_region(context, pose)
+        given_way_to = self._given_way_to(context)
+        claimed = frozenset().union(*given_way_to.values())  # what they look at, where they stand and head
+        theirs = self._teammates_region(context, pose, given_way_to)
         return self.map.goals(pose, context.available_actions, claimed, theirs, limit, keep)
 
-    def _teammates_region(self, context: DecisionContext, pose: PoseKey) -> frozenset[Cell]:
+    def _teammates_region(
+        self, context: DecisionContext, pose: PoseKey, given_way_to: Iterable[str]
+    ) -> frozenset[Cell]:
         """Cells nearer (by path) a teammate, or where a teammate I give way to said it is going, than to me."""
         sources = [p.cell for p in context.teammates.positions.values() if p]
-        sources += [self.claims[teammate][:3] for teammate in self._given_way_to(context) if teammate in self.claims]
+        sources += [self.claims[teammate][:3] for teammate in given_way_to if teammate in self.claims]
         return self.map.nearer_others(pose[:3], sources) if sources else frozenset()
 
     def _next_goal(self, context: DecisionContext, pose: PoseKey) -> Goal | None:
@@ -180,14 +185,11 @@ class OfflineExplorer:
             (x, y) for x in range(max(x0, 0), min(x1, width - 1) + 1) for y in range(max(y0, 0), min(y1, depth - 1) + 1)
         ]
 
-    def _claimed_cells(self, context: DecisionContext) -> frozenset[Cell]:
-        """What the teammates I give way to look at now, where they stand, and are heading to look at."""
-        return frozenset().union(*self._given_way_to(context).values())
-
     def _given_way_to(self, context: DecisionContext) -> dict[str, set[Cell]]:
-        """The teammates whose ground I leave to them, with what they see (_teammate_sight). A teammate after me in the team's order gives way to
-        me where what it looks at or heads for overlaps my goal (it reads my claim and sees where I stand
-        too), so that two teammates on one pose do not each turn from the other, for ever."""
+        """The teammates whose ground I leave to them, with what they see (_teammate_sight). A teammate
+        after me in the team's order gives way to me where what it looks at or heads for overlaps my goal
+        (it reads my claim and sees where I stand too), so that two teammates on one pose do not each
+        turn from the other, for ever."""
         team, agent_id = context.team.members, context.team.agent_id
         mine = self.map.sight(self.goal) if self.goal else frozenset()
         sights = {teammate: self._teammate_sight(context, teammate) for teammate in team if teammate != agent_id}
