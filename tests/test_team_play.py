@@ -97,35 +97,26 @@ def test_it_does_not_follow_a_teammate_for_what_the_teammate_stands_looking_at(t
     assert OfflineExplorer().choose(context_for(perception, "Agent1", 1, comm=comm)).action == "look_left"
 
 
+@pytest.mark.parametrize("shown_by", ["view", "heading"])
 @pytest.mark.parametrize(("me", "teammate", "keeps"), [("Agent1", "Agent2", True), ("Agent2", "Agent1", False)])
-def test_of_two_teammates_the_one_after_in_the_teams_order_gives_way_to_what_the_other_looks_at(
-    tmp_path, me, teammate, keeps
-):
-    # Mid-corridor, it turns to one end; then the teammate, on its cell, already looks that way. The first
-    # in the team's order keeps its goal and the other gives way, so that they never both turn, for ever.
+def test_of_two_teammates_the_one_after_in_the_teams_order_gives_way(tmp_path, me, teammate, keeps, shown_by):
+    # Mid-corridor, it turns to one end; then the teammate, on its cell, already looks that way (its pose in
+    # the store) or says it heads there. The first in the team's order keeps its goal and the other gives
+    # way, in what it leaves the teammate and in the split of the ground, so that they never both turn.
     perception = MockPerception(world_file(tmp_path, CROSSROADS), InProcessStore(), ["Agent1", "Agent2"], seed=1)
     explorer = OfflineExplorer()
     alone = context_for(perception, me, 1)
     first = explorer.choose(replace(alone, teammates=replace(alone.teammates, positions={}))).action
-    ahead = Pose(7, 0, 0, "east" if first == "look_right" else "west")
-    beside = context_for(perception, me, 2)
-    beside = replace(beside, teammates=replace(beside.teammates, positions={teammate: ahead}))
-    then = explorer.choose(beside).action
-    assert {first, then} <= {"look_left", "look_right"}
-    assert (then == first) == keeps
-
-
-@pytest.mark.parametrize(("me", "teammate", "keeps"), [("Agent1", "Agent2", True), ("Agent2", "Agent1", False)])
-def test_of_two_teammates_the_one_after_in_the_teams_order_gives_way_to_where_the_other_heads(
-    tmp_path, me, teammate, keeps
-):
-    # As above, but the teammate, on its cell, says it heads for the same end: the ground near where it
-    # heads is left to it only by the one after in the team's order (as its claim is), or both turn back.
-    perception = MockPerception(world_file(tmp_path, CROSSROADS), InProcessStore(), ["Agent1", "Agent2"], seed=1)
-    explorer = OfflineExplorer()
-    first = explorer.choose(context_for(perception, me, 1)).action
-    heading = (10, 0, 0, "east", 0) if first == "look_right" else (4, 0, 0, "west", 0)
-    then = explorer.choose(context_for(perception, me, 2, messages=[(teammate, sentences.heading(heading))])).action
+    east = first == "look_right"
+    if shown_by == "view":
+        later = context_for(perception, me, 2)
+        later = replace(
+            later, teammates=replace(later.teammates, positions={teammate: Pose(7, 0, 0, "east" if east else "west")})
+        )
+    else:
+        heading = (10, 0, 0, "east", 0) if east else (4, 0, 0, "west", 0)
+        later = context_for(perception, me, 2, messages=[(teammate, sentences.heading(heading))])
+    then = explorer.choose(later).action
     assert {first, then} <= {"look_left", "look_right"}
     assert (then == first) == keeps
 

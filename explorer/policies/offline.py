@@ -22,6 +22,7 @@ set unions on what the context says, and each step's decision is kept.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 
 import explorer.policies.sentences as sentences
 from explorer.policies.grid_map import (
@@ -185,7 +186,7 @@ class OfflineExplorer:
             (x, y) for x in range(max(x0, 0), min(x1, width - 1) + 1) for y in range(max(y0, 0), min(y1, depth - 1) + 1)
         ]
 
-    def _given_way_to(self, context: DecisionContext) -> dict[str, set[Cell]]:
+    def _given_way_to(self, context: DecisionContext) -> dict[str, AbstractSet[Cell]]:
         """The teammates whose ground I leave to them, with what they see (_teammate_sight). A teammate
         after me in the team's order gives way to me where what it looks at or heads for overlaps my goal
         (it reads my claim and sees where I stand too), so that two teammates on one pose do not each
@@ -199,10 +200,10 @@ class OfflineExplorer:
             if team.index(teammate) < team.index(agent_id) or not cells & mine
         }
 
-    def _teammate_sight(self, context: DecisionContext, teammate: str) -> set[Cell]:
+    def _teammate_sight(self, context: DecisionContext, teammate: str) -> AbstractSet[Cell]:
         """What a teammate sees where it stands, and will see where it said it is going."""
         where = context.teammates.positions.get(teammate)
-        cells = set(self.map.sight(pose_key(where))) if where else set()
+        cells = self.map.sight(pose_key(where)) if where else frozenset()
         claim = self.claims.get(teammate)
         return cells | self._claim_sight(claim) if claim else cells
 
