@@ -274,15 +274,19 @@ def markdown_table(summary: dict, runs: int) -> str:
     for condition, figures in summary["overall"].items():
         low, high = figures["mean_steps_95"]
         bound = "" if figures["all_found"] == runs else ">"
-        ratio = figures.get("ratio_to_frontier")
-        against = (
-            f"{bound}{ratio:.2f}x [{figures['ratio_to_frontier_95'][0]:.2f}, {figures['ratio_to_frontier_95'][1]:.2f}]"
-        )
         lines.append(
             f"| {condition} | {bound}{figures['mean_steps']:.1f} [{low:.1f}, {high:.1f}] | {figures['median_steps']} "
-            f"| {figures['all_found']}/{runs} | {against if ratio is not None else ''} |"
+            f"| {figures['all_found']}/{runs} | {_against_frontier(figures, bound)} |"
         )
     return "\n".join(lines)
+
+
+def _against_frontier(figures: dict, bound: str) -> str:
+    """The ratio to the frontier explorer's steps with its interval, or nothing where the frontier was not run."""
+    if "ratio_to_frontier" not in figures:
+        return ""
+    low, high = figures["ratio_to_frontier_95"]
+    return f"{bound}{figures['ratio_to_frontier']:.2f}x [{low:.2f}, {high:.2f}]"
 
 
 def main() -> None:
@@ -301,9 +305,9 @@ def main() -> None:
         "wall_seconds": round(time.perf_counter() - started, 1),
         "command": "python bench/search.py " + " ".join(sys.argv[1:]),
     }
+    args.out.write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary["overall"], indent=2))
     print(markdown_table(summary, len(rows)))
-    args.out.write_text(json.dumps(summary, indent=2) + "\n")
 
 
 def _with_real_model(seeds: tuple[int, ...], conditions: list[str], embedder: SentenceEmbedder, stub: str) -> list:

@@ -137,6 +137,17 @@ def test_a_search_run_that_did_not_find_both_counts_its_budget_and_one_more():
     assert search.counted({"steps": None, "budget": 80}) == 81
 
 
+def test_the_search_table_sets_each_condition_against_the_frontier_only_where_the_frontier_ran():
+    rows = [
+        {"seed": 1, "frontier": {"steps": 40, "budget": 80}, "prior": {"steps": 20, "budget": 80}},
+        {"seed": 2, "frontier": {"steps": 30, "budget": 80}, "prior": {"steps": None, "budget": 80}},
+    ]
+    with_frontier = search.markdown_table(search.summarise(rows, ["frontier", "prior"]), len(rows))
+    assert "| prior | >50.5 " in with_frontier and "| >1.16x [" in with_frontier  # sqrt(20 / 40 x 81 / 30)
+    alone = search.markdown_table(search.summarise(rows, ["prior"]), len(rows))
+    assert alone.splitlines()[-1].endswith("| 1/2 |  |")
+
+
 def goals_prompt(missing, *goals):
     lines = "\n".join(f"- G{number}: {text}" for number, text in enumerate(goals, 1))
     return {"messages": [{"role": "user", "content": f"Still to find: {missing}.\nYour goals:\n{lines}\n"}]}
