@@ -141,6 +141,8 @@ def _arguments() -> argparse.Namespace:
     args = parser.parse_args()
     if args.seeds and (not args.out or set(args.seeds) & set(HELD_OUT_SEEDS)):
         parser.error("--seeds takes development seeds (not the held-out 1-5) and needs --out")
+    if "offline" not in args.conditions:
+        parser.error("--conditions: every condition is set against the offline team's steps; add offline")
     return args
 
 

@@ -111,6 +111,17 @@ def test_issue_27s_checks_read_the_run_on_figure_and_each_target_the_right_way_r
     assert checks["maze: messages"]["met"] is False  # 0.6 a step, over the 0.5
 
 
+@pytest.mark.parametrize(
+    "arguments",
+    [["--conditions", "no-comm"], ["--seeds", "3", "--out", "x.json"], ["--seeds", "1020"]],
+)
+def test_the_families_bench_refuses_a_condition_without_offline_and_seeds_it_must_not_take(monkeypatch, arguments):
+    monkeypatch.setattr("sys.argv", ["families.py", *arguments])
+    with pytest.raises(SystemExit) as refused:
+        families._arguments()
+    assert refused.value.code == 2
+
+
 def test_the_random_team_runs_twice_the_offline_teams_steps_and_one_more():
     assert families.random_budget(30, run(20, 30)) == 41
     assert families.random_budget(50, run(20, 50)) == 50
