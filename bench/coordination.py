@@ -62,11 +62,12 @@ def steps_to_share(world_path, seed, delay, coordinator, embedder, directory, po
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 42])
-    parser.add_argument("--worlds", nargs="+", help="shipped world names (default: all)")
+    shipped = sorted(SHIPPED_WORLDS.glob("*.yaml"))
+    parser.add_argument("--worlds", nargs="+", choices=[p.stem for p in shipped], help="(default: all)")
     parser.add_argument("--delays", type=float, nargs="+", default=list(DELAYS))
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "coordination.json")
     args = parser.parse_args()
-    paths = [p for p in sorted(SHIPPED_WORLDS.glob("*.yaml")) if not args.worlds or p.stem in args.worlds]
+    paths = [p for p in shipped if not args.worlds or p.stem in args.worlds]
     embedder = SentenceEmbedder()
     rows, started = [], time.perf_counter()
     with tempfile.TemporaryDirectory() as directory:

@@ -90,21 +90,30 @@ def geometric_mean(values):
 def main():
     args = _arguments()
     os.environ.setdefault("OPENAI_API_KEY", "sk-bench")  # the local server takes any key
-    paths = sorted(SHIPPED_WORLDS.glob("*.yaml")) + sorted(STRESS_WORLDS.glob("*.yaml"))
-    paths = [p for p in paths if not args.worlds or p.stem in args.worlds]
+    paths = [p for p in world_paths() if not args.worlds or p.stem in args.worlds]
     embedder = SentenceEmbedder()
     started = time.perf_counter()
     rows = measure(paths, args.seeds, args.conditions, embedder)
     summary = summarise(rows, args.seeds, args.conditions, round(time.perf_counter() - started, 1))
+    args.out.write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary["overall"], indent=2))
     print(markdown_table(summary))
-    args.out.write_text(json.dumps(summary, indent=2) + "\n")
+
+
+def world_paths() -> list[Path]:
+    """The shipped worlds, then the stress worlds."""
+    return sorted(SHIPPED_WORLDS.glob("*.yaml")) + sorted(STRESS_WORLDS.glob("*.yaml"))
 
 
 def _arguments():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 42])
-    parser.add_argument("--worlds", nargs="+", help="world names (default: every shipped and stress world)")
+    parser.add_argument(
+        "--worlds",
+        nargs="+",
+        choices=[path.stem for path in world_paths()],
+        help="world names (default: every shipped and stress world)",
+    )
     parser.add_argument("--conditions", nargs="+", choices=CONDITIONS, default=list(CONDITIONS))
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "exploration.json")
     return parser.parse_args()

@@ -2,8 +2,8 @@
 and writes bench/topology.json.
 
 Three comparisons, each over several seeds (agents placed by the seed, as in bench/exploration.py), on
-generated worlds (`gen:FAMILY?size=WxD` with the world seed) or the stress worlds in bench/worlds/, built-in
-explorers on the lock-step schedule:
+generated worlds (`gen:FAMILY?size=WxD`, the seed also the world seed), built-in explorers on the lock-step
+schedule:
 
 - star: 8 explorers with `--comm star --coordinator offline` against the same 8 under `--comm all`, on
   worlds of 40 x 40 cells: steps to 90% of the objects (within 1.1x?) and messages read per agent-step
@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.exploration import geometric_mean  # noqa: E402
 from bench.shared_sight import SharedSightExplorer, TeamSight  # noqa: E402
-from explorer.config.run_config import RunConfig  # noqa: E402
+from explorer.config.run_config import ConfigError, RunConfig  # noqa: E402
 from explorer.policies.factory import make_policy  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
 from tests.support.hash_embedder import HashEmbedder  # noqa: E402
@@ -137,14 +137,26 @@ def markdown_table(summary):
     return "\n".join(lines)
 
 
+def _check_world(parser: argparse.ArgumentParser, world: str) -> None:
+    """A one-line error unless `world` names a generated world: the seeds are its world seeds."""
+    if not world.startswith("gen:"):
+        parser.error(f"--world {world}: a generated world, gen:FAMILY?size=WxD (each seed is its world seed)")
+    try:
+        RunConfig(world=Path(world), world_seed=1).check()
+    except ConfigError as error:
+        parser.error(f"--world: {error}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--comparisons", nargs="+", default=list(COMPARISONS), choices=list(COMPARISONS))
     parser.add_argument("--tuned", type=int, nargs="+", default=list(TUNED_SEEDS))
     parser.add_argument("--held-out", type=int, nargs="+", default=list(HELD_OUT_SEEDS))
-    parser.add_argument("--world", help="one world for every comparison (default: each its own)")
+    parser.add_argument("--world", help="one generated world, gen:FAMILY?size=WxD, for every comparison")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "topology.json")
     args = parser.parse_args()
+    if args.world:
+        _check_world(parser, args.world)
     started = time.perf_counter()
     results, rows = {}, {}
     for name in args.comparisons:

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from bench import families, search
+from bench import coordination, exploration, families, search, topology
 from bench.full_knowledge import full_knowledge_curve
 from bench.known_map import KnownMapExplorer
 from nodes.decision_context import AgentSetup, DecisionContext, TeamContext, Teammates, View
@@ -120,6 +120,23 @@ def test_the_families_bench_refuses_a_condition_without_offline_and_seeds_it_mus
     with pytest.raises(SystemExit) as refused:
         families._arguments()
     assert refused.value.code == 2
+
+
+@pytest.mark.parametrize(
+    ("bench", "arguments"),
+    [
+        (exploration, ["--worlds", "nosuch"]),
+        (coordination, ["--worlds", "nosuch"]),
+        (topology, ["--world", "bench/worlds/maze.yaml"]),
+        (topology, ["--world", "gen:office?size=4x4"]),
+    ],
+)
+def test_a_bench_refuses_a_world_it_cannot_run_before_it_runs_anything(monkeypatch, capsys, bench, arguments):
+    monkeypatch.setattr("sys.argv", ["bench.py", *arguments])
+    with pytest.raises(SystemExit) as refused:
+        bench.main()
+    assert refused.value.code == 2
+    assert "--world" in capsys.readouterr().err.splitlines()[-1]
 
 
 def test_the_random_team_runs_twice_the_offline_teams_steps_and_one_more():
