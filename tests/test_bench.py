@@ -70,8 +70,9 @@ def run(steps, reached, reference=10, messages=0.2):
     }
 
 
-def row(family, offline, no_comm, run_on=None):
-    figures = {"family": family, "variant": families.VARIANTS[family][0], "agents": 2}
+def row(family, offline, no_comm, run_on=None, world=None, agents=2):
+    figures = {"family": family, "variant": families.VARIANTS[family][0], "agents": agents}
+    figures["world"] = world or f"gen:{family}"
     figures.update(full_knowledge={"90%": 10}, offline=offline, **{"no-comm": no_comm})
     if run_on:
         figures[families.RUN_ON] = run_on
@@ -88,7 +89,8 @@ def test_the_families_table_marks_a_figure_with_a_run_cut_off_as_a_bound_and_run
 
     offline = figures["offline"]
     assert offline["90%"] == {"ratio": round((1.2 * 2.6) ** 0.5, 3), "bound": True}
-    assert offline["90% run on"] == {"ratio": round((1.2 * 4.0) ** 0.5, 3), "bound": False}
+    assert offline["90% run on"]["ratio"] == round((1.2 * 4.0) ** 0.5, 3)
+    assert offline["90% run on"]["bound"] is False
     # --no-comm against offline only where offline got there: otherwise both are bounds.
     assert figures["no-comm"]["against_offline"] == 1.5
     assert figures["no-comm"]["against_offline_worlds"] == "1 of 2"
@@ -111,9 +113,44 @@ def test_issue_27s_checks_read_the_run_on_figure_and_each_target_the_right_way_r
     assert checks["maze: messages"]["met"] is False  # 0.6 a step, over the 0.5
 
 
+def test_the_families_interval_resamples_worlds_and_holds_their_geometric_mean():
+    rows = [
+        row("hall", run(steps, 40), run(steps + 3, 40), world=f"gen:hall?seed={seed}", agents=agents)
+        for seed, steps in enumerate((11, 14, 19, 26))
+        for agents in (2, 4)
+    ]
+
+    figures = families.group_figures(rows, ["offline", "no-comm"])
+
+    low, high = figures["offline"]["90% run on"]["95%"]
+    assert low < figures["offline"]["90% run on"]["ratio"] < high
+    assert low >= 1.1 and high <= 2.6  # within the worlds' own ratios
+    low, high = figures["no-comm"]["against_offline_95"]
+    assert low < figures["no-comm"]["against_offline"] < high
+    # One world is one draw, however many team sizes ran on it: no interval from a single world.
+    one_world = families.group_figures(rows[:2], ["offline"])
+    assert one_world["offline"]["90% run on"]["95%"] is None
+
+
+def test_the_families_bench_sums_up_a_figures_file_again_from_its_rows(tmp_path):
+    rows = [row("hall", run(12, 25), run(14, 25), world="gen:hall?seed=1"), row("maze", run(20, 25), run(30, 25))]
+    stored = tmp_path / "families.json"
+    stored.write_text(json.dumps({"rows": rows, "conditions": ["offline", "no-comm"], "seeds": [1], "held_out": True}))
+
+    again = families.summarised_again(stored)
+
+    assert again["seeds"] == [1] and again["held_out"] is True  # what only the run knew is kept
+    assert again["targets"] == families.summarise(rows, ["offline", "no-comm"])["targets"]
+
+
 @pytest.mark.parametrize(
     "arguments",
-    [["--conditions", "no-comm"], ["--seeds", "3", "--out", "x.json"], ["--seeds", "1020"]],
+    [
+        ["--summarise", "README.md"],
+        ["--conditions", "no-comm"],
+        ["--seeds", "3", "--out", "x.json"],
+        ["--seeds", "1020"],
+    ],
 )
 def test_the_families_bench_refuses_a_condition_without_offline_and_seeds_it_must_not_take(monkeypatch, arguments):
     monkeypatch.setattr("sys.argv", ["families.py", *arguments])
