@@ -321,27 +321,27 @@ def group_figures(rows: list[dict], conditions: Sequence[str]) -> dict:
                 "95%": world_interval(ran, lambda r: r.get(RUN_ON, r["offline"])["ratio"]["90%"]),
             }
         if condition != "offline" and "offline" in conditions:
-            figures[condition].update(against_offline(ran, condition))
+            figures[condition].update(against(ran, condition, "offline"))
     if "no-comm" in figures and SHARED_SIGHT in figures:
-        figures["no-comm"]["against_shared_sight"] = geometric_mean(
-            [r["no-comm"]["ratio"]["90%"] / r[SHARED_SIGHT]["ratio"]["90%"] for r in rows]
-        )
+        figures["no-comm"].update(against(rows, "no-comm", SHARED_SIGHT))
     return figures
 
 
-def against_offline(rows: list[dict], condition: str) -> dict:
-    """A condition's steps to 90% over the offline team's, only where the offline team got there: elsewhere
-    both figures are bounds, and their ratio is none."""
-    compared = [r for r in rows if r["offline"]["reached"]["90%"]]
+def against(rows: list[dict], condition: str, base: str) -> dict:
+    """A condition's steps to 90% over the `base` condition's, only where the base team got there: elsewhere
+    both figures are bounds, and their ratio is none. Keys against_BASE (its geometric mean), _95, _worlds
+    and _bound (a lower bound: the condition did not always get there)."""
+    compared = [r for r in rows if r[base]["reached"]["90%"]]
 
     def ratio(row: dict) -> float:
-        return row[condition]["ratio"]["90%"] / row["offline"]["ratio"]["90%"]
+        return row[condition]["ratio"]["90%"] / row[base]["ratio"]["90%"]
 
+    key = f"against_{base.replace('-', '_')}"
     return {
-        "against_offline": geometric_mean([ratio(r) for r in compared]),
-        "against_offline_95": world_interval(compared, ratio),
-        "against_offline_worlds": f"{len(compared)} of {len(rows)}",
-        "against_offline_bound": not all(r[condition]["reached"]["90%"] for r in compared),
+        key: geometric_mean([ratio(r) for r in compared]),
+        f"{key}_95": world_interval(compared, ratio),
+        f"{key}_worlds": f"{len(compared)} of {len(rows)}",
+        f"{key}_bound": not all(r[condition]["reached"]["90%"] for r in compared),
     }
 
 
@@ -416,7 +416,7 @@ def family_table(summary: dict) -> str:
         if limit in conditions:
             header += [f"{limit.replace('-', ' ')} 90%", f"{limit.replace('-', ' ')} / offline"]
     if SHARED_SIGHT in conditions and "no-comm" in conditions:
-        header.append("no-comm / shared sight")
+        header.append("no-comm / shared sight [95%]")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     groups = {**summary["per_family"], "**all**": summary["overall"]}
     for name, figures in groups.items():
@@ -431,7 +431,7 @@ def family_table(summary: dict) -> str:
             if condition in conditions:
                 cells += [_ratio(figures[condition]["90%"]), _against(figures[condition])]
         if SHARED_SIGHT in conditions and "no-comm" in conditions:
-            cells.append(f"{figures['no-comm']['against_shared_sight']:.2f}x")
+            cells.append(_against(figures["no-comm"], "shared_sight"))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -455,14 +455,14 @@ def _interval(interval: list[float] | None) -> str:
     return f" [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else ""
 
 
-def _against(figures: dict) -> str:
-    """Over offline's, on the worlds where the offline team got there: a lower bound where the condition
-    did not always get there."""
-    if figures["against_offline"] is None:
-        return f"- ({figures['against_offline_worlds']})"
-    bound = ">" if figures["against_offline_bound"] else ""
-    interval = _interval(figures.get("against_offline_95"))
-    return f"{bound}{figures['against_offline']:.2f}x{interval} ({figures['against_offline_worlds']})"
+def _against(figures: dict, base: str = "offline") -> str:
+    """Over the base condition's (see against), on the worlds where its team got there: a lower bound where
+    the condition did not always get there."""
+    key = f"against_{base}"
+    if figures[key] is None:
+        return f"- ({figures[f'{key}_worlds']})"
+    bound = ">" if figures[f"{key}_bound"] else ""
+    return f"{bound}{figures[key]:.2f}x{_interval(figures[f'{key}_95'])} ({figures[f'{key}_worlds']})"
 
 
 if __name__ == "__main__":

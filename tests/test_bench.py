@@ -132,6 +132,23 @@ def test_the_families_interval_resamples_worlds_and_holds_their_geometric_mean()
     assert one_world["offline"]["90% run on"]["95%"] is None
 
 
+def test_no_comm_over_shared_sight_counts_only_the_worlds_where_the_shared_sight_team_got_there():
+    rows = [
+        row("hall", run(12, 25), run(18, 25), world="gen:hall?seed=1"),
+        row("hall", run(14, 25), run(21, 25), world="gen:hall?seed=2"),
+        row("hall", run(None, 25), run(None, 25), world="gen:hall?seed=3"),
+    ]
+    for figures, steps in zip(rows, (12, 15, None)):
+        figures[families.SHARED_SIGHT] = run(steps, 25)
+
+    no_comm = families.group_figures(rows, ["offline", "no-comm", families.SHARED_SIGHT])["no-comm"]
+
+    assert no_comm["against_shared_sight"] == round((1.5 * 1.4) ** 0.5, 3)
+    assert no_comm["against_shared_sight_worlds"] == "2 of 3"
+    low, high = no_comm["against_shared_sight_95"]
+    assert 1.4 <= low < high <= 1.5
+
+
 def test_the_families_bench_sums_up_a_figures_file_again_from_its_rows(tmp_path):
     rows = [row("hall", run(12, 25), run(14, 25), world="gen:hall?seed=1"), row("maze", run(20, 25), run(30, 25))]
     stored = tmp_path / "families.json"
