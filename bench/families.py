@@ -1,5 +1,6 @@
 """How well the team explores worlds it was never tuned on: `python bench/families.py` prints the tables and
-writes bench/families.json (`--quick`: the development seeds, into bench/families-dev.json).
+writes bench/families.json (`--quick`: the development seeds, into bench/families-dev.json; `--summarise F`
+works the figures of a file it wrote out again from the runs' rows kept in it, running nothing).
 
 Every world family (perception/families/) at two sizes, on seeds fixed before the explorer was tuned for
 generated worlds:
@@ -38,10 +39,10 @@ figure is a lower bound); the overlap ratio, messages and message characters per
 while the team was still finding objects (up to the step it had them all: the rest of a budget is
 scanning, which would thin them out); what --no-comm costs (its steps to 90% over the offline team's);
 random's steps to 90% over the offline team's. These last two are over the worlds where the offline team
-got to 90% (the table says how many): elsewhere both figures are bounds. The offline team's run-on figure
-and the other conditions' over it carry a 95% bootstrap interval over worlds (a world's two team sizes
-drawn together): ten worlds a family are few, and the interval says how far the same explorer's figure
-could move on other seeds. The targets (issue 27) are checked at the end, on the figures themselves.
+got to 90% (the table says how many): elsewhere both figures are bounds; --no-comm's over the shared-sight
+team's likewise. The offline team's run-on figure and the ratios between conditions carry a 95% bootstrap
+interval over worlds (a world's two team sizes drawn together): ten worlds a family are few, and the
+interval says how far the same explorer's figure could move on other seeds. The targets (issue 27) are checked at the end, on the figures themselves.
 """
 
 from __future__ import annotations
@@ -336,7 +337,7 @@ def against(rows: list[dict], condition: str, base: str) -> dict:
     def ratio(row: dict) -> float:
         return row[condition]["ratio"]["90%"] / row[base]["ratio"]["90%"]
 
-    key = f"against_{base.replace('-', '_')}"
+    key = _against_key(base)
     return {
         key: geometric_mean([ratio(r) for r in compared]),
         f"{key}_95": world_interval(compared, ratio),
@@ -376,9 +377,9 @@ def targets(per_family: dict, overall: dict) -> dict:
             )
         for condition, target in (("no-comm", TARGET_NO_COMM), ("random", TARGET_RANDOM)):
             if offline and condition in figures and figures[condition]["against_offline"] is not None:
-                against = figures[condition]
+                over = figures[condition]
                 checks[f"{family}: {condition} over offline"] = _check(
-                    against["against_offline"], target, interval=against["against_offline_95"]
+                    over["against_offline"], target, interval=over["against_offline_95"]
                 )
     return checks
 
@@ -431,7 +432,7 @@ def family_table(summary: dict) -> str:
             if condition in conditions:
                 cells += [_ratio(figures[condition]["90%"]), _against(figures[condition])]
         if SHARED_SIGHT in conditions and "no-comm" in conditions:
-            cells.append(_against(figures["no-comm"], "shared_sight"))
+            cells.append(_against(figures["no-comm"], SHARED_SIGHT))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -455,10 +456,14 @@ def _interval(interval: list[float] | None) -> str:
     return f" [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else ""
 
 
+def _against_key(base: str) -> str:
+    return f"against_{base.replace('-', '_')}"
+
+
 def _against(figures: dict, base: str = "offline") -> str:
     """Over the base condition's (see against), on the worlds where its team got there: a lower bound where
     the condition did not always get there."""
-    key = f"against_{base}"
+    key = _against_key(base)
     if figures[key] is None:
         return f"- ({figures[f'{key}_worlds']})"
     bound = ">" if figures[f"{key}_bound"] else ""
