@@ -118,7 +118,7 @@ class WorldCase(NamedTuple):
 def main() -> None:
     args = _arguments()
     out = args.summarise or args.out or ROOT / "bench" / ("families-dev.json" if args.quick else "families.json")
-    summary = summarised_again(args.summarise) if args.summarise else measured(args)
+    summary = summarised_again(args.stored) if args.stored else measured(args)
     print(markdown_tables(summary))
     print(json.dumps(summary["targets"], indent=2))
     out.write_text(json.dumps(summary, indent=2) + "\n")
@@ -139,10 +139,9 @@ def measured(args: argparse.Namespace) -> dict:
     return summary
 
 
-def summarised_again(path: Path) -> dict:
-    """A figures file's summary worked out again from its runs' rows (no run): for a change in how the
-    figures are summed up, not in how the team explores."""
-    stored = json.loads(path.read_text())
+def summarised_again(stored: dict) -> dict:
+    """A figures file's summary (as read) worked out again from its runs' rows (no run): for a change in how
+    the figures are summed up, not in how the team explores."""
     return {**stored, **summarise(stored["rows"], stored["conditions"])}
 
 
@@ -159,7 +158,8 @@ def _arguments() -> argparse.Namespace:
         "--summarise", type=Path, metavar="FILE", help="work out a figures file's summary again from its rows; no run"
     )
     args = parser.parse_args()
-    if args.summarise and not _is_figures_file(args.summarise):
+    args.stored = _figures_file(args.summarise) if args.summarise else None
+    if args.summarise and args.stored is None:
         parser.error(f"--summarise {args.summarise}: not a figures file this bench wrote")
     if args.seeds and (not args.out or set(args.seeds) & set(HELD_OUT_SEEDS)):
         parser.error("--seeds takes development seeds (not the held-out 1-5) and needs --out")
@@ -168,14 +168,14 @@ def _arguments() -> argparse.Namespace:
     return args
 
 
-def _is_figures_file(path: Path) -> bool:
+def _figures_file(path: Path) -> dict | None:
+    """What a figures file this bench wrote holds, or None for anything else."""
     try:
         stored = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return False
-    return (
-        isinstance(stored, dict) and isinstance(stored.get("rows"), list) and "offline" in stored.get("conditions", ())
-    )
+        return None
+    is_figures = isinstance(stored, dict) and isinstance(stored.get("rows"), list)
+    return stored if is_figures and "offline" in stored.get("conditions", ()) else None
 
 
 def world_cases(families: Iterable[str], seeds: Iterable[int]) -> list[WorldCase]:
@@ -348,7 +348,8 @@ def against(rows: list[dict], condition: str, base: str) -> dict:
 
 def world_interval(rows: list[dict], ratio: Callable[[dict], float]) -> list[float] | None:
     """The 95% bootstrap interval of the geometric mean of `ratio` over the rows, resampling worlds (a world's
-    rows for each team size drawn together, as they share its layout); None for fewer than two worlds."""
+    rows for each team size drawn together, as they share its layout; each world weighs as its rows' mean,
+    which is the rows' geometric mean where every world has as many rows); None for fewer than two worlds."""
     logs: dict[str, list[float]] = {}
     for row in rows:
         logs.setdefault(row["world"], []).append(math.log(ratio(row)))

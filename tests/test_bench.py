@@ -149,13 +149,14 @@ def test_no_comm_over_shared_sight_counts_only_the_worlds_where_the_shared_sight
     assert 1.4 <= low < high <= 1.5
 
 
-def test_the_families_bench_sums_up_a_figures_file_again_from_its_rows(tmp_path):
+def test_the_families_bench_sums_up_a_figures_file_again_from_its_rows(tmp_path, monkeypatch):
     rows = [row("hall", run(12, 25), run(14, 25), world="gen:hall?seed=1"), row("maze", run(20, 25), run(30, 25))]
-    stored = tmp_path / "families.json"
     stale = {"targets": {"offline_overall_90": {"value": 9.9}}, "seeds": [1], "held_out": True}
+    stored = tmp_path / "families.json"
     stored.write_text(json.dumps({"rows": rows, "conditions": ["offline", "no-comm"], **stale}))
+    monkeypatch.setattr("sys.argv", ["families.py", "--summarise", str(stored)])
 
-    again = families.summarised_again(stored)
+    again = families.summarised_again(families._arguments().stored)
 
     assert again["seeds"] == [1] and again["held_out"] is True  # what only the run knew is kept
     assert again["targets"]["offline_overall_90"]["value"] == round((1.2 * 2.0) ** 0.5, 3)  # worked out anew
