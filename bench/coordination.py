@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.exploration import geometric_mean, seeded_world  # noqa: E402
+from bench.output import figures_path  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
 from explorer.policies.factory import make_policy  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
@@ -65,7 +66,7 @@ def main():
     shipped = sorted(SHIPPED_WORLDS.glob("*.yaml"))
     parser.add_argument("--worlds", nargs="+", choices=[p.stem for p in shipped], help="(default: all)")
     parser.add_argument("--delays", type=float, nargs="+", default=list(DELAYS))
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "coordination.json")
+    parser.add_argument("--out", type=figures_path, default=ROOT / "bench" / "coordination.json")
     args = parser.parse_args()
     paths = [p for p in shipped if not args.worlds or p.stem in args.worlds]
     embedder = SentenceEmbedder()

@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.full_knowledge import full_knowledge_steps  # noqa: E402
+from bench.output import figures_path  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
 from explorer.policies.factory import make_policy  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
@@ -115,7 +116,7 @@ def _arguments():
         help="world names (default: every shipped and stress world)",
     )
     parser.add_argument("--conditions", nargs="+", choices=CONDITIONS, default=list(CONDITIONS))
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "exploration.json")
+    parser.add_argument("--out", type=figures_path, default=ROOT / "bench" / "exploration.json")
     return parser.parse_args()
 
 

@@ -66,6 +66,7 @@ sys.path.insert(0, str(ROOT))
 from bench.exploration import geometric_mean, run_summary  # noqa: E402
 from bench.full_knowledge import full_knowledge_curve  # noqa: E402
 from bench.known_map import known_map_policies  # noqa: E402
+from bench.output import figures_path  # noqa: E402
 from bench.shared_sight import shared_sight_policies  # noqa: E402
 from explorer.policies.factory import make_policy  # noqa: E402
 from explorer.sweep.stats import mean_interval  # noqa: E402
@@ -153,7 +154,9 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--conditions", nargs="+", choices=CONDITIONS, default=list(DEFAULT_CONDITIONS))
     parser.add_argument("--jobs", type=int, default=1, help="worlds measured at once, each in a process")
     parser.add_argument("--seeds", type=int, nargs="+", help="other development seeds (not 1-5); needs --out")
-    parser.add_argument("--out", type=Path, help="default bench/families.json (--quick: bench/families-dev.json)")
+    parser.add_argument(
+        "--out", type=figures_path, help="default bench/families.json (--quick: bench/families-dev.json)"
+    )
     parser.add_argument(
         "--summarise", type=Path, metavar="FILE", help="work out a figures file's summary again from its rows; no run"
     )

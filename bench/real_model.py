@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.exploration import geometric_mean, seeded_world  # noqa: E402
 from bench.full_knowledge import full_knowledge_steps  # noqa: E402
+from bench.output import figures_path  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
 from explorer.run.trace import read_trace  # noqa: E402
@@ -184,7 +185,7 @@ def main() -> None:
     parser.add_argument("--worlds", nargs="+", choices=WORLDS, default=list(WORLDS))
     parser.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
     parser.add_argument("--steps", type=int, default=STEPS)
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "real_model.json")
+    parser.add_argument("--out", type=figures_path, default=ROOT / "bench" / "real_model.json")
     args = parser.parse_args()
     missing = missing_parts()
     if missing and any(CONDITIONS[name].get("model") == MODEL for name in args.conditions):

@@ -39,6 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.output import figures_path  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
 from explorer.run.trace import read_trace  # noqa: E402
@@ -211,7 +212,7 @@ def thinking(directory: Path, embedder: SentenceEmbedder, seeds: tuple[int, ...]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "realtime.json")
+    parser.add_argument("--out", type=figures_path, default=ROOT / "bench" / "realtime.json")
     parser.add_argument("--steps", type=int, default=STEPS, help="steps per agent in the throughput runs")
     parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
     parser.add_argument("--parts", nargs="+", default=["throughput", "replay", "think"])

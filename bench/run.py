@@ -39,6 +39,7 @@ import numpy as np  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
+from bench.output import figures_path  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
 from explorer.run.trace import read_trace  # noqa: E402
@@ -333,7 +334,9 @@ def _startup_line(backend, start):
 
 def main():
     parser = argparse.ArgumentParser(description="Measure the explorer's speed; prints tables and writes JSON.")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results.json", help="where to write the figures")
+    parser.add_argument(
+        "--out", type=figures_path, default=ROOT / "bench" / "results.json", help="where to write the figures"
+    )
     parser.add_argument("--skip-retrieval", action="store_true", help="leave out the 100,000-memory fill (3 minutes)")
     args = parser.parse_args()
     results = {

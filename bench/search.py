@@ -52,6 +52,7 @@ sys.path.insert(0, str(ROOT))
 from bench.exploration import geometric_mean  # noqa: E402
 from bench.full_knowledge import full_knowledge_curve  # noqa: E402
 from bench.known_map import KnownMapExplorer  # noqa: E402
+from bench.output import figures_path  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
 from explorer.policies.offline import OfflineExplorer  # noqa: E402
 from explorer.policies.semantic_prior import SemanticPrior  # noqa: E402
@@ -331,7 +332,7 @@ def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", nargs="+", help="world seeds, or `dev` (default: the held-out seeds)")
     parser.add_argument("--conditions", nargs="+", choices=CONDITIONS, default=list(DEFAULT_CONDITIONS))
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "search.json")
+    parser.add_argument("--out", type=figures_path, default=ROOT / "bench" / "search.json")
     return parser.parse_args()
 
 

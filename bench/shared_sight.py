@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.coordination import SHARE, STEPS, steps_to_share  # noqa: E402
 from bench.exploration import geometric_mean, seeded_world  # noqa: E402
+from bench.output import figures_path  # noqa: E402
 from explorer.policies.offline import OfflineExplorer  # noqa: E402
 from memory.embedder import SentenceEmbedder  # noqa: E402
 from perception.world import SHIPPED_WORLDS  # noqa: E402
@@ -75,7 +76,7 @@ def shared_sight_policies():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 42, *range(4, 12)])
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "shared_sight.json")
+    parser.add_argument("--out", type=figures_path, default=ROOT / "bench" / "shared_sight.json")
     args = parser.parse_args()
     embedder = SentenceEmbedder()
     rows, started = [], time.perf_counter()

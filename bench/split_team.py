@@ -24,6 +24,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.output import figures_path  # noqa: E402
+
 AGENTS = 16
 STEPS = 30
 SPLITS = (1, 2, 4)
@@ -114,7 +118,7 @@ def figures(summaries):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "split_team.json")
+    parser.add_argument("--out", type=figures_path, default=ROOT / "bench" / "split_team.json")
     args = parser.parse_args()
     if shutil.which("redis-server") is None:
         raise SystemExit("bench/split_team.py needs redis-server: apt-get install redis-server")

@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.exploration import geometric_mean  # noqa: E402
+from bench.output import figures_path  # noqa: E402
 from bench.shared_sight import SharedSightExplorer, TeamSight  # noqa: E402
 from explorer.config.run_config import ConfigError, RunConfig  # noqa: E402
 from explorer.policies.factory import make_policy  # noqa: E402
@@ -153,7 +154,7 @@ def main():
     parser.add_argument("--tuned", type=int, nargs="+", default=list(TUNED_SEEDS))
     parser.add_argument("--held-out", type=int, nargs="+", default=list(HELD_OUT_SEEDS))
     parser.add_argument("--world", help="one generated world, gen:FAMILY?size=WxD, for every comparison")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "topology.json")
+    parser.add_argument("--out", type=figures_path, default=ROOT / "bench" / "topology.json")
     args = parser.parse_args()
     if args.world:
         _check_world(parser, args.world)

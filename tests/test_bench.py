@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from bench import coordination, exploration, families, search, topology
+from bench import coordination, exploration, families, search, split_team, topology
 from bench.full_knowledge import full_knowledge_curve
 from bench.known_map import KnownMapExplorer
 from nodes.decision_context import AgentSetup, DecisionContext, TeamContext, Teammates, View
@@ -193,6 +193,18 @@ def test_a_bench_refuses_a_world_it_cannot_run_before_it_runs_anything(monkeypat
         bench.main()
     assert refused.value.code == 2
     assert "--world" in capsys.readouterr().err.splitlines()[-1]
+
+
+@pytest.mark.parametrize("bench", [exploration, coordination, topology, search, families, split_team])
+@pytest.mark.parametrize("where", ["no/such/folder/figures.json", "."])
+def test_a_bench_refuses_a_figures_file_it_could_not_write_before_it_runs_anything(
+    monkeypatch, capsys, tmp_path, bench, where
+):
+    monkeypatch.setattr("sys.argv", ["bench.py", "--out", str(tmp_path / where)])
+    with pytest.raises(SystemExit) as refused:
+        bench.main()
+    assert refused.value.code == 2
+    assert "--out" in capsys.readouterr().err.splitlines()[-1]
 
 
 def test_the_random_team_runs_twice_the_offline_teams_steps_and_one_more():
