@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 def figures_path(text: str) -> Path:
-    """An argparse type: a file that can be written, in a folder that is there."""
+    """An argparse type: the path of a file (not a folder) in a folder that is there."""
     path = Path(text)
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"{text} is a folder; name a file")
