@@ -1,6 +1,7 @@
 """How well the team explores worlds it was never tuned on: `python bench/families.py` prints the tables and
 writes bench/families.json (`--quick`: the development seeds, into bench/families-dev.json; `--summarise F`
-works the figures of a file it wrote out again from the runs' rows kept in it, running nothing).
+works the figures of a file it wrote out again from the runs' rows kept in it, running nothing, into F or
+--out).
 
 Every world family (perception/families/) at two sizes, on seeds fixed before the explorer was tuned for
 generated worlds:
@@ -44,7 +45,8 @@ random's steps to 90% over the offline team's. These last two are over the world
 got to 90% (the table says how many): elsewhere both figures are bounds; --no-comm's over the shared-sight
 team's likewise. The offline team's run-on figure and the ratios between conditions carry a 95% bootstrap
 interval over worlds (a world's two team sizes drawn together): ten worlds a family are few, and the
-interval says how far the same explorer's figure could move on other seeds. The targets (issue 27) are checked at the end, on the figures themselves.
+interval says how far the same explorer's figure could move on other seeds. The targets (issue 27) are
+checked at the end, on the figures themselves.
 """
 
 from __future__ import annotations
@@ -120,7 +122,7 @@ class WorldCase(NamedTuple):
 
 def main() -> None:
     args = _arguments()
-    out = args.summarise or args.out or ROOT / "bench" / ("families-dev.json" if args.quick else "families.json")
+    out = args.out or args.summarise or ROOT / "bench" / ("families-dev.json" if args.quick else "families.json")
     summary = summarised_again(args.stored) if args.stored else measured(args)
     print(markdown_tables(summary))
     print(json.dumps(summary["targets"], indent=2))
@@ -160,7 +162,10 @@ def _arguments() -> argparse.Namespace:
         "--out", type=figures_path, help="default bench/families.json (--quick: bench/families-dev.json)"
     )
     parser.add_argument(
-        "--summarise", type=Path, metavar="FILE", help="work out a figures file's summary again from its rows; no run"
+        "--summarise",
+        type=Path,
+        metavar="FILE",
+        help="work out a figures file's summary again from its rows, into FILE (or --out); no run",
     )
     args = parser.parse_args()
     args.stored = _figures_file(args.summarise) if args.summarise else None

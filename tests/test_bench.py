@@ -162,6 +162,21 @@ def test_the_families_bench_sums_up_a_figures_file_again_from_its_rows(tmp_path,
     assert again["targets"]["offline_overall_90"]["value"] == round((1.2 * 2.0) ** 0.5, 3)  # worked out anew
 
 
+def test_the_families_bench_sums_up_a_figures_file_into_out_where_given_and_leaves_the_file_as_it_was(
+    tmp_path, monkeypatch
+):
+    stored, out = tmp_path / "families.json", tmp_path / "again.json"
+    figures = json.loads((families.ROOT / "bench" / "families-dev.json").read_text())
+    stored.write_text(json.dumps({**figures, "targets": {}}))  # a stale summary
+    before = stored.read_text()
+    monkeypatch.setattr("sys.argv", ["families.py", "--summarise", str(stored), "--out", str(out)])
+
+    families.main()
+
+    assert stored.read_text() == before
+    assert json.loads(out.read_text())["targets"] == figures["targets"]
+
+
 @pytest.mark.parametrize(
     "arguments",
     [
