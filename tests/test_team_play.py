@@ -60,6 +60,18 @@ def test_walls_are_said_as_rectangles_single_walls_too_and_read_back():
     assert sentences.read_walls("I saw a wall x 2 to 4, y 7.") == []  # a box needs both ranges
 
 
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Kitchen at x 3-7, y 0-4: no laptop.", [(3, 7, 0, 4, None)]),
+        ("bathroom at x 9 to 8, y 1-2: No toothbrush, no soap", [(8, 9, 1, 2, None)]),
+        ("Kitchen at x 3-7, y 0-4: the laptop is here.", []),  # not searched out: nothing covered
+    ],
+)
+def test_a_room_a_model_says_it_searched_reads_as_covered_on_every_level(text, expected):
+    assert sentences.read_covered(text) == expected
+
+
 # ---- claims and the no-comm ablation ----------------------------------------------------------
 
 CROSSROADS = """\
@@ -125,6 +137,15 @@ def test_it_learns_ground_a_teammate_reports_as_covered(tmp_path):
     perception = MockPerception(world_file(tmp_path, CROSSROADS), InProcessStore(), ["Agent1", "Agent2"], seed=1)
     explorer = OfflineExplorer()
     explorer.choose(context_for(perception, "Agent2", 2, messages=[("Agent1", "Covered x 0-6, y 0-0, level 0.")]))
+    assert {(x, 0, 0) for x in range(7)} <= explorer.map.teammates_ground
+    assert explorer.choose(context_for(perception, "Agent2", 2)).action == "look_right"  # east is what is left
+
+
+def test_it_leaves_a_room_a_model_teammate_says_it_searched(tmp_path):
+    perception = MockPerception(world_file(tmp_path, CROSSROADS), InProcessStore(), ["Agent1", "Agent2"], seed=1)
+    explorer = OfflineExplorer()
+    said = [("Agent1", "Storeroom at x 0-6, y 0-0: no cup.")]
+    explorer.choose(context_for(perception, "Agent2", 2, messages=said))
     assert {(x, 0, 0) for x in range(7)} <= explorer.map.teammates_ground
     assert explorer.choose(context_for(perception, "Agent2", 2)).action == "look_right"  # east is what is left
 

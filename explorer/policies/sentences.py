@@ -21,6 +21,10 @@ _COVERED = re.compile(
     rf"covered\s+x\s*{_NUMBER}\s*(?:-|to)\s*{_NUMBER}\s*,?\s*y\s*{_NUMBER}\s*(?:-|to)\s*{_NUMBER}(?:\s*,?\s*(?:on\s+)?level\s*{_NUMBER})?",
     re.I,
 )
+# A room searched, as the prompt asks a model to say it in a search: "Kitchen at x 3-7, y 0-4: no laptop."
+_SEARCHED = re.compile(
+    rf"\bx\s*{_NUMBER}\s*(?:-|to)\s*{_NUMBER}\s*,?\s*y\s*{_NUMBER}\s*(?:-|to)\s*{_NUMBER}\s*:\s*no\b", re.I
+)
 _DIRECTIVE = re.compile(
     rf"directive\s*#?\s*(\d+)\s*:\s*(?:(?:explore from|look from|go to)\s*{_CELL}"
     rf"(?:\s*,?\s*(?:facing|looking)\s+(north|east|south|west))?|do\s+([a-z_]+))",
@@ -141,9 +145,11 @@ def read_heading(text: str) -> Heading | None:
 
 
 def read_covered(text: str) -> list[tuple[int, int, int, int, int | None]]:
-    """The boxes a message says were covered: [(x0, x1, y0, y1, level or None)]."""
+    """The boxes a message says were covered: [(x0, x1, y0, y1, level or None)]. A room it says was
+    searched ("Kitchen at x 3-7, y 0-4: no laptop.") is covered on every level."""
+    found = _COVERED.findall(text) + [(*box, "") for box in _SEARCHED.findall(text)]
     boxes = []
-    for x_a, x_b, y_a, y_b, z in _COVERED.findall(text):
+    for x_a, x_b, y_a, y_b, z in found:
         x0, x1 = sorted((int(x_a), int(x_b)))
         y0, y1 = sorted((int(y_a), int(y_b)))
         boxes.append((x0, x1, y0, y1, int(z) if z else None))
