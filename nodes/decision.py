@@ -31,7 +31,8 @@ class DecisionNode(Node):
 
     def post(self, shared: AgentState, prep_res: DecisionPrep, outcome: DecisionOutcome) -> str:
         policy, context, prompt = prep_res
-        decision = outcome.decision or Decision(safe_action(context.available_actions), reason=FALLBACK_REASON)
+        chosen = outcome.decision or Decision(safe_action(context.available_actions), reason=FALLBACK_REASON)
+        decision = chosen.bounded()  # a policy of the user's own may say anything, at any length
         shared["action"] = decision.action
         shared["action_reason"] = decision.reason
         shared["message_to_others"] = decision.message_to_others if shared["comm_enabled"] else ""
@@ -39,7 +40,7 @@ class DecisionNode(Node):
         record = shared["step_record"]
         record.policy = outcome.decided_by or policy.name
         record.prompt = prompt if outcome.prompt is None else outcome.prompt
-        record.decision = outcome.decision.to_dict() if outcome.decision else None
+        record.decision = decision.to_dict() if outcome.decision else None
         record.parse_failure = outcome.parse_failure
         record.model_calls.extend(outcome.model_calls)
         record.notes.extend(outcome.notes)

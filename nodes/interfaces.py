@@ -11,10 +11,11 @@ end of a run under way is `RunStopped`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 from nodes.decision_context import (
+    MESSAGE_CHARS,
     Cell,
     CoordinatorContext,
     DecisionContext,
@@ -46,6 +47,16 @@ class RunStopped(Exception):
 # ---- deciding ---------------------------------------------------------------------------------
 
 
+# Longest text a decision keeps per field, whichever policy made it: a runaway model reply or a policy of
+# the user's own must not swell the trace, the prompts and the teammates' mailboxes.
+DECISION_TEXT_LIMITS = {"thinking": 1000, "reason": 500, "message_to_others": MESSAGE_CHARS, "message_to": 40}
+
+
+def cut_text(text: str, limit: int) -> str:
+    """`text`, or its first `limit` - 1 characters and "…" where it is longer."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 @dataclass(frozen=True)
 class Decision:
     """One step's choice: an available action, why, and what to tell the team (`message_to`: a teammate or "all")."""
@@ -58,6 +69,12 @@ class Decision:
 
     def to_dict(self) -> dict[str, str]:
         return asdict(self)
+
+    def bounded(self) -> Decision:
+        """This decision with each text cut to DECISION_TEXT_LIMITS."""
+        return replace(
+            self, **{name: cut_text(getattr(self, name), most) for name, most in DECISION_TEXT_LIMITS.items()}
+        )
 
 
 PLANNER = "planner"  # who decided a step walked towards a model's goal without asking it

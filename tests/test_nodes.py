@@ -5,7 +5,7 @@ import pytest
 from explorer.team.store import InProcessStore
 from nodes.decision import DecisionNode
 from nodes.flow import build_agent_flow
-from nodes.interfaces import Decision, DecisionOutcome, RunStopped, StopRun
+from nodes.interfaces import DECISION_TEXT_LIMITS, Decision, DecisionOutcome, RunStopped, StopRun
 from nodes.state import AgentState, new_agent_state
 from nodes.update_memory import CONTEXT_CHARS, context_from
 from perception.mock import MockPerception
@@ -129,6 +129,18 @@ def test_the_decision_node_scans_when_the_policy_fails_and_records_why():
     record = state["step_record"].to_dict()
     assert record["action"] == "look_right" and record["decision"] is None
     assert record["errors"] == ["decision failed: RuntimeError('bug in a policy')"]
+
+
+def test_a_policys_decision_is_kept_bounded_whatever_it_holds():
+    # A policy of the user's own is not read as a model's reply is: its texts are cut where they leave it.
+    runaway = Decision("look_left", "t" * 100_000, "r" * 100_000, "m" * 100_000, "Agent2" * 100)
+    schedule = CountingSchedule(steps=1)
+    state, _ = agent_state(FixedPolicy(DecisionOutcome(runaway)), schedule)
+    build_agent_flow().run(state)
+    decision = schedule.reports[0].record.to_dict()["decision"]
+    assert {name: len(decision[name]) for name in DECISION_TEXT_LIMITS} == DECISION_TEXT_LIMITS
+    assert decision["reason"].startswith("rrr") and decision["reason"].endswith("…")
+    assert [len(m.message) for m in schedule.reports[0].outgoing] == [DECISION_TEXT_LIMITS["message_to_others"]]
 
 
 def test_a_stop_run_from_the_policy_is_not_swallowed():

@@ -72,6 +72,14 @@ def test_a_room_a_model_says_it_searched_reads_as_covered_on_every_level(text, e
     assert sentences.read_covered(text) == expected
 
 
+def test_a_number_no_grid_could_hold_is_read_as_nothing_not_an_error():
+    huge = "9" * 5000  # int() refuses a string of more than 4,300 digits
+    assert sentences.read_covered(f"Covered x {huge}-1, y 0-1. Kitchen at x 0-{huge}, y 0-1: no cup.") == []
+    assert sentences.read_heading(f"Heading to ({huge}, 1, 0).") is None
+    assert sentences.read_walls(f"Walls x 0-0, y {huge}-1.") == []
+    assert sentences.read_directive(f"Directive {huge}: go to (1, 1, 0).") is None
+
+
 # ---- claims and the no-comm ablation ----------------------------------------------------------
 
 CROSSROADS = """\

@@ -16,6 +16,8 @@ from typing import Any
 
 import yaml
 
+from nodes.interfaces import cut_text
+
 MAX_REPLY_CHARS = 20_000  # read no further, once over-long lines are cut: an answer is a few lines
 LINE_CHARS = 2_000  # a longer line (a runaway `thinking:`) is cut, so the fields after it are still read
 _FENCE = re.compile(r"```[ \t]*[\w-]*[ \t]*\n(.*?)```", re.DOTALL)
@@ -119,8 +121,7 @@ def bounded_text(value: object, limit: int) -> str:
         value = "; ".join(map(str, value[:LIST_ITEMS]))
     if not isinstance(value, (str, int, float, bool)):
         return ""
-    text = str(value).strip()
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return cut_text(str(value).strip(), limit)
 
 
 def _cut_line(line: str) -> str:

@@ -14,13 +14,11 @@ from functools import cache
 
 from explorer.model.reading import ReplyError, bounded_text, read_structured
 from explorer.policies.sentences import Heading
-from nodes.interfaces import Decision
+from nodes.interfaces import DECISION_TEXT_LIMITS, Decision
 from perception.base import BROADCAST
 from prompts import example_values
 
 FIELDS = ("thinking", "action", "reason", "message_to_others", "message_to")
-# Longest text kept per field: a runaway reply must not swell the trace and prompts.
-FIELD_LIMITS = {"thinking": 1000, "reason": 500, "message_to_others": 300, "message_to": 40}
 _FIELD_LINE = re.compile(rf"^({'|'.join(FIELDS + ('goal',))})[ \t]*:", re.MULTILINE)
 _GOAL_ID = re.compile(r"g?(\d+)")
 # Phrasings models use for the actions, after lower-casing and joining words with "_".
@@ -96,7 +94,7 @@ def _given(value: object) -> bool:
 
 
 def _decision(fields: Mapping[str, object], action: str) -> Decision:
-    values = {name: _said(fields.get(name), FIELD_LIMITS[name]) for name in FIELDS if name != "action"}
+    values = {name: _said(fields.get(name), DECISION_TEXT_LIMITS[name]) for name in FIELDS if name != "action"}
     # A recipient with no words of the model's own is no one's: news added later goes to the whole team.
     values["message_to"] = (values["message_to"] if values["message_to_others"] else "") or BROADCAST
     return Decision(action=action, **values)

@@ -12,7 +12,8 @@ from collections.abc import Collection, Sequence
 
 from nodes.decision_context import Cell, Wall
 
-_NUMBER = r"(-?\d+)"
+# A world has at most a million cells, so a longer number is no cell's (and int() refuses 4,300 digits).
+_NUMBER = r"(-?\d{1,9})"
 _CELL = rf"\(\s*{_NUMBER}\s*,\s*{_NUMBER}\s*(?:,\s*{_NUMBER}\s*)?\)"
 _HEADING = re.compile(
     rf"heading (?:to|for|towards)\s*{_CELL}(?:\s*,?\s*(?:facing|looking)\s+(north|east|south|west))?", re.I
@@ -26,7 +27,7 @@ _SEARCHED = re.compile(
     rf"\bx\s*{_NUMBER}\s*(?:-|to)\s*{_NUMBER}\s*,?\s*y\s*{_NUMBER}\s*(?:-|to)\s*{_NUMBER}\s*:\s*no\b", re.I
 )
 _DIRECTIVE = re.compile(
-    rf"directive\s*#?\s*(\d+)\s*:\s*(?:(?:explore from|look from|go to)\s*{_CELL}"
+    rf"directive\s*#?\s*(\d{1, 9})\s*:\s*(?:(?:explore from|look from|go to)\s*{_CELL}"
     rf"(?:\s*,?\s*(?:facing|looking)\s+(north|east|south|west))?|do\s+([a-z_]+))",
     re.I,
 )
