@@ -37,6 +37,30 @@ class NoDecide:
     name = "nothing"
 
 
+class Nameless(TurnRight):
+    name = ""
+
+
+class Grumpy(TurnRight):
+    def __init__(self, setup: PolicySetup) -> None:
+        raise ValueError("will not\nplay")
+
+
+class AnswersNone(TurnRight):
+    def decide(self, prompt, context):
+        return None
+
+
+class SaysNone(TurnRight):
+    def decide(self, prompt, context):
+        return DecisionOutcome(Decision(action="look_right", message_to_others=None))
+
+
+class WritesToNobody(TurnRight):
+    def decide(self, prompt, context):
+        return DecisionOutcome(Decision(action="look_right", message_to_others="hello", message_to="Agent9"))
+
+
 def trace_lines(run_dir: Path) -> list[dict]:
     return [json.loads(line) for line in (run_dir / "trace.jsonl").read_text().splitlines()]
 
@@ -86,6 +110,33 @@ def test_a_bad_plug_in_is_refused_in_one_line_before_the_run_starts(tmp_path, ca
     error = capsys.readouterr().err
     assert f"main.py: error: --model {model}: {problem}" in error and len(error.strip().splitlines()) == 1
     assert not run_dir.exists()
+
+
+@pytest.mark.parametrize(
+    ("policy", "problem"),
+    [
+        ("Nameless", "the policy has no `name` (a string; see explorer/api.py)"),
+        ("Grumpy", "making the policy failed: ValueError: will not play"),
+        ("AnswersNone", "decide returned NoneType, not a DecisionOutcome (see explorer/api.py)"),
+        ("SaysNone", "decide returned a Decision whose message_to_others is not a string (see explorer/api.py)"),
+    ],
+)
+def test_a_plug_in_that_breaks_the_contract_stops_the_run_in_one_line(tmp_path, capsys, policy, problem):
+    run_dir = tmp_path / "run"
+    model = f"tests.test_api:{policy}"
+    assert main(["--model", model, "--steps", "2", "--run-dir", str(run_dir)]) == 2
+    error = capsys.readouterr().err
+    assert error.strip().splitlines()[-1].startswith(f"main.py: error: --model {model}: {problem}")
+    assert "Traceback" not in error
+    assert json.loads((run_dir / "summary.json").read_text())["status"] == "failed"
+
+
+def test_a_plug_ins_message_to_someone_not_on_the_team_goes_to_all_with_a_note(tmp_path):
+    run_dir = tmp_path / "run"
+    assert main(["--model", "tests.test_api:WritesToNobody", "--steps", "1", "--run-dir", str(run_dir), "-q"]) == 0
+    first = trace_lines(run_dir)[0]
+    assert first["message_out"] == {"recipient": "all", "message": "hello"}
+    assert first["notes"] == ["message_to 'Agent9' is not a teammate; the message went to all"]
 
 
 def test_a_plug_in_is_named_so_and_a_model_is_not():

@@ -21,7 +21,7 @@ from explorer.policies.fallback import OfflineFallback
 from explorer.policies.goals import GoalPolicy
 from explorer.policies.model import ModelPolicy
 from explorer.policies.offline import OfflineExplorer
-from explorer.policies.plugin import PolicySetup, is_plugin, load_plugin
+from explorer.policies.plugin import PolicySetup, is_plugin, make_plugin
 from nodes.decision_context import DecisionContext
 from nodes.interfaces import CoordinatorPolicy, Decision, DecisionOutcome, DecisionPolicy
 
@@ -63,7 +63,7 @@ def make_policy(profile: Profile, agent_id: str, config: RunConfig, gate: CallGa
     if profile.model == RANDOM:
         return RandomPolicy(agent_seed)
     if is_plugin(profile.model):
-        return load_plugin(profile.model)(PolicySetup(agent_id, agent_seed))
+        return make_plugin(profile.model, PolicySetup(agent_id, agent_seed))
     ask = partial(complete_prompt, model_settings(profile, config, agent_id, gate))
     policy: DecisionPolicy
     if config.decide == "goals":

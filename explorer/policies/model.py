@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import TypeVar
 
 from explorer.model.client import AuthenticationFailed, LLMError, Reply
 from explorer.model.reading import excerpt
 from explorer.model.schemas import JsonSchema, decision_schema
-from explorer.policies.replies import ReplyError, parse_decision, resolve_recipient
+from explorer.policies.replies import ReplyError, addressed, parse_decision
 from nodes.decision_context import DecisionContext
 from nodes.interfaces import Decision, DecisionOutcome
 from nodes.record import ModelCall
@@ -77,11 +76,8 @@ class ModelPolicy:
                 continue
             calls.append(reply.record("decision"))
             notes: tuple[str, ...] = ()
-            if decision.message_to_others and context is not None and context.setup.comm_enabled:
-                team = context.team
-                recipient, note = resolve_recipient(decision.message_to, team.agent_id, team.members)
-                decision = replace(decision, message_to=recipient)
-                notes = (note,) if note else ()
+            if context is not None:
+                decision, notes = addressed(decision, context)
             return DecisionOutcome(decision, model_calls=tuple(calls), notes=notes, prompt=prompt), extra
         return DecisionOutcome(None, parse_failure=True, model_calls=tuple(calls), prompt=prompt), None
 

@@ -3,6 +3,9 @@
 The class is imported by that path and called once per agent with a `PolicySetup`; what it makes meets the
 `DecisionPolicy` protocol (nodes/interfaces.py): a `name`, and `decide(prompt, context) -> DecisionOutcome`.
 The module is found as any import is (installed, or on PYTHONPATH), and in the current directory.
+`CheckedPolicy` holds each one to that contract: a policy with no name is refused before the run, an
+answer that is no `DecisionOutcome` stops it (exit code 2, one line), and a message to someone not on
+the team goes to all, with a note, as a model's does.
 """
 
 from __future__ import annotations
@@ -12,10 +15,12 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 from explorer.config.run_config import ConfigError
-from nodes.interfaces import DecisionPolicy
+from explorer.policies.replies import addressed
+from nodes.decision_context import DecisionContext
+from nodes.interfaces import Decision, DecisionOutcome, DecisionPolicy, StopRun
 
 # A dotted module path, ':', then a class (or a dotted path inside the module). A litellm model's name
 # never has this shape: its provider comes before a '/', and what follows a ':' is a tag such as 8b.
@@ -62,3 +67,47 @@ def load_plugin(name: str) -> PolicyClass:
             f"--model {name}: {path} is not a policy class (a class with decide(prompt, context); see explorer/api.py)"
         )
     return found
+
+
+def make_plugin(model: str, setup: PolicySetup) -> CheckedPolicy:
+    """The policy `model` names, made for one agent; ConfigError, one line, where making it fails."""
+    policy_class = load_plugin(model)
+    try:
+        policy = policy_class(setup)
+    except Exception as error:  # the user's constructor
+        detail = " ".join(str(error).split())  # one line
+        raise ConfigError(f"--model {model}: making the policy failed: {type(error).__name__}: {detail}") from None
+    return CheckedPolicy(policy, model)
+
+
+class CheckedPolicy:
+    """A plug-in's policy, held to the DecisionPolicy contract (see the module's docstring)."""
+
+    def __init__(self, policy: DecisionPolicy, model: str) -> None:
+        name = getattr(policy, "name", None)
+        if not isinstance(name, str) or not name.strip():
+            raise ConfigError(f"--model {model}: the policy has no `name` (a string; see explorer/api.py)")
+        self.name, self.model, self._policy = name, model, policy
+
+    def decide(self, prompt: str, context: DecisionContext) -> DecisionOutcome:
+        outcome = self._policy.decide(prompt, context)
+        problem = _broken_contract(outcome)
+        if problem:
+            raise StopRun(f"--model {self.model}: decide {problem} (see explorer/api.py)", users_mistake=True)
+        if outcome.decision is None:
+            return outcome
+        decision, notes = addressed(outcome.decision, context)
+        return replace(outcome, decision=decision, notes=(*outcome.notes, *notes))
+
+
+def _broken_contract(outcome: object) -> str | None:
+    """What is wrong with a plug-in's answer, as "returned ...", or None."""
+    if not isinstance(outcome, DecisionOutcome):
+        return f"returned {type(outcome).__name__}, not a DecisionOutcome"
+    decision = outcome.decision
+    if decision is None:
+        return None
+    if not isinstance(decision, Decision):
+        return f"returned a DecisionOutcome whose decision is a {type(decision).__name__}, not a Decision or None"
+    not_text = [f.name for f in fields(decision) if not isinstance(getattr(decision, f.name), str)]
+    return f"returned a Decision whose {', '.join(not_text)} is not a string" if not_text else None

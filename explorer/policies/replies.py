@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from functools import cache
 
 from explorer.model.reading import ReplyError, bounded_text, read_structured
 from explorer.policies.sentences import Heading
+from nodes.decision_context import DecisionContext
 from nodes.interfaces import DECISION_TEXT_LIMITS, Decision
 from perception.base import BROADCAST
 from prompts import example_values
@@ -125,6 +127,15 @@ def normalise_action(raw: str, available_actions: Sequence[str]) -> str:
     if action not in available_actions:
         raise ReplyError(f"unknown action {raw.strip()[:40]!r}")
     return action
+
+
+def addressed(decision: Decision, context: DecisionContext) -> tuple[Decision, tuple[str, ...]]:
+    """(the decision with its message to a teammate or "all", a note where its recipient was changed)."""
+    if not (decision.message_to_others and context.setup.comm_enabled):
+        return decision, ()
+    team = context.team
+    recipient, note = resolve_recipient(decision.message_to, team.agent_id, team.members)
+    return replace(decision, message_to=recipient), ((note,) if note else ())
 
 
 def resolve_recipient(message_to: str, sender: str, team: Sequence[str]) -> tuple[str, str | None]:

@@ -27,7 +27,7 @@ _SEARCHED = re.compile(
     rf"\bx\s*{_NUMBER}\s*(?:-|to)\s*{_NUMBER}\s*,?\s*y\s*{_NUMBER}\s*(?:-|to)\s*{_NUMBER}\s*:\s*no\b", re.I
 )
 _DIRECTIVE = re.compile(
-    rf"directive\s*#?\s*(\d{1, 9})\s*:\s*(?:(?:explore from|look from|go to)\s*{_CELL}"
+    rf"directive\s*#?\s*(\d{{1,9}})\s*:\s*(?:(?:explore from|look from|go to)\s*{_CELL}"
     rf"(?:\s*,?\s*(?:facing|looking)\s+(north|east|south|west))?|do\s+([a-z_]+))",
     re.I,
 )

@@ -111,8 +111,8 @@ class ExplorationRun:
         except KeyboardInterrupt:
             status = "interrupted"
             stop(interrupted=True)
-        except RunFailed as error:  # this process could not join its team
-            failure.record(str(error), error.users_mistake)
+        except (RunFailed, ConfigError) as error:  # it could not join its team, or make a plug-in's policy
+            failure.record(str(error), not isinstance(error, RunFailed) or error.users_mistake)
             status = "failed"
         finally:
             status, summary = self._finish(world, records, schedule, failure, status, began)
