@@ -27,7 +27,10 @@ same start poses (the world's own: a corridor's team starts at one end):
   no-comm's steps over its steps say how much more messages could pay with these plans;
 - known-map (only when asked): the offline team told every wall of the world at its first step, not where
   anything is (bench/known_map.py): what finding the map costs, and what not knowing the objects' places
-  costs this planner still.
+  costs this planner still;
+- alone (only when asked: `--conditions offline no-comm alone`): the no-comm team kept from its teammates'
+  poses in the team's store as well (bench/alone.py), so that each agent decides as if alone: its steps over
+  no-comm's say what those poses pay, over the offline team's what all the team shares pays.
 
 A run's step budget is BUDGET times the reference's steps to 100% of the objects. An offline run cut off by
 it before 90% is run again up to MAX_STEPS steps: the offline team's "90% run on" figure, which the targets
@@ -67,6 +70,7 @@ from typing import NamedTuple
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.alone import alone_policies  # noqa: E402
 from bench.exploration import geometric_mean, run_summary  # noqa: E402
 from bench.full_knowledge import full_knowledge_curve  # noqa: E402
 from bench.known_map import known_map_policies  # noqa: E402
@@ -92,7 +96,8 @@ VARIANTS = {
 TEAMS = (2, 4)
 SHARED_SIGHT = "shared-sight"
 KNOWN_MAP = "known-map"
-CONDITIONS = ("offline", "no-comm", "random", SHARED_SIGHT, KNOWN_MAP)
+ALONE = "alone"
+CONDITIONS = ("offline", "no-comm", "random", SHARED_SIGHT, KNOWN_MAP, ALONE)
 DEFAULT_CONDITIONS = CONDITIONS[:3]
 RANDOM_TEAMS = (2,)
 SHARES = (50, 90, 100)  # percent of the objects
@@ -231,17 +236,15 @@ def run_figures(
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "run"
         # The run seed is the world's: the random baseline differs from world to world.
-        factories = {SHARED_SIGHT: shared_sight_policies, KNOWN_MAP: lambda: known_map_policies(world)}
-        limit = factories.get(condition)
+        # A limit: the product's condition it runs under, and the policies it runs.
+        limits = {
+            SHARED_SIGHT: ("offline", shared_sight_policies),
+            KNOWN_MAP: ("offline", lambda: known_map_policies(world)),
+            ALONE: ("no-comm", alone_policies),
+        }
+        runs_as, policies = limits.get(condition, (condition, lambda: make_policy))
         summary = run_summary(
-            Path(case.name),
-            agents,
-            case.seed,
-            steps,
-            embedder,
-            "offline" if limit else condition,
-            run_dir,
-            policy_factory=limit() if limit else make_policy,
+            Path(case.name), agents, case.seed, steps, embedder, runs_as, run_dir, policy_factory=policies()
         )
         reached = summary["team"]["steps_to_objects"]
         until = reached["100%"] or steps
@@ -335,6 +338,8 @@ def group_figures(rows: list[dict], conditions: Sequence[str]) -> dict:
             figures[condition].update(against(ran, condition, "offline"))
     if "no-comm" in figures and SHARED_SIGHT in figures:
         figures["no-comm"].update(against(rows, "no-comm", SHARED_SIGHT))
+    if "no-comm" in figures and ALONE in figures:
+        figures[ALONE].update(against(rows, ALONE, "no-comm"))
     return figures
 
 
@@ -424,11 +429,13 @@ def family_table(summary: dict) -> str:
         header += ["no-comm 90%", "no-comm / offline [95%]"]
     if "random" in conditions:
         header += ["random 90%", "random / offline"]
-    for limit in (SHARED_SIGHT, KNOWN_MAP):
+    for limit in (SHARED_SIGHT, KNOWN_MAP, ALONE):
         if limit in conditions:
             header += [f"{limit.replace('-', ' ')} 90%", f"{limit.replace('-', ' ')} / offline"]
     if SHARED_SIGHT in conditions and "no-comm" in conditions:
         header.append("no-comm / shared sight [95%]")
+    if ALONE in conditions and "no-comm" in conditions:
+        header.append("alone / no-comm [95%]")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     groups = {**summary["per_family"], "**all**": summary["overall"]}
     for name, figures in groups.items():
@@ -439,11 +446,13 @@ def family_table(summary: dict) -> str:
             cells += [_ratio(offline["90% run on"]) + _interval(offline["90% run on"]["95%"]), _ratio(offline["100%"])]
             cells += [f"{offline['overlap_ratio']:.2f}", f"{offline['messages_per_agent_step']:.2f}"]
             cells += [f"{offline['message_chars_per_agent_step']:.0f}"]
-        for condition in ("no-comm", "random", SHARED_SIGHT, KNOWN_MAP):
+        for condition in ("no-comm", "random", SHARED_SIGHT, KNOWN_MAP, ALONE):
             if condition in conditions:
                 cells += [_ratio(figures[condition]["90%"]), _against(figures[condition])]
         if SHARED_SIGHT in conditions and "no-comm" in conditions:
             cells.append(_against(figures["no-comm"], SHARED_SIGHT))
+        if ALONE in conditions and "no-comm" in conditions:
+            cells.append(_against(figures[ALONE], "no-comm"))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

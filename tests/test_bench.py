@@ -2,7 +2,7 @@
 
 The reference team's steps on a world whose answer is known by hand, the families table's geometric
 means and bounds, the run-on figure and issue 27's checks, what a search run that failed counts for,
-the search stub's choice of room, and the known-map limit's map.
+the search stub's choice of room, the known-map limit's map, and the alone limit's blindness to teammates.
 """
 
 from __future__ import annotations
@@ -12,11 +12,16 @@ import json
 import pytest
 
 from bench import coordination, exploration, families, search, split_team, topology
+from bench.alone import AloneExplorer
 from bench.full_knowledge import full_knowledge_curve
 from bench.known_map import KnownMapExplorer
+from explorer.policies.offline import OfflineExplorer
+from explorer.team.store import InProcessStore
 from nodes.decision_context import AgentSetup, DecisionContext, TeamContext, Teammates, View
 from perception.base import Pose
+from perception.mock import MockPerception
 from perception.world import world_from_mapping
+from tests.test_offline_explorer import context_for, world_file
 
 
 def corridor(objects, view_distance=1, agents=({"position": [0, 0], "facing": "east"},)):
@@ -310,3 +315,17 @@ def context(size, pose, cells, walls):
     view = View(pose, False, (), {}, "", tuple(cells), tuple(walls), ())
     setup = AgentSetup("explorer", "", False, None)
     return DecisionContext(team, setup, view, Teammates((), {}), (), (), ("forward", "look_left", "look_right"))
+
+
+def test_the_alone_limit_leaves_no_ground_to_a_teammate_it_is_not_told_of(tmp_path):
+    # Agent1 stands to the west: the explorer that knows it turns east, the one alone to the west first.
+    text = """\
+        name: w
+        size: [15, 1]
+        objects: [{name: cup, position: [14, 0]}]
+        agents: [{position: [3, 0], facing: north}, {position: [7, 0], facing: north}]
+        """
+    perception = MockPerception(world_file(tmp_path, text), InProcessStore(), ["Agent1", "Agent2"], seed=1)
+    context = context_for(perception, "Agent2", 1, comm=False)
+    assert OfflineExplorer().choose(context).action == "look_right"
+    assert AloneExplorer().decide("", context).decision.action == "look_left"
