@@ -3,9 +3,9 @@
 The class is imported by that path and called once per agent with a `PolicySetup`; what it makes meets the
 `DecisionPolicy` protocol (nodes/interfaces.py): a `name`, and `decide(prompt, context) -> DecisionOutcome`.
 The module is found as any import is (installed, or on PYTHONPATH), and in the current directory.
-`CheckedPolicy` holds each one to that contract: a policy with no name is refused before the run, an
-answer that is no `DecisionOutcome` stops it (exit code 2, one line), and a message to someone not on
-the team goes to all, with a note, as a model's does.
+`CheckedPolicy` holds each one to that contract: a policy with no name, or one that cannot be made, stops
+the run before its first step, and an answer that is no `DecisionOutcome` stops it at once (exit code 2,
+one line); a message to someone not on the team goes to all, with a note, as a model's does.
 """
 
 from __future__ import annotations
