@@ -56,6 +56,11 @@ class SaysNone(TurnRight):
         return DecisionOutcome(Decision(action="look_right", message_to_others=None))
 
 
+class Flies(TurnRight):
+    def decide(self, prompt, context):
+        return DecisionOutcome(Decision(action="fly"))
+
+
 class WritesToNobody(TurnRight):
     def decide(self, prompt, context):
         return DecisionOutcome(Decision(action="look_right", message_to_others="hello", message_to="Agent9"))
@@ -119,6 +124,7 @@ def test_a_bad_plug_in_is_refused_in_one_line_before_the_run_starts(tmp_path, ca
         ("Grumpy", "making the policy failed: ValueError: will not play"),
         ("AnswersNone", "decide returned NoneType, not a DecisionOutcome (see explorer/api.py)"),
         ("SaysNone", "decide returned a Decision whose message_to_others is not a string (see explorer/api.py)"),
+        ("Flies", "decide returned the action 'fly', not one of forward, backward, "),
     ],
 )
 def test_a_plug_in_that_breaks_the_contract_stops_the_run_in_one_line(tmp_path, capsys, policy, problem):

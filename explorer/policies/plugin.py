@@ -4,8 +4,9 @@ The class is imported by that path and called once per agent with a `PolicySetup
 `DecisionPolicy` protocol (nodes/interfaces.py): a `name`, and `decide(prompt, context) -> DecisionOutcome`.
 The module is found as any import is (installed, or on PYTHONPATH), and in the current directory.
 `CheckedPolicy` holds each one to that contract: a policy with no name, or one that cannot be made, stops
-the run before its first step, and an answer that is no `DecisionOutcome` stops it at once (exit code 2,
-one line); a message to someone not on the team goes to all, with a note, as a model's does.
+the run before its first step, and an answer that is no `DecisionOutcome`, or an action not available,
+stops it at once (exit code 2, one line); a message to someone not on the team goes to all, with a note,
+as a model's does.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import importlib
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 
 from explorer.config.run_config import ConfigError
@@ -91,7 +92,7 @@ class CheckedPolicy:
 
     def decide(self, prompt: str, context: DecisionContext) -> DecisionOutcome:
         outcome = self._policy.decide(prompt, context)
-        problem = _broken_contract(outcome)
+        problem = _broken_contract(outcome, context.available_actions)
         if problem:
             raise StopRun(f"--model {self.model}: decide {problem} (see explorer/api.py)", users_mistake=True)
         if outcome.decision is None:
@@ -100,7 +101,7 @@ class CheckedPolicy:
         return replace(outcome, decision=decision, notes=(*outcome.notes, *notes))
 
 
-def _broken_contract(outcome: object) -> str | None:
+def _broken_contract(outcome: object, available_actions: Sequence[str]) -> str | None:
     """What is wrong with a plug-in's answer, as "returned ...", or None."""
     if not isinstance(outcome, DecisionOutcome):
         return f"returned {type(outcome).__name__}, not a DecisionOutcome"
@@ -110,4 +111,8 @@ def _broken_contract(outcome: object) -> str | None:
     if not isinstance(decision, Decision):
         return f"returned a DecisionOutcome whose decision is a {type(decision).__name__}, not a Decision or None"
     not_text = [f.name for f in fields(decision) if not isinstance(getattr(decision, f.name), str)]
-    return f"returned a Decision whose {', '.join(not_text)} is not a string" if not_text else None
+    if not_text:
+        return f"returned a Decision whose {', '.join(not_text)} is not a string"
+    if decision.action not in available_actions:
+        return f"returned the action {decision.action[:40]!r}, not one of {', '.join(available_actions)}"
+    return None
