@@ -16,49 +16,20 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.output import figures_path  # noqa: E402
+from tests.support.redis_server import RedisServer  # noqa: E402
 
 AGENTS = 16
 STEPS = 30
 SPLITS = (1, 2, 4)
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def start_redis(folder):
-    port = free_port()
-    server = subprocess.Popen(
-        [
-            "redis-server",
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--dir",
-            folder,
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ],
-        stdout=subprocess.DEVNULL,
-    )
-    time.sleep(0.5)
-    return server, f"redis://127.0.0.1:{port}/0"
 
 
 def run_team(directory, name, processes, store=None):
@@ -125,16 +96,15 @@ def main():
     rows = {}
     with tempfile.TemporaryDirectory() as directory:
         rows["in-process store, 1 process"] = figures(run_team(directory, "in-process", 1))
-        server, url = start_redis(directory)
+        server = RedisServer(directory)
         try:
             for processes in SPLITS:
                 name = f"redis-{processes}"
                 rows[f"Redis store, {processes} process{'es' if processes > 1 else ''}"] = figures(
-                    run_team(directory, name, processes, url)
+                    run_team(directory, name, processes, server.url)
                 )
         finally:
-            server.terminate()
-            server.wait()
+            server.stop()
     print(f"| {AGENTS} agents, {STEPS} steps | agent-steps/s | commit ms, median (p90) |")
     print("|---|---|---|")
     for name, row in rows.items():

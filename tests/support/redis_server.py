@@ -21,7 +21,8 @@ START_SECONDS = 10
 
 
 class RedisServer:
-    """A redis-server process; `url` reaches it, `stop()` ends it (for the tests of a server that goes away)."""
+    """A redis-server process; `url` reaches it, `stop()` ends it (for the tests of a server that goes away).
+    Made once it answers; RuntimeError where it does not within START_SECONDS. bench/split_team.py uses it too."""
 
     def __init__(self, folder):
         self.port = free_port()
@@ -47,7 +48,7 @@ class RedisServer:
         while not self._answers():
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.stop()
-                pytest.fail(f"redis-server did not start on port {self.port}")
+                raise RuntimeError(f"redis-server did not start on port {self.port}")
             time.sleep(0.05)
 
     def _answers(self):
@@ -70,7 +71,10 @@ def start_redis(folder):
         if os.environ.get("CI") == "true":
             pytest.fail(reason)
         pytest.skip(reason)
-    return RedisServer(folder)
+    try:
+        return RedisServer(folder)
+    except RuntimeError as failed:
+        pytest.fail(str(failed))
 
 
 @pytest.fixture(scope="session")
