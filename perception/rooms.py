@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
-from perception.yaml_files import Invalid, check_keys, is_int
+from perception.yaml_files import Invalid, is_int, named_entry
 
 ROOM_KEYS = ("name", "kind", "rect", "cells")
 MAX_ROOMS = 10_000
@@ -66,15 +66,8 @@ def _overlap(first: str, second: str, cell: Cell) -> str:
     return f"room '{first}' gives {where} twice" if first == second else f"rooms '{first}' and '{second}' share {where}"
 
 
-def _name_and_kind(entry: object) -> tuple[str, str]:
-    if not isinstance(entry, dict):
-        raise Invalid(f"each room must be a mapping with a name and a rect or cells, got {entry!r}")
-    check_keys(entry, ROOM_KEYS, "room")
-    if "name" not in entry:
-        raise Invalid(f"room without a name: {entry!r}")
-    name = entry["name"]
-    if not isinstance(name, str) or not name.strip():
-        raise Invalid(f"room name must be a non-empty string, got {name!r}")
+def _name_and_kind(given: object) -> tuple[str, str]:
+    entry, name = named_entry(given, ROOM_KEYS, "room", "a name and a rect or cells")
     kind = entry.get("kind", name)
     if not isinstance(kind, str) or not kind.strip():
         raise Invalid(f"room '{name}' kind must be a non-empty string, got {kind!r}")

@@ -10,7 +10,7 @@ from perception.base import FACINGS, Pose
 from perception.geometry import ViewCone
 from perception.rooms import Room, read_rooms
 from perception.targets import MAX_TARGETS, missing_targets
-from perception.yaml_files import FileProblem, Invalid, check_keys, is_int, kind, load_mapping
+from perception.yaml_files import FileProblem, Invalid, check_keys, is_int, kind, load_mapping, named_entry
 
 WORLD_KEYS = ("name", "size", "walls", "objects", "rooms", "agents", "view_distance", "max_steps", "task")
 OBJECT_KEYS = ("name", "position", "category")
@@ -262,15 +262,8 @@ def _wall(grid, entry):
     return (x, y)
 
 
-def _object(grid, entry):
-    if not isinstance(entry, dict):
-        raise Invalid(f"each object must be a mapping with name and position, got {entry!r}")
-    check_keys(entry, OBJECT_KEYS, "object")
-    if "name" not in entry:
-        raise Invalid(f"object without a name: {entry!r}")
-    name = entry["name"]
-    if not isinstance(name, str) or not name.strip():
-        raise Invalid(f"object name must be a non-empty string, got {name!r}")
+def _object(grid, given):
+    entry, name = named_entry(given, OBJECT_KEYS, "object", "name and position")
     if "position" not in entry:
         raise Invalid(f"object '{name}' has no position")
     return name, _place(grid, entry["position"], f"object '{name}'")

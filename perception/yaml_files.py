@@ -158,6 +158,20 @@ def check_keys(mapping, allowed, what):
         raise Invalid(f"unknown {what} key '{unknown[0]}' (allowed: {', '.join(allowed)})")
 
 
+def named_entry(entry: object, allowed, what: str, shape: str) -> tuple[dict, str]:
+    """(the entry, its name): a mapping of only `allowed` keys with a non-empty `name`, as a world file's
+    objects and rooms are; Invalid, naming `what` and the `shape` it must have, where it is not."""
+    if not isinstance(entry, dict):
+        raise Invalid(f"each {what} must be a mapping with {shape}, got {entry!r}")
+    check_keys(entry, allowed, what)
+    if "name" not in entry:
+        raise Invalid(f"{what} without a name: {entry!r}")
+    name = entry["name"]
+    if not isinstance(name, str) or not name.strip():
+        raise Invalid(f"{what} name must be a non-empty string, got {name!r}")
+    return entry, name
+
+
 def shipped_or_given(path, shipped_dir) -> Path:
     """`path` if it is a file; else the file of that name shipped in `shipped_dir`
     (`worlds/office.yaml`, `office.yaml` and `office` all name the shipped office), if there is one."""
