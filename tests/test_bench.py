@@ -75,6 +75,9 @@ def run(steps, reached, reference=10, messages=0.2):
     }
 
 
+SHARES = ("50%", "90%", "100%")
+
+
 def row(family, offline, no_comm, run_on=None, world=None, agents=2):
     figures = {"family": family, "variant": families.VARIANTS[family][0], "agents": agents}
     figures["world"] = world or f"gen:{family}"
@@ -152,6 +155,29 @@ def test_no_comm_over_shared_sight_counts_only_the_worlds_where_the_shared_sight
     assert no_comm["against_shared_sight_worlds"] == "2 of 3"
     low, high = no_comm["against_shared_sight_95"]
     assert 1.4 <= low < high <= 1.5
+
+
+def test_the_alone_team_is_set_against_the_no_comm_team_and_shown_in_the_table():
+    def every_share(steps):
+        figures = run(steps, 25)
+        return {**figures, **{key: dict.fromkeys(SHARES, figures[key]["90%"]) for key in ("steps", "ratio", "reached")}}
+
+    rows = [
+        row("hall", every_share(12), every_share(15), world="gen:hall?seed=1"),
+        row("hall", every_share(14), every_share(14), world="gen:hall?seed=2"),
+    ]
+    for figures, steps in zip(rows, (30, 21)):
+        figures[families.ALONE] = every_share(steps)
+    conditions = ["offline", "no-comm", families.ALONE]
+
+    summary = families.summarise(rows, conditions)
+
+    alone = summary["overall"][families.ALONE]
+    assert alone["against_no_comm"] == round((2.0 * 1.5) ** 0.5, 3) and alone["against_no_comm_worlds"] == "2 of 2"
+    assert alone["against_offline"] == round((30 / 12 * 21 / 14) ** 0.5, 3)
+    header, _, *lines = families.family_table(summary).splitlines()
+    assert header.endswith("| alone 90% | alone / offline | alone / no-comm [95%] |")
+    assert lines[-1].split(" | ")[-1].startswith(f"{alone['against_no_comm']:.2f}x [")
 
 
 def test_the_families_bench_sums_up_a_figures_file_again_from_its_rows(tmp_path, monkeypatch):
