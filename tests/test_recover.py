@@ -17,21 +17,25 @@ from tests.test_cli import assert_one_line_error, main
 MAIN = str(ROOT / "main.py")
 
 
-@pytest.mark.parametrize("clock", [(), ("--schedule", "event", "--coordinator", "offline", "--profiles", "PROFILES")])
-def test_the_summary_rebuilt_from_a_trace_is_the_one_the_run_wrote(tmp_path, clock):
+@pytest.mark.parametrize(
+    "setting",
+    [
+        ("--world", "office"),
+        ("--world", "office", "--schedule", "event", "--coordinator", "offline", "--profiles", "PROFILES"),
+        # A search on a generated world: --find places the targets, so the world is made again with them.
+        ("--world", "gen:house", "--world-seed", "3", "--find", "toothbrush,laptop"),
+    ],
+)
+def test_the_summary_rebuilt_from_a_trace_is_the_one_the_run_wrote(tmp_path, setting):
     run_dir = tmp_path / "run"
     profiles = tmp_path / "timings.yaml"  # mixed intervals and delays, and messages the run ends before
     profiles.write_text(
         "default: {msg_delay: 2}\nagents: [{tick_interval: 2}, {act_delay: 1}]\ncoordinator: {tick_interval: 3}\n"
     )
-    clock = [str(profiles) if arg == "PROFILES" else arg for arg in clock]
+    setting = [str(profiles) if arg == "PROFILES" else arg for arg in setting]
+    clock = "--schedule" in setting
     agents, steps = ("4", "20") if clock else ("3", "12")  # on the event clock, messages still on their way at the end
-    assert (
-        main(
-            "--agents", agents, "--steps", steps, "--world", "office", "--run-dir", str(run_dir), "-q", *clock
-        ).returncode
-        == 0
-    )
+    assert main("--agents", agents, "--steps", steps, "--run-dir", str(run_dir), "-q", *setting).returncode == 0
     written = json.loads((run_dir / "summary.json").read_text())
     (run_dir / "summary.json").unlink()
     result = main("--recover", str(run_dir))
@@ -47,6 +51,8 @@ def test_the_summary_rebuilt_from_a_trace_is_the_one_the_run_wrote(tmp_path, clo
     assert rebuilt == written
     if clock:
         assert written["coordinator"]["directives_sent"] > 0 and written["messages"]["never_delivered"] > 0
+    if "--find" in setting:
+        assert written["search"]["targets"] == ["toothbrush", "laptop"]
 
 
 def test_recover_refuses_a_run_that_has_its_summary_and_a_directory_that_holds_no_run(tmp_path):

@@ -13,6 +13,9 @@ import pytest
 
 from explorer.report import run_report, trace_views
 from explorer.report.run_report import write_report
+from explorer.run.run_files import world_of
+from perception.families.generate import open_world
+from perception.world import SHIPPED_WORLDS
 from tests.test_cli import assert_one_line_error, main
 
 ADDRESS_SPACE = 2 * 2**30  # a --recover, --report or --resume-memory run needs far less; /dev/zero read whole, more
@@ -357,3 +360,15 @@ def test_the_reports_memory_does_not_grow_with_the_traces_length(tmp_path):
         tracemalloc.stop()
     # The trace of 8,000 lines is four times that of 2,000; held whole, it would add about 3 MB per 1,000 lines.
     assert peaks[1] < peaks[0] * 1.25, peaks
+
+
+def test_a_runs_world_is_made_again_with_the_targets_it_was_given(tmp_path):
+    # A generated house places --find's targets (and moves what they displace): the report's map and a
+    # recovered summary need the world the run had, not the house without them.
+    config = {"world": "gen:house", "world_seed": 3, "find": ["toothbrush", "laptop"]}
+    again = world_of(config, tmp_path / "config.json")
+    ran = open_world("gen:house", 3, ("toothbrush", "laptop"))
+    assert again.objects == ran.objects and again.targets == ("toothbrush", "laptop")
+    assert again.objects != open_world("gen:house", 3).objects
+    shipped = world_of({"world": str(SHIPPED_WORLDS / "office.yaml"), "find": ["printer"]}, tmp_path / "config.json")
+    assert shipped.targets == ("printer",)

@@ -158,4 +158,6 @@ def _environment(config: dict[str, Any], config_path: Path) -> EnvironmentInfo:
     world = world_of(config, config_path)
     if world is None:
         return EnvironmentInfo(name=config.get("world") or "unknown world")
-    return EnvironmentInfo(name=world.name, total_objects=len(world.objects), total_cells=world.free_cell_count)
+    return EnvironmentInfo(
+        name=world.name, total_objects=len(world.objects), total_cells=world.free_cell_count, targets=world.targets
+    )

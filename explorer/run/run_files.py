@@ -35,7 +35,7 @@ from explorer.schedule.event import CLOCK_RESOLUTION
 from perception.families.generate import open_world
 from perception.families.names import is_generated
 from perception.files import FileTooLarge, NotARegularFile, file_kind, open_regular_file, read_regular_file
-from perception.world import World, WorldError, load_world
+from perception.world import World, WorldError
 
 MAX_JSON_BYTES = 64_000_000  # config.json, summary.json: a summary of 100,000 steps is a few MB
 MAX_LINE_BYTES = 8_000_000  # a trace line: a step's prompt, replies and cells take tens of KB
@@ -94,6 +94,7 @@ RUN_CONFIG = record(
         "agent_profiles": nullable(mapping_of(nullable(_PROFILE))),
         "mode": text,
         "world": nullable(text),
+        "find": nullable(list_of(text)),
         "window_titles": nullable(list_of(text)),
         "schedule": text,
     }
@@ -156,10 +157,11 @@ def world_of(config: dict[str, Any], config_path: Path) -> World | None:
     path = config.get("world")
     if path is None:
         return None
-    if is_generated(str(path)):  # made again from its name and seed: the same world
+    targets = tuple(config.get("find") or ())  # --find: a generated world places them, so they make it too
+    if is_generated(str(path)):  # made again from its name, seed and targets: the same world
         try:
             seed = config.get("world_seed")
-            return open_world(str(path), seed if isinstance(seed, int) else None)
+            return open_world(str(path), seed if isinstance(seed, int) else None, targets)
         except WorldError:
             return None
     try:
@@ -169,7 +171,7 @@ def world_of(config: dict[str, Any], config_path: Path) -> World | None:
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
         raise ConfigError(f"{config_path}: its world, {path}, is not a regular file ({file_kind(mode)})")
     try:
-        return load_world(path)
+        return open_world(path, targets=targets)
     except WorldError:
         return None
 
