@@ -161,3 +161,17 @@ def test_a_trace_of_an_unknown_version_is_not_recovered(tmp_path):
         main("--recover", str(run_dir)),
         f"{run_dir / 'trace.jsonl'}: trace_version 99 is not one this program reads (versions 1 to 2)",
     )
+
+
+def test_a_run_on_a_world_file_given_by_a_relative_path_is_recovered_from_any_folder(tmp_path):
+    here, elsewhere = tmp_path / "here", tmp_path / "elsewhere"
+    here.mkdir()
+    elsewhere.mkdir()
+    shutil.copy(ROOT / "perception" / "worlds" / "office.yaml", here / "mine.yaml")
+    assert main("--world", "mine.yaml", "--steps", "2", "--run-dir", "run", "-q", cwd=here).returncode == 0
+    run_dir = here / "run"
+    assert json.loads((run_dir / "config.json").read_text())["world"] == str(here / "mine.yaml")
+    written = json.loads((run_dir / "summary.json").read_text())
+    (run_dir / "summary.json").unlink()
+    assert main("--recover", str(run_dir), cwd=elsewhere).returncode == 0
+    assert json.loads((run_dir / "summary.json").read_text())["total_objects"] == written["total_objects"]

@@ -98,6 +98,15 @@ def _same(value: Any) -> Any:
 
 AS_IS = Record(_same, _same)  # JSON already: numbers, text, true and false, null
 PATH = Record(lambda path: None if path is None else str(path), lambda text: None if text is None else Path(text))
+
+
+def _located(path: str | Path) -> str:
+    """A file here as its absolute path, so that --report and --recover find it from any folder; anything
+    else (a generated world's name) as given."""
+    return str(Path(path).absolute()) if Path(path).is_file() else str(path)
+
+
+FILE_PATH = Record(_located, PATH.read)
 PATHS = Record(lambda paths: [str(path) for path in paths], lambda texts: tuple(Path(text) for text in texts))
 TEXTS = Record(list, tuple)
 RECTANGLES = Record(lambda boxes: [list(box) for box in boxes], lambda boxes: tuple(tuple(box) for box in boxes))

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from explorer.config.options import (
+    FILE_PATH,
     PATH,
     PATHS,
     RECTANGLES,
@@ -132,7 +133,7 @@ class RunConfig:
             "or a generated world: gen:FAMILY (corridor, house, office, maze, warehouse, hall), "
             "with parameters as in gen:house?size=40x30&seed=7",
             type=_shipped_world,
-            record=PATH,
+            record=FILE_PATH,
         ),
     )
     world_seed: int | None = field(
