@@ -82,7 +82,7 @@ def _cells(entry: dict, name: str, grid: Bounds) -> Iterator[Cell]:
         rect = entry["rect"]
         if not isinstance(rect, list) or len(rect) != 2:
             raise Invalid(f"room '{name}' rect must be two opposite corners [[x0, y0], [x1, y1]], got {rect!r}")
-        (x0, y0), (x1, y1) = (_cell(corner, f"room '{name}' corner", grid) for corner in rect)
+        (x0, y0), (x1, y1) = (grid_cell(corner, f"room '{name}' corner", grid) for corner in rect)
         for x in range(min(x0, x1), max(x0, x1) + 1):
             for y in range(min(y0, y1), max(y0, y1) + 1):
                 yield (x, y)
@@ -91,13 +91,14 @@ def _cells(entry: dict, name: str, grid: Bounds) -> Iterator[Cell]:
     if not isinstance(cells, list) or not cells:
         raise Invalid(f"room '{name}' cells must be a non-empty list of [x, y] pairs, got {cells!r}")
     for cell in cells:
-        yield _cell(cell, f"room '{name}' cell", grid)
+        yield grid_cell(cell, f"room '{name}' cell", grid)
 
 
-def _cell(value: object, what: str, grid: Bounds) -> Cell:
+def grid_cell(value: object, what: str, grid: Bounds) -> Cell:
+    """An [x, y] pair from a world file, checked to be on the grid; `what` names it in the error."""
     if not isinstance(value, list) or len(value) != 2 or not all(map(is_int, value)):
         raise Invalid(f"{what} must be an [x, y] pair of integers, got {value!r}")
     x, y = value
     if not grid.in_bounds(x, y):
-        raise Invalid(f"{what} [{x}, {y}] is off the grid (size {grid.width}x{grid.depth})")
+        raise Invalid(f"{what} at [{x}, {y}] is off the grid (size {grid.width}x{grid.depth})")
     return (x, y)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from perception.base import FACINGS, Pose
 from perception.geometry import ViewCone
-from perception.rooms import Room, read_rooms
+from perception.rooms import Room, grid_cell, read_rooms
 from perception.targets import MAX_TARGETS, missing_targets
 from perception.yaml_files import FileProblem, Invalid, check_keys, is_int, kind, load_mapping, named_entry
 
@@ -123,7 +123,7 @@ def _build_world(data, path):
     if width * depth * height > MAX_CELLS:
         raise Invalid(f"'size' {width}x{depth}x{height} has more than {MAX_CELLS:,} cells")
     bounds = World(name, width, depth, height, frozenset(), {})
-    walls = frozenset(_wall(bounds, entry) for entry in _list(data, "walls"))
+    walls = frozenset(grid_cell(entry, "wall", bounds) for entry in _list(data, "walls"))
     grid = replace(bounds, walls=walls)
 
     if data.get("objects") is None:
@@ -251,15 +251,6 @@ def _place(grid, value, what):
     if (x, y) in grid.walls:
         raise Invalid(f"{what} at [{x}, {y}, {z}] is inside a wall")
     return cell
-
-
-def _wall(grid, entry):
-    if not isinstance(entry, list) or len(entry) != 2 or not all(map(is_int, entry)):
-        raise Invalid(f"each wall must be an [x, y] pair of integers, got {entry!r}")
-    x, y = entry
-    if not grid.in_bounds(x, y):
-        raise Invalid(f"wall at [{x}, {y}] is off the grid (size {grid.width}x{grid.depth})")
-    return (x, y)
 
 
 def _object(grid, given):

@@ -286,10 +286,10 @@ def test_rooms_are_read_from_a_world_file(tmp_path):
         ("  - {name: hall}", "room 'hall' needs either a rect or cells"),
         ("  - {name: hall, rect: [[0, 0], [1, 1]], cells: [[0, 0]]}", "room 'hall' needs either a rect or cells"),
         ("  - {name: hall, rect: [0, 0, 1, 1]}", "room 'hall' rect must be two opposite corners [[x0, y0], [x1, y1]]"),
-        ("  - {name: hall, rect: [[0, 0], [8, 1]]}", "room 'hall' corner [8, 1] is off the grid (size 8x6)"),
+        ("  - {name: hall, rect: [[0, 0], [8, 1]]}", "room 'hall' corner at [8, 1] is off the grid (size 8x6)"),
         ("  - {name: hall, rect: [[0, 0], [1.5, 1]]}", "room 'hall' corner must be an [x, y] pair of integers"),
         ("  - {name: hall, cells: []}", "room 'hall' cells must be a non-empty list of [x, y] pairs"),
-        ("  - {name: hall, cells: [[0, -1]]}", "room 'hall' cell [0, -1] is off the grid"),
+        ("  - {name: hall, cells: [[0, -1]]}", "room 'hall' cell at [0, -1] is off the grid"),
         ("  - {name: hall, cells: [[0, 0], [0, 0]]}", "room 'hall' gives the cell [0, 0] twice"),
         (
             "  - {name: a, cells: [[0, 0]]}\n  - {name: b, rect: [[0, 0], [1, 1]]}",
