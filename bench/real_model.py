@@ -32,8 +32,8 @@ from bench.exploration import geometric_mean, seeded_world  # noqa: E402
 from bench.full_knowledge import full_knowledge_steps  # noqa: E402
 from bench.output import figures_path  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
+from explorer.records.trace import read_trace  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
-from explorer.run.trace import read_trace  # noqa: E402
 from memory.embedder import SentenceEmbedder  # noqa: E402
 from perception.world import SHIPPED_WORLDS, load_world  # noqa: E402
 from tests.support.llama_server import INSTALL, missing_parts, serving  # noqa: E402

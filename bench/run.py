@@ -41,8 +41,8 @@ from rich.table import Table  # noqa: E402
 
 from bench.output import figures_path  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
+from explorer.records.trace import read_trace  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
-from explorer.run.trace import read_trace  # noqa: E402
 from memory.embedder import SentenceEmbedder, TextCache  # noqa: E402
 from memory.vector_memory import VectorMemory  # noqa: E402
 from perception.world import SHIPPED_WORLDS  # noqa: E402

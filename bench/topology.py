@@ -36,8 +36,9 @@ sys.path.insert(0, str(ROOT))
 from bench.exploration import geometric_mean  # noqa: E402
 from bench.output import figures_path  # noqa: E402
 from bench.shared_sight import SharedSightExplorer, TeamSight  # noqa: E402
-from explorer.config.run_config import ConfigError, RunConfig  # noqa: E402
+from explorer.config.run_config import RunConfig  # noqa: E402
 from explorer.policies.factory import make_policy  # noqa: E402
+from explorer.records.errors import ConfigError  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
 from tests.support.hash_embedder import HashEmbedder  # noqa: E402
 

@@ -19,9 +19,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from explorer.cli.console import RunConsole
 from explorer.config.keywords import make_config
-from explorer.config.run_config import ConfigError, RunConfig
+from explorer.config.run_config import RunConfig
 from explorer.policies.plugin import PolicySetup, is_plugin, plugin_name
+from explorer.records.errors import ConfigError
 from explorer.run.runner import ExplorationRun
 from explorer.run.stop import RunFailed
 from memory.embedder import SentenceEmbedder
@@ -67,5 +69,5 @@ def run(config: RunConfig, policy: type | None = None, embedder: SentenceEmbedde
         if not is_plugin(name):
             raise ConfigError(f"policy={name}: define the policy class at a module's top level, so it can be named")
         config = replace(config, model=name)
-    exploration = ExplorationRun(config.check(), embedder=embedder)
+    exploration = ExplorationRun(config.check(), embedder=embedder, view=RunConsole.shown)
     return RunResult(exploration.run_dir, exploration.execute())

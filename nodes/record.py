@@ -11,7 +11,7 @@ from typing import Any
 from nodes.decision_context import Directive, DirectiveFollowed
 
 # The shape of a trace line: 2 keeps each model call whole in `llm.calls`; 1 (no `trace_version`
-# field) kept its reply apart, in `attempts` (explorer/run/trace_versions.py reads both).
+# field) kept its reply apart, in `attempts` (explorer/records/trace_versions.py reads both).
 TRACE_VERSION = 2
 
 

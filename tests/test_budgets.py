@@ -7,10 +7,11 @@ import threading
 
 import pytest
 
-from explorer.config.run_config import ConfigError, RunConfig
+from explorer.config.run_config import RunConfig
 from explorer.model.budget import Budget, Limits
+from explorer.records.errors import ConfigError
+from explorer.records.trace import read_trace
 from explorer.run.runner import ExplorationRun
-from explorer.run.trace import read_trace
 from tests.support.openai_stub_server import ChatServer
 from tests.support.paths import ROOT
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from explorer.run.trace import read_trace
+from explorer.records.trace import read_trace
 from tests.support.paths import ROOT
 
 MAIN = str(ROOT / "main.py")

@@ -5,13 +5,14 @@ import json
 import pytest
 
 import explorer.policies.sentences as sentences
-from explorer.config.run_config import ConfigError, RunConfig
+from explorer.config.run_config import RunConfig
 from explorer.model.reading import ReplyError
 from explorer.policies.directed import DirectedPolicy
 from explorer.policies.offline import OfflineExplorer
 from explorer.policies.replies import parse_directives
+from explorer.records.errors import ConfigError
+from explorer.records.trace import read_trace
 from explorer.run.runner import ExplorationRun
-from explorer.run.trace import read_trace
 from explorer.team.store import InProcessStore
 from nodes.interfaces import DIRECTIVE
 from perception.mock import MockPerception

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from explorer.api import make_config, run
-from explorer.config.run_config import ConfigError
+from explorer.records.errors import ConfigError
 from perception.actions import ACTIONS
 from tests.support.optional import needs
 

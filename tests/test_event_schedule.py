@@ -5,9 +5,10 @@ import json
 import pytest
 
 from explorer.config.profiles import ProfileError, coordinator_profile, load_profiles
-from explorer.config.run_config import ConfigError, RunConfig
+from explorer.config.run_config import RunConfig
+from explorer.records.errors import ConfigError
+from explorer.records.trace import read_trace
 from explorer.run.runner import ExplorationRun
-from explorer.run.trace import read_trace
 from perception.base import Pose
 from perception.geometry import apply_action
 from perception.world import load_world

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from explorer.config.run_config import ConfigError, RunConfig
+from explorer.config.run_config import RunConfig
+from explorer.records.errors import ConfigError
 from explorer.run.runner import ExplorationRun
 from perception.families.generate import open_world
 from perception.world import load_world

@@ -1,8 +1,8 @@
 """A model as the agents' policy in a whole run, through the real litellm path, against a local server."""
 
 from explorer.config.run_config import RunConfig
+from explorer.records.trace import read_trace
 from explorer.run.runner import ExplorationRun
-from explorer.run.trace import read_trace
 from tests.support.openai_stub_server import ChatServer
 
 REPLY = """Here is my decision:

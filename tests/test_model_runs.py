@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from explorer.run.trace import read_trace
+from explorer.records.trace import read_trace
 from tests.support.openai_stub_server import ChatServer, Scripted, error
 from tests.support.paths import ROOT
 

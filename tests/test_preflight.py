@@ -8,8 +8,9 @@ import sys
 
 import pytest
 
-from explorer.config.run_config import ConfigError, RunConfig
+from explorer.config.run_config import RunConfig
 from explorer.model.preflight import unreachable
+from explorer.records.errors import ConfigError
 from explorer.run.runner import ExplorationRun
 from tests.support.openai_stub_server import ChatServer, error
 from tests.support.paths import ROOT

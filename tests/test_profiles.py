@@ -4,8 +4,8 @@ import pytest
 
 from explorer.config.profiles import Profile, ProfileError, load_profiles
 from explorer.config.run_config import RunConfig
+from explorer.records.trace import read_trace
 from explorer.run.runner import ExplorationRun
-from explorer.run.trace import read_trace
 from tests.test_cli import assert_one_line_error, main
 
 

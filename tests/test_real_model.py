@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-from explorer.run.trace import read_trace
+from explorer.records.trace import read_trace
 from tests.support.paths import ROOT
 
 pytest_plugins = ("tests.support.llama_server",)

@@ -8,10 +8,11 @@ import threading
 
 import pytest
 
-from explorer.config.run_config import ConfigError, RunConfig
+from explorer.config.run_config import RunConfig
+from explorer.records.errors import ConfigError
+from explorer.records.trace import read_trace
 from explorer.run.runner import ExplorationRun
 from explorer.run.stop import RunFailed
-from explorer.run.trace import read_trace
 from explorer.schedule.as_perceived import RealtimePerception, TeamAsPerceived
 from explorer.schedule.realtime import RealtimeSchedule
 from explorer.team.store import InProcessStore

@@ -14,9 +14,9 @@ from explorer.config.run_config import RunConfig
 from explorer.model.client import LLMSettings
 from explorer.model.replay import RecordedReplies
 from explorer.model.vision import make_vision
+from explorer.records.trace import TIMING_FIELDS, read_trace
 from explorer.run.runner import ExplorationRun
 from explorer.run.stop import RunFailed
-from explorer.run.trace import TIMING_FIELDS, read_trace
 from nodes.interfaces import StopRun
 from tests.support.old_traces import as_version_1
 from tests.support.openai_stub_server import ChatServer, error

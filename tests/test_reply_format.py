@@ -9,8 +9,8 @@ from explorer.config.run_config import RunConfig
 from explorer.model.client import LLMSettings, complete_prompt
 from explorer.model.reply_format import ReplyFormat
 from explorer.model.schemas import decision_schema
+from explorer.records.trace import read_trace
 from explorer.run.runner import ExplorationRun
-from explorer.run.trace import read_trace
 from nodes.interfaces import StopRun
 from tests.support.openai_stub_server import ChatServer, error
 

@@ -8,9 +8,9 @@ import threading
 import pytest
 
 from explorer.config.run_config import RunConfig
+from explorer.records.trace import read_trace
 from explorer.report.decisions import MAX_DECISIONS, PROMPT_CHARS, Decisions, Refusal, decision_row
 from explorer.run.runner import ExplorationRun
-from explorer.run.trace import read_trace
 from tests.support.openai_stub_server import ChatServer
 from tests.support.paths import WORLDS
 

@@ -7,9 +7,9 @@ import pytest
 from explorer.config.run_config import RunConfig
 from explorer.model.client import Reply
 from explorer.policies.model import ModelPolicy
+from explorer.records.trace import TIMING_FIELDS, read_trace
 from explorer.run.runner import ExplorationRun
 from explorer.run.stop import RunFailed
-from explorer.run.trace import TIMING_FIELDS, read_trace
 from memory.embedder import EmbedderError
 from memory.vector_memory import MemoryFileError
 from perception.world import DEFAULT_WORLD, load_world

@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-from explorer.config.run_config import ConfigError
+from explorer.records.errors import ConfigError
 from explorer.run.run_dir import CLAIM, claim_run_dir
 from tests.support.mounts import tmpfs
 from tests.test_cli import assert_one_line_error, main

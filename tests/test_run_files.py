@@ -11,9 +11,9 @@ import tracemalloc
 
 import pytest
 
+from explorer.records.run_files import world_of
 from explorer.report import run_report, trace_views
 from explorer.report.run_report import write_report
-from explorer.run.run_files import world_of
 from perception.families.generate import open_world
 from perception.world import SHIPPED_WORLDS
 from tests.test_cli import assert_one_line_error, main

@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from explorer.config.run_config import ConfigError, RunConfig
+from explorer.config.run_config import RunConfig
 from explorer.policies.semantic_prior import SemanticPrior, kind_weights
+from explorer.records.errors import ConfigError
+from explorer.records.trace import read_trace
 from explorer.run.perception_setup import MockSetup
 from explorer.run.runner import ExplorationRun
-from explorer.run.trace import read_trace
 from perception.families.generate import open_world
 from perception.room_sight import room_sight
 from perception.world import WorldError, load_world

@@ -9,9 +9,10 @@ import time
 
 import pytest
 
-from explorer.config.run_config import ConfigError, RunConfig
+from explorer.config.run_config import RunConfig
+from explorer.records.errors import ConfigError
+from explorer.records.trace import TIMING_FIELDS, read_trace
 from explorer.run.runner import ExplorationRun
-from explorer.run.trace import TIMING_FIELDS, read_trace
 from explorer.team.redis_store import RedisRun
 from nodes.interfaces import StepReport
 from perception.base import Message

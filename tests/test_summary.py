@@ -1,6 +1,6 @@
 """The summary's team metrics, computed from the trace lines as the commit hands them over."""
 
-from explorer.run.summary import RunStats
+from explorer.records.summary import RunStats
 
 
 def line(agent_id, step, cells, message=None, calls=0):

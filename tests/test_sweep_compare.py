@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from explorer.config.run_config import ConfigError, RunConfig
+from explorer.config.run_config import RunConfig
+from explorer.records.errors import ConfigError
 from explorer.report.page import SHARED_PLOTLY, write_page
 from explorer.sweep.compare import STEPS, Metric, RunRow, compare, figure_text
 from explorer.sweep.stats import Interval

@@ -9,11 +9,12 @@ import threading
 import pytest
 
 from explorer.config.profiles import ProfileError, load_profiles
-from explorer.config.run_config import ConfigError, RunConfig
+from explorer.config.run_config import RunConfig
+from explorer.records.clock import clock
+from explorer.records.errors import ConfigError
+from explorer.records.trace import read_trace
 from explorer.run.runner import ExplorationRun
 from explorer.run.stop import RunFailed
-from explorer.run.trace import read_trace
-from explorer.schedule.event import clock
 from perception.base import Pose
 from perception.geometry import apply_action
 from perception.world import load_world

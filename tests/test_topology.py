@@ -10,14 +10,15 @@ import pytest
 
 import explorer.policies.sentences as sentences
 from explorer.config.command_line import RunParser, config_from
-from explorer.config.run_config import ConfigError, RunConfig
+from explorer.config.run_config import RunConfig
 from explorer.policies.coordinator import OfflineCoordinator, Post
 from explorer.policies.directed import DirectedPolicy
 from explorer.policies.offline import OfflineExplorer
 from explorer.policies.system_agent import SystemAgent
+from explorer.records.errors import ConfigError
+from explorer.records.trace import read_trace
 from explorer.run.recover import recover_summary
 from explorer.run.runner import ExplorationRun
-from explorer.run.trace import read_trace
 from explorer.team.store import InProcessStore
 from explorer.team.topology import RoutedStore, group_sentence, initial_groups, read_group
 from nodes.decision_context import CoordinatorContext, SightReport, TeamContext

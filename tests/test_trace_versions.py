@@ -2,7 +2,7 @@
 
 import pytest
 
-from explorer.run.trace_versions import TraceVersionError, current_line
+from explorer.records.trace_versions import TraceVersionError, current_line
 from nodes.record import TRACE_VERSION, ModelCall, StepRecord
 from tests.support.old_traces import as_version_1
 

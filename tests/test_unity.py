@@ -17,7 +17,7 @@ pytest.importorskip("Xlib", reason="python-xlib comes with pyautogui on Linux on
 from PIL import Image
 
 from explorer.cli.main import main
-from explorer.run.trace import read_trace
+from explorer.records.trace import read_trace
 from perception.keymap import FrameFeedback
 from tests.support.openai_stub_server import ChatServer
 from tests.support.paths import KEYMAPS, ROOT

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import re
 from typing import Any
 
 from rich.console import Console, Group
@@ -22,18 +21,12 @@ from rich.text import Text
 
 from explorer.cli.live_map import LiveMap
 from explorer.config.run_config import COORDINATOR
+from explorer.records.run_view import RunShown, plain
 from perception.base import Pose
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab and newline
 
 
 def _count(n, noun):
     return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-def plain(text):
-    """`text` safe to show: no control or escape codes (names come from files, models and paths)."""
-    return _CONTROL.sub("", str(text))
 
 
 def _short_pose(pose):
@@ -50,6 +43,12 @@ class _PlainRichHandler(RichHandler):
 
 
 class RunConsole:
+    """The live table (and map) while a run goes, and its summary at the end: the command line's `RunView`."""
+
+    @classmethod
+    def shown(cls, shown: RunShown) -> RunConsole:
+        return cls(shown.members, shown.steps, shown.total_objects, shown.verbosity, shown.world_size)
+
     def __init__(
         self,
         agent_ids: list[str],

@@ -7,9 +7,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from explorer.cli.signals import StopSignals
 from explorer.config.command_line import RunParser, config_from
-from explorer.config.run_config import ConfigError
+from explorer.records.errors import ConfigError
+from explorer.run.signals import StopSignals
 
 EXIT_USAGE, EXIT_FAILED, EXIT_INTERRUPTED = 2, 1, 130
 EXIT_BUDGET = 3  # the run stopped cleanly when a budget (--max-cost, --max-calls, --max-tokens) ran out
@@ -71,10 +71,11 @@ def main(argv: Sequence[str] | None = None, started: float | None = None) -> int
 
 def _main(argv, started, signals):
     # Imported here so that --help and argument errors answer at once.
+    from explorer.cli.console import RunConsole
+    from explorer.records.summary import BUDGET_EXHAUSTED
+    from explorer.records.trace import DiskWriteError
     from explorer.run.runner import ExplorationRun
     from explorer.run.stop import RunFailed
-    from explorer.run.summary import BUDGET_EXHAUSTED
-    from explorer.run.trace import DiskWriteError
     from memory.vector_memory import MemoryFileError
     from perception.window import WindowError
     from perception.yaml_files import FileProblem  # worlds, profiles, key maps
@@ -94,7 +95,8 @@ def _main(argv, started, signals):
         verbosity = -1 if args.quiet else 1 if args.verbose else 0
         if args.export_world is not None:
             return _export_world(config_from(args, verbosity=verbosity), args.export_world)
-        run = ExplorationRun(config_from(args, verbosity=verbosity), started=started, stopping=signals.hold)
+        config = config_from(args, verbosity=verbosity)
+        run = ExplorationRun(config, started=started, stopping=signals.hold, view=RunConsole.shown)
     except (ConfigError, FileProblem, WindowError, MemoryFileError) as error:
         print(f"main.py: error: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -129,7 +131,7 @@ def _warn(warnings):
 
 
 def _export_world(config, path):
-    from explorer.run.trace import write_text
+    from explorer.records.trace import write_text
     from perception.families.export import world_to_yaml
     from perception.families.generate import generated_mapping
     from perception.families.names import is_generated

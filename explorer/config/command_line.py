@@ -9,7 +9,8 @@ from dataclasses import Field
 from typing import Any, NoReturn
 
 from explorer.config.options import OneOf, Option, declared
-from explorer.config.run_config import ConfigError, RunConfig
+from explorer.config.run_config import RunConfig
+from explorer.records.errors import ConfigError
 
 # --help's sections after the main one, in order: {Option.group: (title, description)}.
 SECTIONS = {

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from explorer.config.options import Option, declared
-from explorer.config.run_config import ConfigError, RunConfig
+from explorer.config.run_config import RunConfig
+from explorer.records.errors import ConfigError
 
 QUIET = -1  # a run from Python prints only its summary, as -q does; verbosity=0 shows the live table
 

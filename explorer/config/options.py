@@ -13,7 +13,7 @@ from dataclasses import Field, dataclass, fields
 from pathlib import Path
 from typing import Any, Protocol
 
-from explorer.config.secrets import redact_url
+from explorer.records.secrets import redact_url
 
 OPTION = "option"  # the key of a field's metadata that holds its Option
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from explorer.model.reply_format import REPLY_FORMATS
-from explorer.schedule.event import CLOCK_RESOLUTION
+from explorer.records.clock import CLOCK_RESOLUTION
 from explorer.schedule.timed_perception import MEASURED, Timing
 from perception.yaml_files import FileProblem, load_mapping
 from prompts import render

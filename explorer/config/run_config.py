@@ -27,9 +27,10 @@ from explorer.config.options import (
     read_back,
     recorded,
 )
-from explorer.config.secrets import redact_url
 from explorer.model.budget import Limits
 from explorer.model.reply_format import REPLY_FORMATS
+from explorer.records.errors import ConfigError
+from explorer.records.secrets import redact_url
 from memory.embedder import BACKENDS
 from memory.onnx_export import CACHE_ENV
 from perception.families.generate import open_world
@@ -56,10 +57,6 @@ STOP_WHEN = ("steps", ALL_FOUND)  # what ends a run for the team: its step budge
 STORE_SCHEMES = ("redis://", "rediss://")
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 T = TypeVar("T")
-
-
-class ConfigError(ValueError):
-    """A user's mistake in the arguments; the message is one line."""
 
 
 def _shipped_world(text: str) -> Path:

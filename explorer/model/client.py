@@ -24,11 +24,12 @@ from dataclasses import dataclass, field, replace
 from types import ModuleType, TracebackType
 from typing import Any, NamedTuple, Protocol
 
-from explorer.config.secrets import redact
 from explorer.model.budget import Budget
 from explorer.model.reading import excerpt
 from explorer.model.reply_format import JSON, YAML, NoSchemaAccepted, ReplyFormat
 from explorer.model.schemas import JsonSchema
+from explorer.records.secrets import redact
+from explorer.records.trace import BUDGET
 from nodes.interfaces import StopRun
 from nodes.record import ModelCall
 
@@ -38,7 +39,6 @@ BACKOFF_BASE = 0.5  # seconds: the first retry waits up to this (full jitter), d
 BACKOFF_CAP = 8.0
 RETRY_AFTER_CAP = 30.0  # a server's Retry-After is honoured up to this
 RETRYABLE = frozenset({"rate_limit", "server", "timeout", "connection"})
-BUDGET = "budget"  # the kind of a call's failure when the run's budget stopped it before any request
 BAD_REPLY_RETRIES = 1  # a reply with no text is asked again once; the same prompt tends to fail the same way
 MESSAGE_LIMIT = 400
 RAW_REPLY_LIMIT = 200

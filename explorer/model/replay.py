@@ -3,7 +3,7 @@
 Each agent's calls are answered in the order it made them in the recorded
 run, from the record of each call in that run's trace (`llm.calls`): its
 reply, what it cost, and how a failed call failed. An older trace is read as
-explorer/run/trace_versions.py converts it. Each call is checked first: the
+explorer/records/trace_versions.py converts it. Each call is checked first: the
 same model, and the recorded step's prompt (a re-prompt after a bad reply must
 begin with it; the rest quotes that reply, which is replayed too, so it is the
 same). Where the record cannot answer a call exactly, the run stops instead,
@@ -24,7 +24,7 @@ from typing import Any
 
 from explorer.model.client import ChatMessage, LLMError, LLMSettings, Reply
 from explorer.model.reading import is_excerpt
-from explorer.run.trace_versions import TraceVersionError, current_line
+from explorer.records.trace_versions import TraceVersionError, current_line
 from nodes.interfaces import StopRun
 from nodes.record import ModelCall
 

@@ -18,8 +18,8 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 
-from explorer.config.run_config import ConfigError
 from explorer.policies.replies import addressed
+from explorer.records.errors import ConfigError
 from nodes.decision_context import DecisionContext
 from nodes.interfaces import Decision, DecisionOutcome, DecisionPolicy, StopRun
 

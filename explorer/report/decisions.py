@@ -22,7 +22,7 @@ FIELD_CHARS = 1_000  # of each field of a decision, each note and each error
 MAX_LISTED = 12  # fields, notes and directives shown per step: a step has a handful
 MAX_CALLS = 6  # model calls shown per step: a decision and its re-prompt, and two vision calls, at most
 
-Record = dict[str, Any]  # a trace line, as explorer/run/run_files.py checked it
+Record = dict[str, Any]  # a trace line, as explorer/records/run_files.py checked it
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import jinja2
 
+from explorer.records.trace import write_text
 from explorer.report.charts import plotly_script
-from explorer.run.trace import write_text
 
 TEMPLATES = Path(__file__).with_name("templates")
 SHARED_PLOTLY = "plotly.min.js"  # in a sweep's directory: the one copy its pages load

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from explorer.config.run_config import ConfigError
+from explorer.records.errors import ConfigError
+from explorer.records.run_files import RUN_CONFIG, RUN_SUMMARY, TraceLines, read_run_json, world_of
+from explorer.records.shapes import list_of, number
 from explorer.report.charts import agent_colour, replay_map
 from explorer.report.decisions import Decisions
 from explorer.report.page import write_page
 from explorer.report.trace_views import Curves, Filmstrip, Messages, Replay
-from explorer.run.run_files import RUN_CONFIG, RUN_SUMMARY, TraceLines, read_run_json, world_of
-from explorer.run.shapes import list_of, number
 
 REPORT = "report.html"
 CLOCKS = {"event": "simulated seconds", "realtime": "seconds (wall clock)"}  # the schedules with a clock

@@ -12,8 +12,8 @@ from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from explorer.records.clock import step_at
 from explorer.report.charts import line_chart
-from explorer.schedule.event import step_at
 from perception.screenshots import thumbnail_data_uri
 from perception.world import MAX_CELLS, MAX_OBJECTS, World
 
@@ -24,7 +24,7 @@ MAX_TRAIL = 200  # the points of an agent's trail a frame draws: the latest
 MAX_PANEL_ROWS = 1001  # a frame's table: a row per member at one time (--agents is at most 1000)
 SCREENSHOT_DIR = "screenshots"  # in the run directory, where a game run keeps its screenshots
 
-Record = dict[str, Any]  # a trace line, as explorer/run/run_files.py checked it
+Record = dict[str, Any]  # a trace line, as explorer/records/run_files.py checked it
 _Series = tuple[list[float], list[int]]  # a chart's line: (the steps, the values)
 T = TypeVar("T")
 

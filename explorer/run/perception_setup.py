@@ -7,10 +7,10 @@ cannot see, no display, no or several matching windows, a bad key map or region.
 
 from __future__ import annotations
 
-from explorer.config.run_config import ConfigError
 from explorer.model.client import sees_images
 from explorer.model.vision import make_vision
 from explorer.policies.factory import decides_in_code, model_settings
+from explorer.records.errors import ConfigError
 from perception.families.generate import open_world
 from perception.keymap import DEFAULT_KEYMAP, load_keymap
 from perception.mock import MockPerception

@@ -3,20 +3,24 @@ the model client."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from explorer.config.profiles import Profile
-from explorer.config.run_config import ConfigError, RunConfig
-from explorer.config.secrets import redact_url
+from explorer.config.run_config import RunConfig
 from explorer.model.client import has_price, missing_api_keys
 from explorer.model.client import load as load_model_client
 from explorer.model.preflight import preflight, unreachable
 from explorer.policies.factory import decides_in_code
+from explorer.records.errors import ConfigError
+from explorer.records.secrets import redact_url
 from explorer.run.roster import Roster
 from explorer.run.stop import RunFailed
 from explorer.team.split import NotJoined, SplitTeam
@@ -128,3 +132,26 @@ def join_team(team: SplitTeam, join_timeout: float, local: list[str]) -> None:
     except (NotJoined, StopRun) as error:
         raise RunFailed(str(error)) from None
     log.info("The team has joined run %r: %s here", team.run.run_id, ", ".join(local))
+
+
+def claim_team(team: SplitTeam | None, config: RunConfig, roster: Roster) -> None:
+    """A split team's agents of this process claimed in its run, with the arguments every process must share."""
+    if team:
+        team.claim(team_arguments(config, roster.resolved_profiles()))
+
+
+def team_arguments(config: RunConfig, profiles: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """What every process of a team must share: what shapes the team's steps, the files by their content."""
+    settings = config.to_dict()
+    shared = {
+        name: settings[name]
+        for name in ("mode", "agents", "steps", "seed", "model", "comm", "decide", "schedule", "coordinator", "vision")
+    }
+    shared["world"] = _digest(config.world) if config.mode == "mock" else None
+    shared["profiles"] = _digest(config.profiles) if config.profiles else None
+    shared["resolved_profiles"] = profiles
+    return shared
+
+
+def _digest(path: Path) -> str:
+    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()[:16]

@@ -1,4 +1,4 @@
-"""What a run keeps of itself: the live view, run.log, trace.jsonl and the counts as it goes; the summary and
+"""What a run keeps of itself: what it shows, run.log, trace.jsonl and the counts as it goes; the summary and
 the report at its end."""
 
 from __future__ import annotations
@@ -7,13 +7,13 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.cli.console import RunConsole
 from explorer.config.run_config import RunConfig
+from explorer.records.logs import start_logging, stop_logging
+from explorer.records.run_view import RunShown, RunView, RunViewFactory
+from explorer.records.summary import RunStats
+from explorer.records.trace import TraceWriter, write_json
 from explorer.report.run_report import write_report
-from explorer.run.logs import start_logging, stop_logging
 from explorer.run.roster import Roster
-from explorer.run.summary import RunStats
-from explorer.run.trace import TraceWriter, write_json
 from explorer.run.world import World
 from explorer.schedule.commit import StepCommit
 
@@ -24,7 +24,7 @@ log = logging.getLogger("explorer")
 class RunRecords:
     """The run's records, written by the step commit as each step is committed."""
 
-    console: RunConsole
+    view: RunView
     logs: list[logging.Handler]
     trace: TraceWriter
     commit: StepCommit
@@ -40,7 +40,7 @@ class RunRecords:
 
     def close(self, summary: dict, run_dir: Path, status: str) -> None:
         """The summary shown, run.log's closing line written, and the log closed."""
-        self.console.print_summary(summary, run_dir)
+        self.view.print_summary(summary, run_dir)
         log.debug(  # run.log's closing line; the console has just shown the summary
             "Run %s after %d agent-steps: %d of %s objects found",
             status,
@@ -52,19 +52,25 @@ class RunRecords:
 
 
 def start_records(
-    config: RunConfig, roster: Roster, steps: int, world: World, run_dir: Path, process_started: float
+    config: RunConfig,
+    roster: Roster,
+    steps: int,
+    world: World,
+    run_dir: Path,
+    process_started: float,
+    view_of: RunViewFactory,
 ) -> RunRecords:
-    """The live view, run.log and trace.jsonl opened in `run_dir`, and the commit that fills them;
+    """The view `view_of` makes, run.log and trace.jsonl opened in `run_dir`, and the commit that fills them;
     raises DiskWriteError."""
     size = world.environment.size  # a mock world always has one
     world_size = size[:2] if config.mode == "mock" and size is not None else None
-    console = RunConsole(list(roster.members), steps, world.environment.total_objects, config.verbosity, world_size)
-    logs = start_logging(run_dir, console)
+    view = view_of(RunShown(list(roster.members), steps, world.environment.total_objects, config.verbosity, world_size))
+    logs = start_logging(run_dir, view)
     trace = TraceWriter(run_dir / "trace.jsonl")
     directors = [member for member in roster.members if member not in roster.agent_ids]
     stats = RunStats(list(roster.members), directors[0] if directors else None, directors)
-    commit = StepCommit(world.store, trace, stats, console, roster.coordinator_id, process_started)
-    return RunRecords(console, logs, trace, commit)
+    commit = StepCommit(world.store, trace, stats, view, roster.coordinator_id, process_started)
+    return RunRecords(view, logs, trace, commit)
 
 
 def _write_report(run_dir: Path) -> None:

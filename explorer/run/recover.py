@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from explorer.config.run_config import ConfigError, RunConfig
-from explorer.run.run_files import RECOVERABLE_CONFIG, RECOVERABLE_LINE, TraceLines, read_run_json, world_of
-from explorer.run.summary import RunStats, build_summary
-from explorer.run.trace import write_json
-from explorer.schedule.event import clock, step_at
+from explorer.config.run_config import RunConfig
+from explorer.records.clock import clock, step_at
+from explorer.records.errors import ConfigError
+from explorer.records.run_files import RECOVERABLE_CONFIG, RECOVERABLE_LINE, TraceLines, read_run_json, world_of
+from explorer.records.summary import RunStats, build_summary
+from explorer.records.trace import write_json
 from memory.embedder import SentenceEmbedder
 from memory.vector_memory import VectorMemory
 from perception.base import EnvironmentInfo, Message

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 
 from explorer.config.profiles import Profile, coordinator_profile, default_profiles, load_profiles
-from explorer.config.run_config import COORDINATOR, SYSTEM, ConfigError, RunConfig
+from explorer.config.run_config import COORDINATOR, SYSTEM, RunConfig
 from explorer.policies.plugin import is_plugin, load_plugin
+from explorer.records.errors import ConfigError
 from explorer.schedule.event import tick_rate_problem
 from explorer.schedule.timed_perception import Timing
 

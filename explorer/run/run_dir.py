@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from explorer.config.run_config import ConfigError
+from explorer.records.errors import ConfigError
 
 CLAIM = "config.json"  # created exclusively: the run that creates it owns the directory
 

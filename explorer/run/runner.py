@@ -11,23 +11,25 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from explorer.config.run_config import ConfigError, RunConfig
+from explorer.config.run_config import RunConfig
 from explorer.policies.factory import make_policy
+from explorer.records.errors import ConfigError
+from explorer.records.run_view import QuietView, RunViewFactory
+from explorer.records.summary import build_summary
+from explorer.records.trace import DiskWriteError, write_json
 from explorer.run.crew import Crew, PolicyFactory
 from explorer.run.memories import Resumed, resume_memories, save_memories
 from explorer.run.perception_setup import perception_setup
-from explorer.run.prepare import join_team, prepare_model_client, settle_config, split_team, start_embedder
+from explorer.run.prepare import claim_team, join_team, prepare_model_client, settle_config, split_team, start_embedder
 from explorer.run.records import RunRecords, start_records
 from explorer.run.roster import roster_of
 from explorer.run.run_dir import claim_run_dir
 from explorer.run.schedules import RunSchedule, make_schedule
 from explorer.run.search_prior import with_search_prior
 from explorer.run.stop import FirstFailure, RunFailed, RunStop
-from explorer.run.summary import build_summary
-from explorer.run.trace import DiskWriteError, write_json
 from explorer.run.workers import Work, run_workers
 from explorer.run.world import World, start_world
-from explorer.team.split import SplitSchedule, team_arguments
+from explorer.team.split import SplitSchedule
 from memory.embedder import SentenceEmbedder
 from memory.vector_memory import MemoryFileError, VectorMemory
 
@@ -45,6 +47,7 @@ class ExplorationRun:
         policy_factory: PolicyFactory = make_policy,
         started: float | None = None,
         stopping: Callable[[], None] | None = None,
+        view: RunViewFactory = QuietView,
     ) -> None:
         """Check everything a run needs; raises ConfigError or the FileProblem or WindowError found.
 
@@ -53,7 +56,7 @@ class ExplorationRun:
         (the command line then holds further interrupts, so nothing cuts that writing short).
         """
         self.started = started if started is not None else time.perf_counter()
-        self.stopping = stopping or (lambda: None)
+        self.stopping, self.view = stopping or (lambda: None), view  # view: what the run shows as it goes
         self.config = config = settle_config(config, embedder)
         self.roster = roster_of(config)
         self.setup = perception_setup(config, self.roster.profiles, self.roster.agent_ids, self.roster.local_ids)
@@ -85,8 +88,7 @@ class ExplorationRun:
 
     def _claim(self) -> Path:
         """The team's agents claimed, then the run directory (last: a run that fails its checks leaves none)."""
-        if self.team:
-            self.team.claim(team_arguments(self.config, self.roster.resolved_profiles()))
+        claim_team(self.team, self.config, self.roster)
         return claim_run_dir(self.config.run_dir)
 
     def _give_back(self) -> None:
@@ -98,7 +100,7 @@ class ExplorationRun:
     def execute(self) -> dict:
         """Run to the end, Ctrl-C or failure; the summary is written in every case."""
         world = start_world(self.config, self.setup, self.roster, self.run_dir, self.team)
-        records = start_records(self.config, self.roster, self.steps, world, self.run_dir, self.started)
+        records = start_records(self.config, self.roster, self.steps, world, self.run_dir, self.started, self.view)
         schedule, world = make_schedule(self.config, self.roster, self.steps, records.commit, world, self.team)
         self._write_config()
         failure = FirstFailure()
@@ -150,7 +152,7 @@ class ExplorationRun:
 
     def _wait(self, workers: list[tuple[str, Work]], records: RunRecords, stop: RunStop, failure: FirstFailure) -> str:
         """The workers run to their end, under the live view; the run's status."""
-        with records.console:
+        with records.view:
             status = run_workers(workers, stop, failure, self.stopping)
         if status == "completed" and records.stats.every_call_failed():
             failure.record("every model call of the run failed: see the errors in trace.jsonl and run.log")

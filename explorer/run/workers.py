@@ -7,9 +7,9 @@ import threading
 from collections.abc import Callable
 from typing import Protocol
 
+from explorer.records.summary import BUDGET_EXHAUSTED
+from explorer.records.trace import DiskWriteError
 from explorer.run.stop import FirstFailure, RunStop
-from explorer.run.summary import BUDGET_EXHAUSTED
-from explorer.run.trace import DiskWriteError
 from memory.embedder import EmbedderError
 from nodes.interfaces import RunStopped, StopRun
 from nodes.state import AgentState, CoordinatorState

@@ -12,10 +12,10 @@ import logging
 import time
 from collections.abc import Callable
 
-from explorer.cli.console import RunConsole
-from explorer.run.summary import RunStats
-from explorer.run.trace import TraceWriter
-from explorer.schedule.event import step_at
+from explorer.records.clock import step_at
+from explorer.records.run_view import RunView
+from explorer.records.summary import RunStats
+from explorer.records.trace import TraceWriter
 from explorer.team.store import TeamStore
 from nodes.interfaces import SightReport, StepReport
 from perception.base import Message
@@ -36,11 +36,11 @@ class StepCommit:
         store: TeamStore,
         trace: TraceWriter,
         stats: RunStats,
-        console: RunConsole,
+        view: RunView,
         coordinator: str | None,
         process_started: float,
     ) -> None:
-        self.store, self.trace, self.stats, self.console = store, trace, stats, console
+        self.store, self.trace, self.stats, self.view = store, trace, stats, view
         self.coordinator = coordinator  # its id, where there is one: the explorers' reports go to it
         self.process_started = process_started
         # Seconds from the process's start until the first step began, and until every agent had finished it.
@@ -88,7 +88,7 @@ class StepCommit:
                 self._targets_found = None
                 then()
         # The live view's progress counts the team's steps: under realtime, one per agent-step of each agent.
-        self.console.step_committed(lines, team_found, complete and (step is None or step == int(step)))
+        self.view.step_committed(lines, team_found, complete and (step is None or step == int(step)))
 
     def _record(self, report: StepReport, new_objects: list[str]) -> dict:
         """One agent's committed step into the log, the trace, its memory and the counts; its trace line."""

@@ -34,6 +34,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
+from explorer.records.clock import clock
 from explorer.schedule.think import ThinkTimes
 from explorer.schedule.timed_perception import LateAction, TimedPerception, Timing
 from explorer.schedule.turns import Commit, TurnTaking
@@ -49,23 +50,9 @@ Sent = Message | SightReport  # what a tick sends: messages to the team, a repor
 Event = tuple[float, int, int, int, str, LateAction | Sent | None]
 
 
-CLOCK_DECIMALS = 6
-CLOCK_RESOLUTION = 10.0**-CLOCK_DECIMALS  # simulated seconds: a timing below it would land every tick at once
 # Ticks per member per simulated second, on average over the team: ten times lock-step's (--steps is the
 # run's end in simulated seconds). More is a slip of units, and a run that would not end.
 MAX_TICK_RATE = 10
-
-
-def clock(time: float) -> float:
-    """Times are sums of settings like 0.1: rounded, equal times compare equal."""
-    return round(time, CLOCK_DECIMALS)
-
-
-def step_at(time: float) -> int | float:
-    """The step whose tick is at `time` for an agent ticking once a second (step k at t = k - 1):
-    the team's curves count time so, whatever the agents' intervals."""
-    step = clock(time + 1)
-    return int(step) if step == int(step) else step
 
 
 def tick_rate_problem(timings: Mapping[str, Timing]) -> str | None:

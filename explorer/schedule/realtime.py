@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from explorer.schedule.event import clock
+from explorer.records.clock import clock
 from explorer.schedule.recorded import RecordedClock, RecordedCommit
 from explorer.schedule.turns import Commit
 from nodes.interfaces import RunStopped, StepReport

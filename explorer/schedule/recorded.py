@@ -14,9 +14,9 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.config.run_config import ConfigError
-from explorer.run.run_files import TraceLines
-from explorer.run.shapes import at_least, count, nullable, record, text
+from explorer.records.errors import ConfigError
+from explorer.records.run_files import TraceLines
+from explorer.records.shapes import at_least, count, nullable, record, text
 from nodes.interfaces import StopRun
 
 # What a replay reads of a trace line: who, which step, and the schedule's fields (nodes/record.py).

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from explorer.run.summary import FINISHED
+from explorer.records.summary import FINISHED
 from explorer.sweep.stats import Bounds, Interval, mean_interval, paired_interval
 
 # What limits a metric: the share of something, the world's objects or cells, the run's steps; else 0 or more.

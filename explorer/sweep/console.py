@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from explorer.cli.console import plain
+from explorer.records.run_view import plain
 from explorer.sweep.compare import ConditionFigures, figure_text
 
 # The metrics the console shows, by their column's header.

@@ -26,15 +26,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from explorer.config.run_config import ConfigError
+from explorer.records.errors import ConfigError
+from explorer.records.run_files import read_run_json
+from explorer.records.shapes import record
+from explorer.records.summary import FINISHED
+from explorer.records.trace import write_json
 from explorer.report.run_report import REPORT
 from explorer.run.memories import MEMORY_DIR
 from explorer.run.perception_setup import SCREENSHOT_DIR
 from explorer.run.run_dir import CLAIM
-from explorer.run.run_files import read_run_json
-from explorer.run.shapes import record
-from explorer.run.summary import FINISHED
-from explorer.run.trace import write_json
 from explorer.sweep.sweep_file import SweepError, SweepRun
 
 STATE, LOCK, GRID = ".sweep", "lock", "grid.json"

@@ -12,7 +12,7 @@ import io
 from pathlib import Path
 from typing import Any
 
-from explorer.run.trace import write_text
+from explorer.records.trace import write_text
 from explorer.sweep.compare import CELLS, OBJECTS, SHARE, STEPS, ConditionFigures, Metric, RunRow
 from explorer.sweep.out_dir import run_summary
 from explorer.sweep.sweep_file import SweepRun

@@ -21,14 +21,14 @@ import time
 from collections import deque
 from pathlib import Path
 
-from explorer.cli.signals import STOP_SIGNALS
-from explorer.config.run_config import ConfigError
+from explorer.records.errors import ConfigError
+from explorer.records.summary import FINISHED
 from explorer.report.page import write_shared_plotly
-from explorer.report.sweep_page import write_sweep_page
-from explorer.run.summary import FINISHED
+from explorer.run.signals import STOP_SIGNALS
 from explorer.sweep.compare import compare
 from explorer.sweep.console import SweepConsole
 from explorer.sweep.out_dir import SweepOut, run_summary
+from explorer.sweep.page import write_sweep_page
 from explorer.sweep.results import CONDITIONS, METRICS, RESULTS, run_rows, write_conditions, write_results
 from explorer.sweep.sweep_file import Sweep, SweepRun, load_sweep
 

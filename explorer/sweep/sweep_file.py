@@ -47,9 +47,10 @@ from urllib.parse import urlsplit
 from explorer.config.command_line import RunParser, config_from, run_options
 from explorer.config.options import SECRET_URL, Option
 from explorer.config.profiles import load_profiles
-from explorer.config.run_config import ConfigError, RunConfig
-from explorer.config.secrets import MIN_SECRET_LENGTH, redact, redact_url
+from explorer.config.run_config import RunConfig
 from explorer.policies.factory import OFFLINE
+from explorer.records.errors import ConfigError
+from explorer.records.secrets import MIN_SECRET_LENGTH, redact, redact_url
 from perception.families.generate import open_world
 from perception.families.names import is_generated
 from perception.yaml_files import FileProblem, kind, parse_mapping, read_yaml_text

@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 
 import redis
 
-from explorer.config.run_config import ConfigError
+from explorer.records.errors import ConfigError
 from explorer.team.codec import (
     decode_message,
     decode_sight,

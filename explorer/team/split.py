@@ -15,18 +15,14 @@ process stops the whole team, each process keeping every step it committed.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from explorer.config.run_config import RunConfig
-from explorer.schedule.turns import TurnTaking
 from explorer.team.codec import decode_step, encode_step
 from nodes.interfaces import StepReport, StopRun
 from perception.base import Message
@@ -41,6 +37,19 @@ EXPIRY_REFRESH_SECONDS = 10.0  # keys made since the last refresh have no expiry
 RELAY_WAIT_SECONDS = 0.5  # a relay looks up from its wait this often, to see whether the run stopped
 
 
+class TeamTurns(Protocol):
+    """The schedule a split team's wraps: lock-step or event (explorer/schedule/turns.py's TurnTaking)."""
+
+    @property
+    def never_delivered(self) -> list[Message]: ...
+
+    def hand_in(self, report: StepReport) -> bool: ...
+
+    def stop(self) -> None: ...
+
+    def finish(self) -> None: ...
+
+
 class NotJoined(RuntimeError):
     """The team did not come together: not every agent joined within --join-timeout, or one stopped first."""
 
@@ -48,23 +57,6 @@ class NotJoined(RuntimeError):
 def process_name() -> str:
     """Which process this is, for the team's records and its messages: host, pid and a random tail."""
     return f"{socket.gethostname()}:{os.getpid()}:{os.urandom(3).hex()}"
-
-
-def team_arguments(config: RunConfig, profiles: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """What every process of a team must share: what shapes the team's steps, the files by their content."""
-    settings = config.to_dict()
-    shared = {
-        name: settings[name]
-        for name in ("mode", "agents", "steps", "seed", "model", "comm", "decide", "schedule", "coordinator", "vision")
-    }
-    shared["world"] = _digest(config.world) if config.mode == "mock" else None
-    shared["profiles"] = _digest(config.profiles) if config.profiles else None
-    shared["resolved_profiles"] = profiles
-    return shared
-
-
-def _digest(path: Path) -> str:
-    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
 class SplitTeam:
@@ -128,7 +120,7 @@ class SplitTeam:
                 pass
             self._quiet.wait(BEAT_SECONDS)
 
-    def schedule(self, inner: TurnTaking) -> SplitSchedule:
+    def schedule(self, inner: TeamTurns) -> SplitSchedule:
         return SplitSchedule(inner, self.run, self.local, [m for m in self.members if m not in self.local])
 
     def watch(self, stop: Callable[[str, str], None]) -> threading.Thread:
@@ -183,7 +175,7 @@ class SplitTeam:
 class SplitSchedule:
     """The `Schedule` of a split team: local steps are published, then handed in; the others' are relayed."""
 
-    def __init__(self, inner: TurnTaking, run: RedisRun, local: Iterable[str], remote: Iterable[str]) -> None:
+    def __init__(self, inner: TeamTurns, run: RedisRun, local: Iterable[str], remote: Iterable[str]) -> None:
         self.inner, self.run = inner, run
         self.local, self.remote = list(local), list(remote)
         self._stopped = threading.Event()

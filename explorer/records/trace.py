@@ -12,6 +12,8 @@ from perception.files import replace_whole
 
 # Fields that vary from run to run even with the same seed.
 TIMING_FIELDS = ("timings",)
+# A model call's recorded error kind when the run's budget stopped it before any request.
+BUDGET = "budget"
 
 
 class DiskWriteError(RuntimeError):

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from explorer.run.shapes import count, flag, list_of, nullable, number, record, text
+from explorer.records.shapes import count, flag, list_of, nullable, number, record, text
 from nodes.record import TRACE_VERSION, ModelCall
 
 VERSION_1_FORMAT = "yaml"  # the only reply format version 1 asked for

@@ -1,7 +1,7 @@
 """An earlier run's files, read from a run directory that may come from elsewhere (a tarball, a copy).
 
 Each file must be a regular file, is read no further than a bound (perception/files.py), and is checked
-for the shape its readers rely on (explorer/run/shapes.py): a problem is one ConfigError line naming the
+for the shape its readers rely on (explorer/records/shapes.py): a problem is one ConfigError line naming the
 file. The trace is read line by line as it is used, never whole; a damaged line is skipped and counted,
 and the lines after it are kept.
 """
@@ -15,8 +15,9 @@ from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from explorer.config.run_config import ConfigError
-from explorer.run.shapes import (
+from explorer.records.clock import CLOCK_RESOLUTION
+from explorer.records.errors import ConfigError
+from explorer.records.shapes import (
     Shape,
     anything,
     at_least,
@@ -30,8 +31,7 @@ from explorer.run.shapes import (
     text,
     whole,
 )
-from explorer.run.trace_versions import DamagedLine, TraceVersionError, current_line
-from explorer.schedule.event import CLOCK_RESOLUTION
+from explorer.records.trace_versions import DamagedLine, TraceVersionError, current_line
 from perception.families.generate import open_world
 from perception.families.names import is_generated
 from perception.files import FileTooLarge, NotARegularFile, file_kind, open_regular_file, read_regular_file

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from explorer.model.client import BUDGET
+from explorer.records.trace import BUDGET
 from memory.embedder import MODEL_NAME
 from nodes.interfaces import DIRECTIVE, FALLBACK, PLANNER
 from perception.targets import first_finds

@@ -6,7 +6,7 @@ import contextlib
 import logging
 from pathlib import Path
 
-from explorer.cli.console import RunConsole, plain
+from explorer.records.run_view import RunView, plain
 
 log = logging.getLogger("explorer")  # not the root logger: libraries' debug output stays out
 
@@ -27,12 +27,12 @@ class RunLogHandler(logging.FileHandler):
             super().close()
 
 
-def start_logging(run_dir: Path, console: RunConsole) -> list[logging.Handler]:
-    """Log to <run_dir>/run.log (every line) and to the console (at its verbosity); the handlers added."""
+def start_logging(run_dir: Path, view: RunView) -> list[logging.Handler]:
+    """Log to <run_dir>/run.log (every line) and to the view (at its verbosity); the handlers added."""
     log.setLevel(logging.DEBUG)
     file_handler = RunLogHandler(run_dir / "run.log", encoding="utf-8")
     file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s [%(threadName)s] %(message)s"))
-    console_handler = console.log_handler()
+    console_handler = view.log_handler()
     log.addHandler(file_handler)
     log.addHandler(console_handler)
     return [file_handler, console_handler]
