@@ -31,6 +31,8 @@ from explorer.model.budget import Limits
 from explorer.model.reply_format import REPLY_FORMATS
 from explorer.records.errors import ConfigError
 from explorer.records.secrets import redact_url
+from explorer.schedule.catalogue import LOCKSTEP, SCHEDULES, ScheduleKind
+from explorer.team.topologies import SILENT, TOPOLOGIES, CommTopology
 from memory.embedder import BACKENDS
 from memory.onnx_export import CACHE_ENV
 from perception.families.generate import open_world
@@ -47,10 +49,6 @@ VISION_CALLS = ("combined", "split")  # one call for caption and objects, or two
 DECIDE_LEVELS = ("actions", "goals")
 COORDINATOR = "Coordinator"  # the coordinator's id: the team's last member, after Agent1..N
 SYSTEM = "System"  # the system agent's id, above two coordinators or more (--coordinators K)
-# Who an explorer's messages reach: every teammate, its coordinator only (which passes on what concerns
-# each), its coordinator then up the hierarchy and down again, or no one (--no-comm).
-COMM_TOPOLOGIES = ("all", "star", "tree", "none")
-SCHEDULES = ("lockstep", "event", "realtime")
 FALLBACKS = ("scan", "offline")
 ALL_FOUND = "all-found"
 STOP_WHEN = ("steps", ALL_FOUND)  # what ends a run for the team: its step budget, or every object found
@@ -220,7 +218,7 @@ class RunConfig:
             "who an explorer's messages reach: all (default: every teammate); star: the coordinator only, "
             "which passes on to each explorer what concerns it (needs --coordinator); tree: along the "
             "hierarchy of --coordinators K, explorer to coordinator to system agent and down; none: --no-comm",
-            check=OneOf(COMM_TOPOLOGIES, in_parser=True),
+            check=OneOf(tuple(TOPOLOGIES), in_parser=True),
         ),
     )
     decide: str = field(
@@ -241,14 +239,14 @@ class RunConfig:
         ),
     )
     schedule: str = field(
-        default="lockstep",
+        default=LOCKSTEP,
         metadata=option(
             "--schedule",
             "lockstep (default): every agent takes step k before any takes k + 1; event: a simulated clock "
             "with each agent's tick_interval, obs_delay, act_delay, msg_delay and think_time from --profiles; "
             "realtime: no waiting for teammates, each step committed as it finishes, on the wall clock "
             "(reproducible by --replay-replies, not by running again); event and realtime in mock mode",
-            check=OneOf(SCHEDULES, in_parser=True),
+            check=OneOf(tuple(SCHEDULES), in_parser=True),
         ),
     )
     coordinator: str | None = field(
@@ -512,9 +510,10 @@ class RunConfig:
 
     def __post_init__(self) -> None:
         # --comm none and --no-comm are one setting, however it was given (a config.json from before --comm too).
-        if self.comm_topology == "none" or not self.comm:
+        topology = TOPOLOGIES.get(self.comm_topology)  # an unknown name is refused by check()
+        if (topology and not topology.messages) or not self.comm:
             object.__setattr__(self, "comm", False)
-            object.__setattr__(self, "comm_topology", "none")
+            object.__setattr__(self, "comm_topology", SILENT)
 
     def check(self) -> RunConfig:
         """This config, if its options make a run; else ConfigError, one line saying what is wrong."""
@@ -531,11 +530,11 @@ class RunConfig:
             raise ConfigError("--find needs --mode mock: a game does not say which objects are where")
         if self.decide == "goals" and self.mode != "mock":
             raise ConfigError("--decide goals needs --mode mock: goals come from the grid map a mock world gives")
-        if self.schedule in ("event", "realtime") and self.mode != "mock":
+        if self.schedule_kind.mock_only and self.mode != "mock":
             raise ConfigError(f"--schedule {self.schedule} needs --mode mock: a game keeps its own time")
-        if self.schedule == "realtime" and (self.coordinator is not None or self.store is not None):
+        if self.schedule_kind.one_process and (self.coordinator is not None or self.store is not None):
             raise ConfigError(
-                "--schedule realtime runs a team of explorers in one process: not with --coordinator or --store"
+                f"--schedule {self.schedule} runs a team of explorers in one process: not with --coordinator or --store"
             )
         if self.coordinator is not None:
             self._check_coordinator(self.coordinator)
@@ -634,10 +633,11 @@ class RunConfig:
 
     def _check_topology(self) -> None:
         """--comm star and tree, and --coordinators, against the team they route through."""
-        if self.comm_topology in ("star", "tree") and self.coordinator is None:
-            raise ConfigError(f"--comm {self.comm_topology} needs --coordinator: the explorers' messages go through it")
-        if self.comm_topology == "tree" and self.coordinators < 2:
-            raise ConfigError("--comm tree routes through the system agent: give --coordinators 2 or more")
+        topology = self.topology
+        if topology.through_directors and self.coordinator is None:
+            raise ConfigError(f"--comm {topology.name} needs --coordinator: the explorers' messages go through it")
+        if topology.system_agent and self.coordinators < 2:
+            raise ConfigError(f"--comm {topology.name} routes through the system agent: give --coordinators 2 or more")
         if self.coordinators > 1:
             if self.coordinator is None:
                 raise ConfigError("--coordinators needs --coordinator MODEL: the coordinators' policy")
@@ -706,6 +706,16 @@ class RunConfig:
 
     def agent_ids(self) -> list[str]:
         return [f"Agent{i}" for i in range(1, self.agents + 1)]
+
+    @property
+    def topology(self) -> CommTopology:
+        """--comm's traits (explorer/team/topologies.py): --no-comm is its `none`."""
+        return TOPOLOGIES[self.comm_topology]
+
+    @property
+    def schedule_kind(self) -> ScheduleKind:
+        """--schedule's factory and traits (explorer/schedule/catalogue.py)."""
+        return SCHEDULES[self.schedule]
 
     def to_dict(self) -> dict[str, Any]:
         """The options as config.json records them (paths as text, URLs redacted), in field order."""

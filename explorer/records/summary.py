@@ -288,7 +288,7 @@ def build_summary(
         "messages": stats.messages_block(never_delivered),
         "coordinator": stats.coordinator_block() if stats.coordinator else None,
         "team": stats.team_block(total, environment.total_cells),
-        "realtime": stats.realtime_block() if config.schedule == "realtime" else None,
+        "realtime": stats.realtime_block() if config.schedule_kind.wall_clock else None,
         # Every step decides; model calls are only the real requests to a model.
         "decisions": stats.totals()["decisions"],
         "planner_steps": stats.totals()["planner_steps"],  # of the decisions, those walked towards a model's goal

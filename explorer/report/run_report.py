@@ -22,9 +22,9 @@ from explorer.report.charts import agent_colour, replay_map
 from explorer.report.decisions import Decisions
 from explorer.report.page import write_page
 from explorer.report.trace_views import Curves, Filmstrip, Messages, Replay
+from explorer.schedule.catalogue import SCHEDULES
 
 REPORT = "report.html"
-CLOCKS = {"event": "simulated seconds", "realtime": "seconds (wall clock)"}  # the schedules with a clock
 _SECONDS_CURVE = list_of(list_of(number, 3, 3))  # the summary's [seconds, objects found, cells seen]
 
 
@@ -56,7 +56,8 @@ def write_report(run_dir: Path) -> WrittenReport:
     mock = config.get("mode") == "mock"
     world = world_of(config, run_dir / "config.json") if mock else None  # refused before the trace is read
     trace = TraceLines(run_dir / "trace.jsonl", members=set(summary["agents"]))
-    clock = CLOCKS.get(config.get("schedule", ""))
+    kind = SCHEDULES.get(config.get("schedule", ""))  # a run directory from elsewhere may name none we know
+    clock = kind.clock if kind else None
     curves, messages, decisions = Curves(agents, clock), Messages(), Decisions(summary["agents"], clock is not None)
     replay, filmstrip = Replay(agents, summary["discoveries"]), Filmstrip(run_dir)
     for record in trace:

@@ -64,7 +64,7 @@ class Crew:
             coordinator=self._groups().get(agent_id),
             max_steps=self.steps,
             memory_index=self.memories[agent_id],
-            messages_up=self.config.comm_topology in ("star", "tree"),
+            messages_up=self.config.topology.through_directors,
         )
 
     def _groups(self) -> dict[str, str]:
@@ -94,15 +94,15 @@ class Crew:
 
     def _director_policy(self, director: str, world: World) -> CoordinatorPolicy:
         """The system agent's, or a coordinator's at its post: its group, and whether it passes messages on."""
-        roster, topology = self.roster, self.config.comm_topology
+        roster, topology = self.roster, self.config.topology
         if director == roster.system:
-            return SystemAgent(director, roster.coordinator_ids, self._groups(), topology == "tree")
+            return SystemAgent(director, roster.coordinator_ids, self._groups(), topology.system_agent)
         profile = roster.members[director]
         groups = self._groups()
         post = Post(
             members=tuple(e for e, c in groups.items() if c == director) if roster.system else None,
-            relaying=topology in ("star", "tree"),
-            system=roster.system if topology == "tree" else None,
+            relaying=topology.through_directors,
+            system=roster.system if topology.system_agent else None,
             first_number=roster.coordinator_ids.index(director) * NUMBERS_PER_DIRECTOR,
         )
         return take_post(make_coordinator(profile, self.config, world.gate), post)

@@ -56,10 +56,10 @@ def recover_summary(run_dir: Path) -> Recovered:
     trace = TraceLines(run_dir / "trace.jsonl", members, RECOVERABLE_LINE)
     records = list(trace)
     stats = RunStats(members, directors[0] if directors else None, directors)
-    if config.get("schedule") == "realtime":
+    if run_config.schedule_kind.wall_clock:
         _replay_commits(records, len(members), stats)
     else:
-        _replay(records, config, stats)
+        _replay(records, config, stats, run_config.schedule_kind.rounds)
     profiles = config.get("agent_profiles") or {}
     finished = all(
         _ran_to_the_end(stats.steps[a], config["steps"], (profiles.get(a) or {}).get("tick_interval", 1.0))
@@ -82,14 +82,14 @@ def recover_summary(run_dir: Path) -> Recovered:
     return Recovered(summary, [note] if (note := trace.note()) else [])
 
 
-def _replay(records: list[dict[str, Any]], config: dict[str, Any], stats: RunStats) -> None:
-    """Add the trace's records to `stats` round by round, as the run committed them."""
+def _replay(records: list[dict[str, Any]], config: dict[str, Any], stats: RunStats, rounds: bool) -> None:
+    """Add the trace's records to `stats` round by round, as the run committed them; `rounds`: every explorer
+    takes every step (lock-step)."""
     agent_ids = config["agent_ids"]
     # The ticks at one time (a lock-step round r is at t = r - 1; older traces have only steps).
     by_round = defaultdict(list)
     for record in records:
         by_round[record["step"] - 1 if record.get("time") is None else record["time"]].append(record)
-    lockstep = config.get("schedule", "lockstep") == "lockstep"
     for key in sorted(by_round):
         # The trace holds each round's lines in commit order: replaying them rebuilds what the team found.
         for record in by_round[key]:
@@ -97,7 +97,7 @@ def _replay(records: list[dict[str, Any]], config: dict[str, Any], stats: RunSta
             if _arrives(record, config):
                 stats.delivered(len(_messages(record)))
         # A stopped run's last round may be partial: lock-step has every explorer in every round.
-        if not lockstep or len({r["agent_id"] for r in by_round[key]} & set(agent_ids)) == len(agent_ids):
+        if not rounds or len({r["agent_id"] for r in by_round[key]} & set(agent_ids)) == len(agent_ids):
             stats.step_completed(step_at(key), len(stats.discoveries), key)
 
 

@@ -64,7 +64,7 @@ def roster_of(config: RunConfig) -> Roster:
         else default_profiles(config.agents, config.model)
     )
     # Under star and tree the coordinator is the explorers' channel: it ticks with them unless told otherwise.
-    every = 1.0 if config.comm_topology in ("star", "tree") else None
+    every = 1.0 if config.topology.through_directors else None
     coordinator = (
         coordinator_profile(config.profiles, config.coordinator, interval=every) if config.coordinator else None
     )
@@ -103,11 +103,11 @@ def _check_plugins(roster: Roster) -> None:
 
 def _check_timings(roster: Roster, config: RunConfig) -> None:
     timed = [a for a, p in zip(roster.agent_ids, roster.profiles) if p.timed()]
-    if timed and config.schedule != "event":
+    if timed and not config.schedule_kind.timed_profiles:
         raise ConfigError(
             f"{config.profiles}: {timed[0]}'s profile sets a timing (tick_interval, obs_delay, act_delay, "
             "msg_delay, think_time): timings need --schedule event"
         )
-    too_often = tick_rate_problem(roster.timings()) if config.schedule == "event" else None
+    too_often = tick_rate_problem(roster.timings()) if config.schedule_kind.timed_profiles else None
     if too_often:
         raise ConfigError(f"{config.profiles}: {too_often}")

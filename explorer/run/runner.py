@@ -24,7 +24,7 @@ from explorer.run.prepare import claim_team, join_team, prepare_model_client, se
 from explorer.run.records import RunRecords, start_records
 from explorer.run.roster import roster_of
 from explorer.run.run_dir import claim_run_dir
-from explorer.run.schedules import RunSchedule, make_schedule
+from explorer.run.schedules import Schedule, make_schedule
 from explorer.run.search_prior import with_search_prior
 from explorer.run.stop import FirstFailure, RunFailed, RunStop
 from explorer.run.workers import Work, run_workers
@@ -138,7 +138,7 @@ class ExplorationRun:
             log.warning(warning)
         self.resumed.announce(self.roster.agent_ids)
 
-    def _start_workers(self, world: World, schedule: RunSchedule, stop: RunStop) -> list[tuple[str, Work]]:
+    def _start_workers(self, world: World, schedule: Schedule, stop: RunStop) -> list[tuple[str, Work]]:
         """Once the whole team has joined: each local member's work, and a split team's relays."""
         if self.team:
             join_team(self.team, self.config.join_timeout, self.roster.local)
@@ -163,7 +163,7 @@ class ExplorationRun:
         self,
         world: World,
         records: RunRecords,
-        schedule: RunSchedule,
+        schedule: Schedule,
         failure: FirstFailure,
         status: str,
         began: float | None,

@@ -1,5 +1,5 @@
-"""Which schedule a run's steps reach the team by: rounds, the simulated clock or the wall clock; through
-Redis for a split team."""
+"""Which schedule a run's steps reach the team by (explorer/schedule/catalogue.py), through Redis for a split
+team, and when it finishes early."""
 
 from __future__ import annotations
 
@@ -8,50 +8,38 @@ from dataclasses import replace
 from explorer.config.run_config import ALL_FOUND, RunConfig
 from explorer.run.roster import Roster
 from explorer.run.world import World
-from explorer.schedule.as_perceived import RealtimePerception, TeamAsPerceived
+from explorer.schedule.catalogue import RunSchedule, ScheduleSetup
 from explorer.schedule.commit import StepCommit
-from explorer.schedule.event import EventSchedule
-from explorer.schedule.lockstep import LockstepSchedule
-from explorer.schedule.realtime import RealtimeSchedule
 from explorer.schedule.recorded import RecordedClock
-from explorer.schedule.think import ThinkTimes
-from explorer.schedule.timed_perception import TimedPerception
-from explorer.schedule.turns import TurnTaking
 from explorer.team.split import SplitSchedule, SplitTeam
-from perception.mock import MockPerception
 
-RunSchedule = LockstepSchedule | EventSchedule | RealtimeSchedule | SplitSchedule
+Schedule = RunSchedule | SplitSchedule
 
 
 def make_schedule(
     config: RunConfig, roster: Roster, steps: int, commit: StepCommit, world: World, team: SplitTeam | None
-) -> tuple[RunSchedule, World]:
+) -> tuple[Schedule, World]:
     """The schedule of --schedule, calling `commit` with each step (wrapped for a split `team`), and the
-    world as the agents then perceive it: on the simulated clock under --schedule event, and as each step
-    perceived the team under --schedule realtime. A replay (--replay-replies) keeps the recorded clock."""
-    members = list(roster.members)
+    world as the agents then perceive it (on the simulated clock, say). A replay (--replay-replies) keeps
+    the recorded clock."""
     recorded = RecordedClock(config.replay_replies) if config.replay_replies else None
-    if config.schedule == "realtime":  # the config keeps it to one process and no coordinator
-        realtime = RealtimeSchedule(members, steps, commit, recorded)
-        _stop_when(config, commit, world, realtime)
-        seen = TeamAsPerceived(world.store)
-        return realtime, replace(world, store=seen, perception=RealtimePerception(world.perception, realtime, seen))
-    schedule: LockstepSchedule | EventSchedule
-    if config.schedule == "event":
-        timings = roster.timings()
-        assert isinstance(world.perception, MockPerception)  # the config lets only --mode mock keep this schedule
-        timed = TimedPerception(world.perception, {agent_id: timings[agent_id] for agent_id in roster.agent_ids})
-        world = replace(world, perception=timed)
-        schedule = EventSchedule(members, timings, steps, commit, commit.deliver, timed, ThinkTimes(timings, recorded))
-    else:
-        # In lock-step the coordinators (and the system agent) tick every tick_interval rounds.
-        every = {d: max(1, round(roster.members[d].tick_interval)) for d in roster.members if d not in roster.agent_ids}
-        schedule = LockstepSchedule(members, steps, commit, every)
-    _stop_when(config, commit, world, schedule)
-    return (team.schedule(schedule) if team else schedule), world
+    setup = ScheduleSetup(
+        list(roster.members),
+        list(roster.agent_ids),
+        steps,
+        commit,
+        world.perception,
+        world.store,
+        roster.timings(),
+        recorded,
+    )
+    made = config.schedule_kind.make(setup)
+    _stop_when(config, commit, world, made.schedule)
+    world = replace(world, perception=made.perception, store=made.store)
+    return (team.schedule(made.schedule) if team else made.schedule), world
 
 
-def _stop_when(config: RunConfig, commit: StepCommit, world: World, schedule: RealtimeSchedule | TurnTaking) -> None:
+def _stop_when(config: RunConfig, commit: StepCommit, world: World, schedule: RunSchedule) -> None:
     """Under --stop-when all-found, the schedule finishes once a committed step has found the world's last
     object; under a search task, once it has found the last target."""
     total = world.environment.total_objects

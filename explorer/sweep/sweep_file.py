@@ -342,7 +342,7 @@ def _world_label(config: RunConfig) -> str:
 def _seed_changes_nothing(config: RunConfig, checked: dict[Hashable, Any]) -> bool:
     """True where the seed cannot change the run: the world gives every agent its start pose and every decision
     is the built-in explorer's or coordinator's, on a schedule that does not depend on the wall clock."""
-    if config.mode != "mock" or config.random_starts or config.schedule == "realtime" or config.replay_replies:
+    if config.mode != "mock" or config.random_starts or config.schedule_kind.wall_clock or config.replay_replies:
         return False
     if checked[(config.world, config.world_seed)] < config.agents:
         return False  # the seed places the others
