@@ -1,11 +1,15 @@
 import json
+import re
+from dataclasses import fields
 
 import pytest
 
-from explorer.config.profiles import Profile, ProfileError, load_profiles
+from explorer.config.options import declarations
+from explorer.config.profiles import Profile, ProfileError, ProfileKey, load_profiles
 from explorer.config.run_config import RunConfig
 from explorer.records.trace import read_trace
 from explorer.run.runner import ExplorationRun
+from tests.support.paths import ROOT
 from tests.test_cli import assert_one_line_error, main
 
 
@@ -93,3 +97,29 @@ def test_each_agent_runs_with_its_own_role_persona_and_model(tmp_path, embedder)
     assert (
         "Agent1 as scout with random, Agent2 as cartographer with offline" in (tmp_path / "run" / "run.log").read_text()
     )
+
+
+def _key_table(doc, heading):
+    """The rows of the first table of profile keys under `heading` in docs/`doc`, each as its cells."""
+    section = (ROOT / "docs" / doc).read_text(encoding="utf-8").split(heading, 1)[1]
+    return [
+        tuple(cell.strip() for cell in row.strip("|").split(" | "))
+        for row in re.search(r"\n(\| `.*?)\n\n", section, re.S).group(1).splitlines()
+    ]
+
+
+def _shown(default):
+    return f"{default:g}" if isinstance(default, float) else f"`{default}`"
+
+
+def test_the_docs_table_of_profile_keys_is_the_declared_keys_with_their_defaults_and_help():
+    declared = [
+        (f"`{key.name}`", spec.default or _shown(key.default), spec.help)
+        for key, spec in declarations(Profile, ProfileKey)
+    ]
+    assert _key_table("models.md", "### Agent profiles") == declared
+
+
+def test_the_docs_table_of_timings_is_a_profiles_timings():
+    timings = [f"`{timing.name}`" for timing in fields(Profile().timing())]
+    assert [row[0] for row in _key_table("time-and-hierarchy.md", "**The event-driven schedule.**")] == timings

@@ -2,7 +2,8 @@
 
 A field's `option(...)` gives its command-line flag and help, its check where it has a simple one, and its
 place in config.json. The parser (explorer/config/command_line.py), the checks and config.json are all made
-from these declarations, so adding a run option is one field plus its use.
+from these declarations, so adding a run option is one field plus its use. A profiles file's keys are
+declared so too, on the fields of Profile (explorer/config/profiles.py), with the same kind of Check.
 """
 
 from __future__ import annotations
@@ -11,11 +12,14 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import Field, dataclass, fields
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from explorer.records.secrets import redact_url
 
-OPTION = "option"  # the key of a field's metadata that holds its Option
+# The key of a field's metadata that holds its declaration: a run option's Option, a profile key's
+# ProfileKey (explorer/config/profiles.py).
+DECLARATION = "declaration"
+T = TypeVar("T")
 
 
 class Check(Protocol):
@@ -163,12 +167,21 @@ def option(
         check=check,
         record=record,
     )
-    return {OPTION: spec}
+    return {DECLARATION: spec}
+
+
+def declarations(record_class: type, kind: type[T]) -> list[tuple[Field[Any], T]]:
+    """The fields of a dataclass declared as a `kind`, in field order, each with its declaration."""
+    return [
+        (field, field.metadata[DECLARATION])
+        for field in fields(record_class)
+        if isinstance(field.metadata.get(DECLARATION), kind)
+    ]
 
 
 def declared(config_class: type) -> list[tuple[Field[Any], Option]]:
     """The run options of a dataclass, in field order, each field with its Option."""
-    return [(field, field.metadata[OPTION]) for field in fields(config_class) if OPTION in field.metadata]
+    return declarations(config_class, Option)
 
 
 def first_problem(config: Any) -> str | None:
