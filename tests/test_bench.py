@@ -197,7 +197,7 @@ def test_the_families_bench_sums_up_a_figures_file_into_out_where_given_and_leav
     tmp_path, monkeypatch
 ):
     stored, out = tmp_path / "families.json", tmp_path / "again.json"
-    figures = json.loads((families.ROOT / "bench" / "families-dev.json").read_text())
+    figures = json.loads((families.ROOT / "bench" / "families.json").read_text())
     stored.write_text(json.dumps({**figures, "targets": {}}))  # a stale summary
     before = stored.read_text()
     monkeypatch.setattr("sys.argv", ["families.py", "--summarise", str(stored), "--out", str(out)])
@@ -215,6 +215,7 @@ def test_the_families_bench_sums_up_a_figures_file_into_out_where_given_and_leav
         ["--conditions", "no-comm"],
         ["--seeds", "3", "--out", "x.json"],
         ["--seeds", "1020"],
+        ["--quick"],
     ],
 )
 def test_the_families_bench_refuses_arguments_it_cannot_run(monkeypatch, arguments):
