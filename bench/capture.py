@@ -9,7 +9,6 @@ Writes bench/capture.json.
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import subprocess
@@ -24,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from rich.console import Console  # noqa: E402
 
+from bench.output import write_figures  # noqa: E402
 from perception.keyboard import Keyboard  # noqa: E402
 from perception.keymap import DEFAULT_KEYMAP, load_keymap  # noqa: E402
 from perception.screenshots import ScreenGrabber, view_change  # noqa: E402
@@ -115,7 +115,7 @@ def main():
             finally:
                 game.kill()
                 game.wait()
-    (ROOT / "bench" / "capture.json").write_text(json.dumps(results, indent=2) + "\n")
+    write_figures(ROOT / "bench" / "capture.json", results)
     console.print(results)
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import json
 import statistics
 import sys
 import tempfile
@@ -27,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.exploration import geometric_mean, seeded_world  # noqa: E402
-from bench.output import figures_path  # noqa: E402
+from bench.output import figures_path, write_figures  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
 from explorer.policies.factory import make_policy  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
@@ -119,7 +118,7 @@ def main():
         "wall_seconds": round(time.perf_counter() - started, 1),
     }
     print(markdown_table(summary))
-    args.out.write_text(json.dumps(summary, indent=2) + "\n")
+    write_figures(args.out, summary)
 
 
 def markdown_table(summary):

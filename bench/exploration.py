@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.full_knowledge import full_knowledge_steps  # noqa: E402
-from bench.output import figures_path  # noqa: E402
+from bench.output import figures_path, write_figures  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
 from explorer.policies.factory import make_policy  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
@@ -96,7 +96,7 @@ def main():
     started = time.perf_counter()
     rows = measure(paths, args.seeds, args.conditions, embedder)
     summary = summarise(rows, args.seeds, args.conditions, round(time.perf_counter() - started, 1))
-    args.out.write_text(json.dumps(summary, indent=2) + "\n")
+    write_figures(args.out, summary)
     print(json.dumps(summary["overall"], indent=2))
     print(markdown_table(summary))
 

@@ -1,5 +1,5 @@
 """How well the team explores worlds it was never tuned on: `python bench/families.py` prints the tables and
-writes bench/families.json (`--quick`: the development seeds, into bench/families-dev.json; `--summarise F`
+writes bench/families.json (`--quick --out F`: the development seeds, into F, outside bench/; `--summarise F`
 works the figures of a file it wrote out again from the runs' rows kept in it, running nothing, into F or
 --out).
 
@@ -74,7 +74,7 @@ from bench.alone import alone_policies  # noqa: E402
 from bench.exploration import geometric_mean, run_summary  # noqa: E402
 from bench.full_knowledge import full_knowledge_curve  # noqa: E402
 from bench.known_map import known_map_policies  # noqa: E402
-from bench.output import figures_path  # noqa: E402
+from bench.output import figures_path, write_figures  # noqa: E402
 from bench.shared_sight import shared_sight_policies  # noqa: E402
 from explorer.policies.factory import make_policy  # noqa: E402
 from explorer.sweep.stats import mean_interval  # noqa: E402
@@ -127,11 +127,11 @@ class WorldCase(NamedTuple):
 
 def main() -> None:
     args = _arguments()
-    out = args.out or args.summarise or ROOT / "bench" / ("families-dev.json" if args.quick else "families.json")
+    out = args.out or args.summarise or ROOT / "bench" / "families.json"
     summary = summarised_again(args.stored) if args.stored else measured(args)
     print(markdown_tables(summary))
     print(json.dumps(summary["targets"], indent=2))
-    out.write_text(json.dumps(summary, indent=2) + "\n")
+    write_figures(out, summary)
 
 
 def measured(args: argparse.Namespace) -> dict:
@@ -163,9 +163,7 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--conditions", nargs="+", choices=CONDITIONS, default=list(DEFAULT_CONDITIONS))
     parser.add_argument("--jobs", type=int, default=1, help="worlds measured at once, each in a process")
     parser.add_argument("--seeds", type=int, nargs="+", help="other development seeds (not 1-5); needs --out")
-    parser.add_argument(
-        "--out", type=figures_path, help="default bench/families.json (--quick: bench/families-dev.json)"
-    )
+    parser.add_argument("--out", type=figures_path, help="default bench/families.json (held-out seeds only)")
     parser.add_argument(
         "--summarise",
         type=Path,
@@ -178,6 +176,8 @@ def _arguments() -> argparse.Namespace:
         parser.error(f"--summarise {args.summarise}: not a figures file this bench wrote")
     if args.seeds and (not args.out or set(args.seeds) & set(HELD_OUT_SEEDS)):
         parser.error("--seeds takes development seeds (not the held-out 1-5) and needs --out")
+    if args.quick and not args.out:  # development figures are not kept in bench/
+        parser.error("--quick needs --out")
     if "offline" not in args.conditions:
         parser.error("--conditions: every condition is set against the offline team's steps; add offline")
     return args

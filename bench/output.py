@@ -1,10 +1,17 @@
-"""Where a bench writes its figures (`--out`), checked before it runs: a bench runs for minutes to hours, and
-a file it cannot write at the end would lose them all."""
+"""Where a bench writes its figures (`--out`), checked before it runs, and how: a bench runs for minutes to
+hours, and a file it cannot write at the end would lose them all. Every bench writes its whole figures file
+through `write_figures`, compact; nothing else writes one."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import shlex
+import sys
 from pathlib import Path
+from typing import Any
+
+COMPACT = (",", ":")
 
 
 def figures_path(text: str) -> Path:
@@ -15,3 +22,29 @@ def figures_path(text: str) -> Path:
     if not path.parent.is_dir():
         raise argparse.ArgumentTypeError(f"{text}: there is no folder {path.parent}")
     return path
+
+
+def figures_text(figures: dict[str, Any]) -> str:
+    """A figures file's text: compact JSON, one top-level key a line and, in a list of rows, one row a line,
+    so that a change to a figure is a change to one line."""
+
+    def value(item: Any) -> str:
+        if isinstance(item, list) and item and all(isinstance(row, dict) for row in item):
+            return "[\n" + ",\n".join(compact(row) for row in item) + "\n]"
+        return compact(item)
+
+    return "{\n" + ",\n".join(f"{json.dumps(key)}:{value(item)}" for key, item in figures.items()) + "\n}\n"
+
+
+def compact(item: Any) -> str:
+    return json.dumps(item, separators=COMPACT)
+
+
+def write_figures(path: Path, figures: dict[str, Any]) -> None:
+    """Write a bench's whole figures file."""
+    path.write_text(figures_text(figures))
+
+
+def command_line(script: str) -> str:
+    """The command this bench was run with, for its figures file: `python bench/NAME.py ARGUMENTS`."""
+    return shlex.join(["python", f"bench/{script}", *sys.argv[1:]])

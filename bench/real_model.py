@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.exploration import geometric_mean, seeded_world  # noqa: E402
 from bench.full_knowledge import full_knowledge_steps  # noqa: E402
-from bench.output import figures_path  # noqa: E402
+from bench.output import figures_path, write_figures  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
 from explorer.records.trace import read_trace  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
@@ -196,7 +196,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, serving(Path(tmp) / "server.log") as api_base:
         result = measure(args.conditions, args.worlds, args.seeds, args.steps, embedder, api_base)
     result["wall_seconds"] = round(time.perf_counter() - started)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_figures(args.out, result)
     print(markdown_table(result))
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import json
 import math
 import random
 import statistics
@@ -39,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.output import figures_path  # noqa: E402
+from bench.output import figures_path, write_figures  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
 from explorer.records.trace import read_trace  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
@@ -232,7 +231,7 @@ def main() -> None:
             print(f"Think time ({THINK_AGENTS} agents, goals, office, think_time: measured):")
             result["think"] = thinking(directory, embedder, seeds)
     print_tables(result)
-    args.out.write_text(json.dumps({"steps": args.steps, "seeds": list(seeds), **result}, indent=2) + "\n")
+    write_figures(args.out, {"steps": args.steps, "seeds": list(seeds), **result})
 
 
 def print_tables(result: dict) -> None:

@@ -39,7 +39,7 @@ import numpy as np  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from bench.output import figures_path  # noqa: E402
+from bench.output import figures_path, write_figures  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
 from explorer.records.trace import read_trace  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
@@ -351,7 +351,7 @@ def main():
         results["prompt"] = prompt_sizes(workdir, embedder)
         if not args.skip_retrieval:
             results["retrieval"] = retrieval(embedder)
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    write_figures(args.out, results)
     print_tables(results)
     console.print(f"Figures written to {args.out}")
 

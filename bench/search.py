@@ -52,7 +52,7 @@ sys.path.insert(0, str(ROOT))
 from bench.exploration import geometric_mean  # noqa: E402
 from bench.full_knowledge import full_knowledge_curve  # noqa: E402
 from bench.known_map import KnownMapExplorer  # noqa: E402
-from bench.output import figures_path  # noqa: E402
+from bench.output import command_line, figures_path, write_figures  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
 from explorer.policies.offline import OfflineExplorer  # noqa: E402
 from explorer.policies.semantic_prior import SemanticPrior  # noqa: E402
@@ -304,9 +304,9 @@ def main() -> None:
     summary = summarise(rows, args.conditions) | {
         "rows": rows,
         "wall_seconds": round(time.perf_counter() - started, 1),
-        "command": "python bench/search.py " + " ".join(sys.argv[1:]),
+        "command": command_line("search.py"),
     }
-    args.out.write_text(json.dumps(summary, indent=2) + "\n")
+    write_figures(args.out, summary)
     print(json.dumps(summary["overall"], indent=2))
     print(markdown_table(summary, len(rows)))
 

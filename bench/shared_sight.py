@@ -15,7 +15,6 @@ come from better plans than the explorers' own.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
@@ -26,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.coordination import SHARE, STEPS, steps_to_share  # noqa: E402
 from bench.exploration import geometric_mean, seeded_world  # noqa: E402
-from bench.output import figures_path  # noqa: E402
+from bench.output import figures_path, write_figures  # noqa: E402
 from explorer.policies.offline import OfflineExplorer  # noqa: E402
 from memory.embedder import SentenceEmbedder  # noqa: E402
 from perception.world import SHIPPED_WORLDS  # noqa: E402
@@ -118,7 +117,7 @@ def main():
         f"with the team's sight / alone (geometric mean over seeds, then worlds): "
         f"{summary['shared_sight_over_alone']:.3f}x"
     )
-    args.out.write_text(json.dumps(summary, indent=2) + "\n")
+    write_figures(args.out, summary)
 
 
 if __name__ == "__main__":

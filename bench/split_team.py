@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.output import figures_path  # noqa: E402
+from bench.output import figures_path, write_figures  # noqa: E402
 from tests.support.redis_process import RedisServer  # noqa: E402
 
 AGENTS = 16
@@ -109,7 +109,7 @@ def main():
     print("|---|---|---|")
     for name, row in rows.items():
         print(f"| {name} | {row['agent_steps_per_second']} | {row['commit_ms_p50']} ({row['commit_ms_p90']}) |")
-    args.out.write_text(json.dumps({"agents": AGENTS, "steps": STEPS, "rows": rows}, indent=2) + "\n")
+    write_figures(args.out, {"agents": AGENTS, "steps": STEPS, "rows": rows})
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.exploration import geometric_mean  # noqa: E402
-from bench.output import figures_path  # noqa: E402
+from bench.output import figures_path, write_figures  # noqa: E402
 from bench.shared_sight import SharedSightExplorer, TeamSight  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
 from explorer.policies.factory import make_policy  # noqa: E402
@@ -170,7 +170,7 @@ def main():
     summary = {"share": SHARE, "steps_run": STEPS, "results": results, "rows": rows}
     summary["wall_seconds"] = round(time.perf_counter() - started, 1)
     print(markdown_table(summary))
-    args.out.write_text(json.dumps(summary, indent=2) + "\n")
+    write_figures(args.out, summary)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from bench import coordination, exploration, families, search, split_team, topol
 from bench.alone import AloneExplorer
 from bench.full_knowledge import full_knowledge_curve
 from bench.known_map import KnownMapExplorer
+from bench.output import figures_text
 from explorer.policies.offline import OfflineExplorer
 from explorer.team.store import InProcessStore
 from nodes.decision_context import AgentSetup, DecisionContext, TeamContext, Teammates, View
@@ -197,7 +198,7 @@ def test_the_families_bench_sums_up_a_figures_file_into_out_where_given_and_leav
     tmp_path, monkeypatch
 ):
     stored, out = tmp_path / "families.json", tmp_path / "again.json"
-    figures = json.loads((families.ROOT / "bench" / "families-dev.json").read_text())
+    figures = json.loads((families.ROOT / "bench" / "families.json").read_text())
     stored.write_text(json.dumps({**figures, "targets": {}}))  # a stale summary
     before = stored.read_text()
     monkeypatch.setattr("sys.argv", ["families.py", "--summarise", str(stored), "--out", str(out)])
@@ -215,6 +216,7 @@ def test_the_families_bench_sums_up_a_figures_file_into_out_where_given_and_leav
         ["--conditions", "no-comm"],
         ["--seeds", "3", "--out", "x.json"],
         ["--seeds", "1020"],
+        ["--quick"],
     ],
 )
 def test_the_families_bench_refuses_arguments_it_cannot_run(monkeypatch, arguments):
@@ -355,3 +357,18 @@ def test_the_alone_limit_leaves_no_ground_to_a_teammate_it_is_not_told_of(tmp_pa
     context = context_for(perception, "Agent2", 1, comm=False)
     assert OfflineExplorer().choose(context).action == "look_right"
     assert AloneExplorer().decide("", context).decision.action == "look_left"
+
+
+@pytest.mark.parametrize("path", sorted((families.ROOT / "bench").glob("*.json")), ids=lambda path: path.name)
+def test_every_figures_file_is_as_write_figures_writes_it(path):
+    text = path.read_text()
+    assert figures_text(json.loads(text)) == text  # compact, whole: not pretty-printed, not pasted together
+
+
+def test_figures_text_is_the_same_json_a_key_and_a_row_a_line():
+    figures = {"seeds": [1, 2], "rows": [{"seed": 1, "steps": None}, {"seed": 2, "steps": 30}], "overall": {"a": 1.5}}
+
+    text = figures_text(figures)
+
+    assert json.loads(text) == figures
+    assert text.splitlines()[3] == '{"seed":1,"steps":null},'
