@@ -203,6 +203,8 @@ class RunConfig:
             record=SECRET_URL,
         ),
     )
+    # --no-comm and --comm are two spellings of one setting: __post_init__ keeps them in step, and the code
+    # reads it as one typed value, `topology` (explorer/team/topologies.py).
     comm: bool = field(
         default=True,
         metadata=option(
@@ -651,7 +653,7 @@ class RunConfig:
             raise ConfigError("--coordinator must be offline or a model's name")
         if self.mode != "mock":
             raise ConfigError("--coordinator needs --mode mock: it plans over the ground the explorers report")
-        if not self.comm:
+        if not self.topology.messages:
             raise ConfigError("--coordinator sends its directives as messages: drop --no-comm")
 
     @staticmethod

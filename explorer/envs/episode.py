@@ -92,7 +92,7 @@ class Episode:
         for agent_id in self.agent_ids:
             action, message = actions[agent_id]
             outcomes[agent_id] = self.perception.execute_action(agent_id, action).outcome
-            if message and self.config.comm:
+            if message and self.config.topology.messages:
                 sent[agent_id] = [Message(agent_id, BROADCAST, message, step=self.taken)]
         return self._perceive(sent, outcomes)
 

@@ -327,7 +327,7 @@ def _run_block(config, environment, status, error) -> dict:
         "random_starts": config.random_starts,
         "stop_when": config.stop_when,
         "model": config.model,
-        "comm": config.comm,
+        "comm": config.topology.messages,
         "decide": config.decide,
         "fallback": config.fallback,
         "schedule": config.schedule,

@@ -60,7 +60,7 @@ class Crew:
             persona=profile.persona_text(),
             policy=self._directed(self.policy_factory(profile, agent_id, self.config, world.gate)),
             schedule=schedule,
-            comm_enabled=self.config.comm,
+            comm_enabled=self.config.topology.messages,
             coordinator=self._groups().get(agent_id),
             max_steps=self.steps,
             memory_index=self.memories[agent_id],

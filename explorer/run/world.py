@@ -24,7 +24,7 @@ class World:
 
     store: TeamStore
     gate: CallGate  # one bound on model calls in flight, for decisions and vision alike; cancelled when the run stops
-    perception: PerceptionInterface  # wrapped by the schedule (the simulated clock, say: explorer/schedule/catalogue.py)
+    perception: PerceptionInterface  # as the schedule wraps it (explorer/schedule/catalogue.py)
     environment: EnvironmentInfo
 
 
