@@ -265,3 +265,24 @@ def test_no_function_is_over_sixty_lines():
 def test_the_run_module_stays_a_table_of_contents():
     # explorer/run/runner.py reads as what a run does; each part lives in a module of its own.
     assert len((ROOT / "explorer" / "run" / "runner.py").read_text().splitlines()) < 200
+
+
+def test_only_the_catalogues_test_a_schedules_or_a_topologys_name():
+    # A schedule or a topology is chosen from its catalogue; the rest of the code asks its traits, so that
+    # adding one touches its module and the catalogue only. ("all" and "none" also name every recipient
+    # and no value, so the names looked for are those that mean nothing else.)
+    names = {"lockstep", "event", "realtime", "star", "tree"}
+    catalogues = {"explorer.schedule.catalogue", "explorer.team.topologies"}
+
+    def named(node):
+        values = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]
+        return any(isinstance(v, ast.Constant) and v.value in names for v in values)
+
+    tests = [
+        f"{module}:{node.lineno}"
+        for module, path in project_modules().items()
+        if module.startswith("explorer") and module not in catalogues
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Compare) and any(named(side) for side in [node.left, *node.comparators])
+    ]
+    assert tests == []

@@ -31,7 +31,7 @@ from explorer.model.budget import Limits
 from explorer.model.reply_format import REPLY_FORMATS
 from explorer.records.errors import ConfigError
 from explorer.records.secrets import redact_url
-from explorer.schedule.catalogue import LOCKSTEP, SCHEDULES, ScheduleKind
+from explorer.schedule.catalogue import LOCKSTEP, SCHEDULES, ScheduleKind, schedules_help
 from explorer.team.topologies import SILENT, TOPOLOGIES, CommTopology
 from memory.embedder import BACKENDS
 from memory.onnx_export import CACHE_ENV
@@ -244,10 +244,7 @@ class RunConfig:
         default=LOCKSTEP,
         metadata=option(
             "--schedule",
-            "lockstep (default): every agent takes step k before any takes k + 1; event: a simulated clock "
-            "with each agent's tick_interval, obs_delay, act_delay, msg_delay and think_time from --profiles; "
-            "realtime: no waiting for teammates, each step committed as it finishes, on the wall clock "
-            "(reproducible by --replay-replies, not by running again); event and realtime in mock mode",
+            schedules_help(),
             check=OneOf(tuple(SCHEDULES), in_parser=True),
         ),
     )

@@ -53,6 +53,7 @@ class Scheduled:
 @dataclass(frozen=True)
 class ScheduleKind:
     make: Callable[[ScheduleSetup], Scheduled]
+    help: str  # what --help says of it
     clock: str | None  # the unit of the report's time axis where the schedule keeps a clock
     timed_profiles: bool  # profiles' timings (tick_interval, delays, think time) apply
     mock_only: bool  # a game keeps its own time
@@ -85,10 +86,19 @@ def _realtime(setup: ScheduleSetup) -> Scheduled:
 
 SCHEDULES: dict[str, ScheduleKind] = {
     LOCKSTEP: ScheduleKind(
-        _lockstep, clock=None, timed_profiles=False, mock_only=False, one_process=False, wall_clock=False, rounds=True
+        _lockstep,
+        help="every agent takes step k before any takes k + 1",
+        clock=None,
+        timed_profiles=False,
+        mock_only=False,
+        one_process=False,
+        wall_clock=False,
+        rounds=True,
     ),
     "event": ScheduleKind(
         _event,
+        help="a simulated clock with each agent's tick_interval, obs_delay, act_delay, msg_delay and think_time "
+        "from --profiles",
         clock="simulated seconds",
         timed_profiles=True,
         mock_only=True,
@@ -98,6 +108,8 @@ SCHEDULES: dict[str, ScheduleKind] = {
     ),
     "realtime": ScheduleKind(
         _realtime,
+        help="no waiting for teammates, each step committed as it finishes, on the wall clock (reproducible by "
+        "--replay-replies, not by running again)",
         clock="seconds (wall clock)",
         timed_profiles=False,
         mock_only=True,
@@ -106,3 +118,10 @@ SCHEDULES: dict[str, ScheduleKind] = {
         rounds=False,
     ),
 }
+
+
+def schedules_help() -> str:
+    """--schedule's help, from each schedule's."""
+    told = [f"{name}{' (default)' if name == LOCKSTEP else ''}: {kind.help}" for name, kind in SCHEDULES.items()]
+    mock_only = [name for name, kind in SCHEDULES.items() if kind.mock_only]
+    return "; ".join(told) + f"; {' and '.join(mock_only)} in mock mode"
