@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from explorer.records.summary import FINISHED
-from explorer.sweep.stats import Bounds, Interval, mean_interval, paired_interval
+from explorer.sweep.stats import Bounds, Interval, mean_interval, paired_interval, proportion_interval
 
 # What limits a metric: the share of something, the world's objects or cells, the run's steps; else 0 or more.
 SHARE, OBJECTS, CELLS, STEPS = "share", "objects", "cells", "steps"
@@ -18,9 +18,16 @@ SHARE, OBJECTS, CELLS, STEPS = "share", "objects", "cells", "steps"
 
 @dataclass(frozen=True)
 class Metric:
-    name: str  # its column in results.csv
+    name: str  # as conditions.csv and a sweep file's `metric:` name it; its column in results.csv unless `column`
     label: str  # as the page and the console name it
     bound: str | None = None  # SHARE, OBJECTS, CELLS or STEPS; None: 0 or more
+    proportion: bool = False  # a share of runs, each run yes or no: Wilson's interval, not the bootstrap's
+    column: str | None = None  # its column in results.csv where that is not its name (success: all_found)
+    aliases: tuple[str, ...] = ()  # other names a sweep file's `metric:` may give it
+
+    def value(self, row: RunRow) -> Any:
+        """The run's figure; None where it has none."""
+        return row.metrics.get(self.column or self.name)
 
 
 @dataclass(frozen=True)
@@ -35,6 +42,7 @@ class RunRow:
     status: str  # completed, budget_exhausted, interrupted, failed or not run
     metrics: dict[str, Any]  # from its summary.json (sweep/results.py); {} where it has none
     curve: list[list[int]]  # [[step, objects found], ...]
+    targets: tuple[str, ...] = ()  # its search task's targets; () where it has none
 
     @property
     def finished(self) -> bool:
@@ -63,14 +71,31 @@ def compare(rows: list[RunRow], metrics: tuple[Metric, ...], baseline: dict[str,
     for label in labels:
         runs = [row for row in rows if row.condition == label]
         finished = [row for row in runs if row.finished]
-        figures = {
-            m.name: mean_interval((row.metrics.get(m.name) for row in finished), bounds(m.bound, finished))
-            for m in metrics
-        }
+        figures = {m.name: _figure(m, finished) for m in metrics}
         compared.append(ConditionFigures(label, runs[0].world, runs, finished, figures))
     if baseline is None:
         return compared
     return [_paired(condition, compared, metrics, baseline) for condition in compared]
+
+
+def _figure(metric: Metric, runs: list[RunRow]) -> Interval:
+    """The metric's mean over the runs that have it, with its interval: Wilson's for a share of runs."""
+    if metric.proportion:
+        outcomes = [bool(value) for value in map(metric.value, runs) if value is not None]
+        return proportion_interval(sum(outcomes), len(outcomes))
+    return mean_interval(map(metric.value, runs), bounds(metric.bound, runs))
+
+
+def done_by_step(runs: list[RunRow], done: Metric) -> tuple[list[int], list[Interval]]:
+    """Per step k, the share of the runs (those with a search task) that were done by k, `done` giving the step
+    each was done at (None: never), with its Wilson interval; steps up to the longest of those runs."""
+    searching = [row for row in runs if row.targets]
+    last = max((row.metrics.get("steps_run") or done.value(row) or 0 for row in searching), default=0)
+    steps = list(range(1, last + 1))
+    finished_at = [done.value(row) for row in searching]
+    return steps, [
+        proportion_interval(sum(at is not None and at <= step for at in finished_at), len(searching)) for step in steps
+    ]
 
 
 def _paired(
@@ -87,7 +112,7 @@ def _paired(
     differences = {}
     for metric in metrics:
         limits = bounds(metric.bound, [row for pair in pairs for row in pair])
-        values = [(mine.metrics.get(metric.name), its.metrics.get(metric.name)) for mine, its in pairs]
+        values = [(metric.value(mine), metric.value(its)) for mine, its in pairs]
         differences[metric.name] = paired_interval(values, limits)
     return ConditionFigures(
         condition.label,

@@ -1,5 +1,6 @@
 """What the person who started a sweep sees: a line per finished run, then a table of conditions, and where the
-sweep names a baseline, a table of paired differences from it."""
+sweep names a baseline, a table of paired differences from it. Both tables lead with the sweep's headline
+metric (explorer/sweep/metrics.py), then a search task's figures where the runs had one."""
 
 from __future__ import annotations
 
@@ -9,15 +10,18 @@ from rich.console import Console
 from rich.table import Table
 
 from explorer.records.run_view import plain
-from explorer.sweep.compare import ConditionFigures, figure_text
+from explorer.sweep.compare import ConditionFigures, Metric, figure_text
+from explorer.sweep.metrics import leading
 
-# The metrics the console shows, by their column's header.
+# The metrics the console shows after the headline, by their column's header.
 CONSOLE_METRICS = {
     "objects_found": "objects found",
     "cell_coverage": "share of cells seen",
     "steps_to_90_objects": "steps to 90%",
     "seconds_to_90_objects": "sim. s to 90%",
 }
+SEARCH_HEADERS = {"success": "success", "steps_to_all": "steps to all targets"}
+SUCCESS_NOTE = "success: the share of the finished runs that found every target, with its 95% Wilson interval"
 CONDITION_WIDTH = 12  # at least: the figures' columns wrap before the condition's name is squeezed out
 PIPE_WIDTH = 160  # into a file or a pipe, which has no width to fit: the tables' figures are not cut into lines
 
@@ -39,40 +43,55 @@ class SweepConsole:
             if summary.get("total_objects") is not None
             else ""
         )
+        search = summary.get("search") or {}
+        if search.get("targets"):
+            targets = f", {len(search.get('targets_found') or ())} of {len(search['targets'])} targets"
+            found += targets + (f" by step {search['steps_to_all']}" if search.get("all_found") else "")
         self.say(f"[{done}/{total}] {name}: {status}{found}" + (f" ({reason})" if reason else ""))
 
-    def table(self, compared: list[ConditionFigures]) -> None:
+    def table(self, compared: list[ConditionFigures], metrics: tuple[Metric, ...]) -> None:
         """Per condition: the mean and 95% interval of each figure, and n where it counts fewer runs."""
         table = Table(
             title="Per condition: mean [95% interval] over the finished runs (completed, or out of budget); "
             "n=k/m where a figure counts k of the m finished runs"
         )
+        shown = _shown(metrics)
         table.add_column("condition", overflow="fold", min_width=CONDITION_WIDTH)
-        for header in ("finished", *CONSOLE_METRICS.values()):
+        for header in ("finished", *shown.values()):
             table.add_column(header, overflow="fold")
+        if "success" in shown:
+            table.caption = SUCCESS_NOTE
         for condition in compared:
             finished = len(condition.finished)
             table.add_row(
                 plain(condition.label),
                 f"{finished} of {len(condition.runs)}",
-                *(figure_text(condition.figures[m], finished) for m in CONSOLE_METRICS),
+                *(figure_text(condition.figures[m], finished) for m in shown),
             )
         self.console.print(table)
 
-    def paired_table(self, compared: list[ConditionFigures]) -> None:
+    def paired_table(self, compared: list[ConditionFigures], metrics: tuple[Metric, ...]) -> None:
         """Per condition with a baseline: its mean difference from it, seed by seed, with its 95% interval."""
         paired = [condition for condition in compared if condition.differences is not None]
         if not paired:
             return
         table = Table(title="Paired differences from the baseline, on the seeds both finished: mean [95% interval]")
+        shown = _shown(metrics)
         table.add_column("condition minus its baseline", overflow="fold", min_width=CONDITION_WIDTH)
-        for header in ("pairs", *CONSOLE_METRICS.values()):
+        for header in ("pairs", *shown.values()):
             table.add_column(header, overflow="fold")
         for condition in paired:
             differences = condition.differences or {}
             table.add_row(
                 plain(f"{condition.label} minus {condition.baseline}"),
                 str(condition.pairs),
-                *(figure_text(differences[m], condition.pairs, signed=True) for m in CONSOLE_METRICS),
+                *(figure_text(differences[m], condition.pairs, signed=True) for m in shown),
             )
         self.console.print(table)
+
+
+def _shown(metrics: tuple[Metric, ...]) -> dict[str, str]:
+    """The metrics a table shows, by name, with their columns' headers: the headline first."""
+    headers = {**CONSOLE_METRICS, **SEARCH_HEADERS}
+    labels = {metric.name: metric.label for metric in metrics}
+    return {name: headers.get(name) or labels[name] for name in leading(metrics, tuple(CONSOLE_METRICS))}

@@ -2,7 +2,8 @@
 number of runs each figure counts; paired differences from a baseline condition; charts per world.
 
 Only finished runs count (completed, or stopped by a budget); a run stopped or failed is listed with its status
-and left out of every figure. Each run's own report.html is a link away.
+and left out of every figure. Each run's own report.html is a link away. The tables lead with the sweep's headline
+metric; where the runs had a search task, a chart per world shows the share of runs done by each step.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from urllib.parse import quote
 
 from explorer.report.charts import band_chart, interval_chart
 from explorer.report.page import write_page
-from explorer.sweep.compare import OBJECTS, ConditionFigures, Metric, bounds, figure_text, number_text
+from explorer.sweep.compare import OBJECTS, ConditionFigures, Metric, bounds, done_by_step, figure_text, number_text
+from explorer.sweep.metrics import STEPS_TO_ALL, SUCCESS, leading
 from explorer.sweep.stats import curve_intervals
 
 
@@ -27,16 +29,19 @@ def write_sweep_page(
     compared: list[ConditionFigures],
     warnings: tuple[str, ...] = (),
 ) -> None:
-    """`metrics` are compared, `highlights` (metric names) shown beside each run; `compared` gives the
-    conditions in the sweep's order, with their runs."""
+    """`metrics` are compared, the headline first; `highlights` (metric names) are shown beside each run, after
+    the headline and a search task's figures; `compared` gives the conditions in the sweep's order, with their
+    runs."""
     path = Path(path)
     runs = [row for condition in compared for row in condition.runs]
     counts = Counter(row.status for row in runs)
-    labels = {metric.name: metric.label for metric in metrics}
+    named = {metric.name: metric for metric in metrics}
+    shown = [named[name] for name in leading(metrics, highlights)]
     write_page(
         path,
         "sweep.html.j2",
         title=title,
+        searching=SUCCESS.name in named,
         sweep_file=sweep_file,
         warnings=warnings,
         statuses=", ".join(f"{n} {status}" for status, n in counts.most_common()),
@@ -48,14 +53,14 @@ def write_sweep_page(
         ],
         paired=_paired_table(compared, metrics),
         worlds=_worlds(compared, metrics),
-        run_headers=[labels[name] for name in highlights],
+        run_headers=[metric.label for metric in shown],
         run_rows=[
             {
                 "name": row.name,
                 "condition": row.condition,
                 "status": row.status,
                 "link": _link(path.parent, row.name),
-                "cells": [number_text(row.metrics.get(name)) for name in highlights],
+                "cells": [_run_cell(metric.value(row)) for metric in shown],
             }
             for row in runs
         ],
@@ -92,7 +97,13 @@ def _worlds(compared: list[ConditionFigures], metrics: tuple[Metric, ...]) -> li
                 continue
             charts.append(_metric_chart(f"metric-{metric.name}-{number}", metric, conditions))
         sections.append(
-            {"world": world, "discovery": _discovery(f"discovery-{number}", conditions), "charts": charts, "flat": flat}
+            {
+                "world": world,
+                "success": _success(f"success-{number}", conditions),
+                "discovery": _discovery(f"discovery-{number}", conditions),
+                "charts": charts,
+                "flat": flat,
+            }
         )
     return sections
 
@@ -108,6 +119,26 @@ def _metric_chart(div_id: str, metric: Metric, conditions: list[ConditionFigures
         [i.low for i in intervals],
         [i.high for i in intervals],
         [f"{c.label}: {figure_text(i, len(c.finished))}" for c, i in zip(conditions, intervals)],
+    )
+
+
+def _success(div_id: str, conditions: list[ConditionFigures]) -> str | None:
+    """The share of runs that had found every target by each step, per condition, with its Wilson band; None
+    where no finished run had a search task."""
+    curves = {}
+    for condition in conditions:
+        steps, intervals = done_by_step(condition.finished, STEPS_TO_ALL)
+        if steps:
+            curves[condition.label] = (
+                steps,
+                [i.mean for i in intervals],
+                [i.low for i in intervals],
+                [i.high for i in intervals],
+            )
+    if not curves:
+        return None
+    return band_chart(
+        div_id, "Runs that had found every target, by step (share and 95% Wilson interval)", "step", "share", curves
     )
 
 
@@ -128,6 +159,13 @@ def _discovery(div_id: str, conditions: list[ConditionFigures]) -> str | None:
     if not curves:
         return None
     return band_chart(div_id, "Objects found, per step (mean and 95% interval)", "step", "objects found", curves)
+
+
+def _run_cell(value: Any) -> str:
+    """A run's figure beside it: whether it found every target as yes or no, a number as `number_text`."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return number_text(value)
 
 
 def _link(directory: Path, name: str) -> str | None:

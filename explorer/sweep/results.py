@@ -13,33 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from explorer.records.trace import write_text
-from explorer.sweep.compare import CELLS, OBJECTS, SHARE, STEPS, ConditionFigures, Metric, RunRow
+from explorer.sweep.compare import ConditionFigures, Metric, RunRow
 from explorer.sweep.out_dir import run_summary
 from explorer.sweep.sweep_file import SweepRun
 
 RESULTS, CONDITIONS = "results.csv", "conditions.csv"
-# Per run, from its summary.json; the page and conditions.csv compare these over conditions.
-METRICS = (
-    Metric("objects_found", "objects found", OBJECTS),
-    Metric("object_coverage", "share of the objects found", SHARE),
-    Metric("steps_to_50_objects", "steps to 50% of the objects", STEPS),
-    Metric("steps_to_90_objects", "steps to 90% of the objects", STEPS),
-    Metric("seconds_to_90_objects", "simulated seconds to 90% of the objects"),
-    Metric("steps_to_100_objects", "steps to all the objects", STEPS),
-    Metric("cells_seen", "cells seen", CELLS),
-    Metric("cell_coverage", "share of the cells seen", SHARE),
-    Metric("overlap_ratio", "overlap (cells seen twice or more / seen)", SHARE),
-    Metric("messages_per_agent_step", "messages per agent-step"),
-    Metric("messages_read_per_agent_step", "messages read per agent-step"),
-    Metric("message_chars_read_per_agent_step", "message characters read per agent-step"),
-    Metric("model_calls", "model calls"),
-    Metric("prompt_tokens", "prompt tokens"),
-    Metric("completion_tokens", "completion tokens"),
-    Metric("cost_usd", "cost (USD)"),
-    Metric("parse_failures", "parse failures"),
-    Metric("errors", "errors"),
-    Metric("wall_seconds", "wall time (s)"),
-)
 
 
 def run_rows(directory: Path, runs: list[SweepRun], outcomes: dict[str, str]) -> list[RunRow]:
@@ -57,6 +35,7 @@ def run_rows(directory: Path, runs: list[SweepRun], outcomes: dict[str, str]) ->
                 summary.get("status") or outcomes.get(run.name, "not run"),
                 run_metrics(summary) if summary else {},
                 summary.get("discovery_curve") or [],
+                tuple((summary.get("search") or {}).get("targets") or ()),
             )
         )
     return rows
@@ -70,6 +49,7 @@ def run_metrics(summary: dict[str, Any]) -> dict[str, Any]:
     cells_seen, total_cells = team.get("cells_seen"), team.get("total_cells")
     steps = [count for count in (summary.get("steps") or {}).values() if isinstance(count, int)]
     return {
+        **_search_figures(summary.get("search")),
         "objects_found": len(summary.get("objects_discovered") or ()),
         "total_objects": summary.get("total_objects"),
         "object_coverage": summary.get("coverage"),
@@ -95,25 +75,41 @@ def run_metrics(summary: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _search_figures(search: dict[str, Any] | None) -> dict[str, Any]:
+    """A search task's outcome, as results.csv gives it: whether every target was found, the step by which
+    they all were (None where not), and the step each was first found at; {} without a task."""
+    if not search:
+        return {}
+    to_target = search.get("steps_to_target") or {}
+    return {
+        "all_found": bool(search.get("all_found")),
+        "steps_to_all": search.get("steps_to_all"),
+        **{f"steps_to_{target}": to_target.get(target) for target in search.get("targets") or ()},
+    }
+
+
 def write_results(path: Path, runs: list[SweepRun], rows: list[RunRow]) -> None:
     """results.csv, whole or not at all: the options of each run, its directory, status and figures."""
     options = list(dict.fromkeys(option for run in runs for option in run.values))
-    metrics = list(run_metrics({}))  # the compared figures and the world's totals, in the summary's order
+    figures = list(run_metrics({}))  # the compared figures and the world's totals, in the summary's order
+    searched = dict.fromkeys(name for row in rows for name in row.metrics if name not in figures)
+    metrics = [*searched, *figures]  # a search task's figures first, where any run had one
     lines = [[*options, "run_dir", "status", *metrics]]
     for run, row in zip(runs, rows):
-        figures = ["" if row.metrics.get(m) is None else row.metrics[m] for m in metrics]
-        lines.append([*(run.values.get(option, "") for option in options), run.name, row.status, *figures])
+        cells = [_cell(row.metrics.get(m)) for m in metrics]
+        lines.append([*(run.values.get(option, "") for option in options), run.name, row.status, *cells])
     _write_csv(path, lines)
 
 
-def write_conditions(path: Path, compared: list[ConditionFigures]) -> None:
-    """conditions.csv: a row per condition and metric, with its n and interval, and its paired difference."""
+def write_conditions(path: Path, compared: list[ConditionFigures], metrics: tuple[Metric, ...]) -> None:
+    """conditions.csv: a row per condition and metric, the headline first, with its n and interval (success:
+    the share of runs, with Wilson's interval), and its paired difference."""
     lines: list[list[Any]] = [
         ["condition", "world", "metric", "runs", "finished", "n", "mean", "low", "high"]
         + ["baseline", "pairs", "difference_n", "difference", "difference_low", "difference_high"]
     ]
     for condition in compared:
-        for metric in METRICS:
+        for metric in metrics:
             figure = condition.figures[metric.name]
             difference = (condition.differences or {}).get(metric.name)
             paired = [condition.baseline, condition.pairs] if difference else ["", ""]
@@ -127,6 +123,13 @@ def write_conditions(path: Path, compared: list[ConditionFigures]) -> None:
                 )
             )
     _write_csv(path, lines)
+
+
+def _cell(value: Any) -> Any:
+    """A run's figure as results.csv gives it: empty where it has none, true or false as a sweep file writes."""
+    if value is None:
+        return ""
+    return str(value).lower() if isinstance(value, bool) else value
 
 
 def _blank(*values: float | None) -> list[Any]:

@@ -27,9 +27,10 @@ from explorer.report.page import write_shared_plotly
 from explorer.run.signals import STOP_SIGNALS
 from explorer.sweep.compare import compare
 from explorer.sweep.console import SweepConsole
+from explorer.sweep.metrics import sweep_metrics
 from explorer.sweep.out_dir import SweepOut, run_summary
 from explorer.sweep.page import write_sweep_page
-from explorer.sweep.results import CONDITIONS, METRICS, RESULTS, run_rows, write_conditions, write_results
+from explorer.sweep.results import CONDITIONS, RESULTS, run_rows, write_conditions, write_results
 from explorer.sweep.sweep_file import Sweep, SweepRun, load_sweep
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout, where main.py is (not there when installed)
@@ -75,20 +76,21 @@ def _run_and_report(file_name: str, sweep: Sweep, out: SweepOut, todo: list[Swee
     with _StopRequest() as stop:
         outcomes = _run_all(todo, parallel, out, stop, console)
         rows = run_rows(directory, runs, outcomes)
-        compared = compare(rows, METRICS, sweep.baseline)
+        metrics = sweep_metrics(rows, sweep.metric)  # the headline first: the runs' task's, or the file's `metric`
+        compared = compare(rows, metrics, sweep.baseline)
         write_results(directory / RESULTS, runs, rows)
-        write_conditions(directory / CONDITIONS, compared)
+        write_conditions(directory / CONDITIONS, compared, metrics)
         write_sweep_page(
             directory / PAGE,
             title=f"Sweep {file_name}",
             sweep_file=sweep.text,
-            metrics=METRICS,
+            metrics=metrics,
             highlights=PAGE_METRICS,
             compared=compared,
             warnings=sweep.warnings,
         )
-    console.table(compared)
-    console.paired_table(compared)
+    console.table(compared, metrics)
+    console.paired_table(compared, metrics)
     console.say(f"Results: {directory / RESULTS}, {directory / CONDITIONS} and {directory / PAGE}")
     complete = sum(row.finished for row in rows)
     if stop.signum is not None:

@@ -5,13 +5,18 @@ A bootstrap makes no assumption of normality, which a handful of seeds cannot su
 within the values seen; the clip keeps it, and a paired difference's, within what is possible (a share between 0
 and 1, a count of objects between 0 and the world's). Its resamples are drawn from a fixed seed, so the same runs
 give the same intervals on every machine. With few runs it is narrow: three seeds are three values.
+
+A share of runs (how many found every target) has Wilson's interval for a proportion instead, which is wide
+where a few runs say little (`proportion_interval`).
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
@@ -61,6 +66,27 @@ def mean_interval(values: Iterable[float | None], bounds: Bounds = Bounds()) -> 
         return Interval(1, mean, None, None)
     (low,), (high,) = _bootstrap(np.array(sample)[:, None])
     return Interval(len(sample), mean, bounds.clip(low), bounds.clip(high))
+
+
+def proportion_interval(successes: int, runs: int) -> Interval:
+    """The share of `runs` that succeeded, with its 95% Wilson score interval (Wilson, 1927; method 3 of
+    Newcombe, Statistics in Medicine 17, 1998):
+
+        (p + z²/2n ± z √(p(1 - p)/n + z²/4n²)) / (1 + z²/n),   p = successes / runs, z = 1.96
+
+    Unlike a bootstrap, which gives [1, 1] for 3 successes in 3 runs, it stays honest at 0 and 1 and with
+    few runs (3 of 3: [0.44, 1]); it lies within [0, 1] by construction. No runs: no share.
+    """
+    if runs == 0:
+        return Interval(0, None, None, None)
+    share, z = successes / runs, NormalDist().inv_cdf(1 - (1 - LEVEL) / 2)
+    centre = share + z * z / (2 * runs)
+    spread = z * math.sqrt(share * (1 - share) / runs + z * z / (4 * runs * runs))
+    scale = 1 + z * z / runs
+    # At 0 or every run the bound is exactly 0 or 1; the formula's rounding would leave 1e-17 there.
+    low = 0.0 if successes == 0 else (centre - spread) / scale
+    high = 1.0 if successes == runs else (centre + spread) / scale
+    return Interval(runs, share, low, high)
 
 
 def paired_interval(pairs: Sequence[tuple[float | None, float | None]], bounds: Bounds = Bounds()) -> Interval:

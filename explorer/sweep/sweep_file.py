@@ -9,6 +9,7 @@
       agents: 2
       steps: 30
     baseline: {comm: true}      # optional: each condition's paired differences against this one's runs
+    metric: steps_to_90         # optional: the figure the tables lead with (default: success for search runs)
 
 Or named conditions instead of the grid's full product, each a mapping of run options, crossed with the
 grid when there is one (its seeds, say):
@@ -51,11 +52,12 @@ from explorer.config.run_config import RunConfig
 from explorer.policies.factory import OFFLINE
 from explorer.records.errors import ConfigError
 from explorer.records.secrets import MIN_SECRET_LENGTH, redact, redact_url
+from explorer.sweep.metrics import headline_name, headline_names
 from perception.families.generate import open_world
 from perception.families.names import is_generated
 from perception.yaml_files import FileProblem, kind, parse_mapping, read_yaml_text
 
-SWEEP_KEYS = ("out", "grid", "conditions", "fixed", "baseline")
+SWEEP_KEYS = ("out", "grid", "conditions", "fixed", "baseline", "metric")
 COMM = "comm"  # true, false for --no-comm, or a topology (all, star, tree, none) for --comm
 SEED = "seed"  # the grid's repetitions
 CONDITION = "condition"  # a named condition, in a run's name, its values and the baseline
@@ -118,6 +120,7 @@ class Sweep:
     text: str  # the file as it was read, its secret URLs redacted: for the page
     baseline: dict[str, str] | None = None  # the factors a condition's baseline has: {"comm": "true"}, say
     warnings: tuple[str, ...] = ()  # for the console and the page: seeds that repeat one run
+    metric: str | None = None  # the metric its tables lead with, as `metric:` names it; None: as the runs' task
 
 
 def load_sweep(path: Path) -> Sweep:
@@ -151,7 +154,8 @@ def load_sweep(path: Path) -> Sweep:
     given += [(name, [value]) for name, value in fixed.items()]
     secrets = [value for name, values in given for value in values if _secret(name, value, options)]
     baseline = _baseline(path, data.get("baseline"), grid, conditions, options)
-    return Sweep(_directory(path, data.get("out")), runs, _without_secrets(text, secrets), baseline, _warnings(runs))
+    directory, shown = _directory(path, data.get("out")), _without_secrets(text, secrets)
+    return Sweep(directory, runs, shown, baseline, _warnings(runs), _metric(path, data.get("metric")))
 
 
 def _grid(path: Path, mapping: Any, options: Options, required: bool) -> dict[str, list[Any]]:
@@ -265,9 +269,9 @@ def _arguments(path, name, value, options):
     if name == COMM or options[name][1].switch_off or options[name][1].switch_on:  # a flag: true or false
         if not isinstance(value, bool):
             raise SweepError(path, f"`{name}` must be true or false, not {value!r}")
-        if name != COMM and options[name][1].switch_on:
-            return [f"--{name}"] if value else []
-        return ["--no-comm"] if (name == COMM) != value else []
+        if name == COMM:
+            return [] if value else ["--no-comm"]
+        return [f"--{name}"] if value else []  # each switch its own flag: no-prior: true is --no-prior
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise SweepError(path, f"`{name}` takes one value (text or a number), not {kind(value)} {value!r}")
     return [f"--{name}={value}"]  # `=`: a value that starts with '-' is not taken for an option
@@ -395,6 +399,16 @@ def _baseline(
             raise SweepError(path, f"baseline: the grid's `{key}` has no value {value_text(value)}")
         baseline[name] = _shown(name, value, options)
     return baseline
+
+
+def _metric(path: Path, given: Any) -> str | None:
+    """The metric `metric:` names (steps_to_90 is steps_to_90_objects); None where it names none."""
+    if given is None:
+        return None
+    name = headline_name(given) if isinstance(given, str) else None
+    if name is None:
+        raise SweepError(path, f"metric: no metric is named {given!r} (they are {', '.join(headline_names())})")
+    return name
 
 
 def _directory(path, out):
