@@ -1,7 +1,8 @@
 """What a sweep's runs came to: a row per run from its summary.json, and the two CSV files made of them.
 
-results.csv has a row per run: its options, its directory, its status and its figures. conditions.csv has a
-row per condition and metric: how many runs it had and finished, how many the figure counts (n), the mean and
+results.csv has a row per run: its options, its directory, its status and its figures, first a search task's
+where any run had one (all_found, steps_to_all, steps_to_<target>). conditions.csv has a row per condition and
+metric, the headline first: how many runs it had and finished, how many the figure counts (n), the mean and
 its 95% interval, and, where the sweep names a baseline, the paired difference from it and its interval.
 """
 
