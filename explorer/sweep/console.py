@@ -11,7 +11,7 @@ from rich.table import Table
 
 from explorer.records.run_view import plain
 from explorer.sweep.compare import ConditionFigures, Metric, figure_text
-from explorer.sweep.metrics import leading
+from explorer.sweep.metrics import STEPS_TO_ALL, SUCCESS, leading
 
 # The metrics the console shows after the headline, by their column's header.
 CONSOLE_METRICS = {
@@ -20,7 +20,7 @@ CONSOLE_METRICS = {
     "steps_to_90_objects": "steps to 90%",
     "seconds_to_90_objects": "sim. s to 90%",
 }
-SEARCH_HEADERS = {"success": "success", "steps_to_all": "steps to all targets"}
+SEARCH_HEADERS = {SUCCESS.name: "success", STEPS_TO_ALL.name: "steps to all targets"}
 SUCCESS_NOTE = "success: the share of the finished runs that found every target, with its 95% Wilson interval"
 CONDITION_WIDTH = 12  # at least: the figures' columns wrap before the condition's name is squeezed out
 PIPE_WIDTH = 160  # into a file or a pipe, which has no width to fit: the tables' figures are not cut into lines
@@ -59,7 +59,7 @@ class SweepConsole:
         table.add_column("condition", overflow="fold", min_width=CONDITION_WIDTH)
         for header in ("finished", *shown.values()):
             table.add_column(header, overflow="fold")
-        if "success" in shown:
+        if SUCCESS.name in shown:
             table.caption = SUCCESS_NOTE
         for condition in compared:
             finished = len(condition.finished)

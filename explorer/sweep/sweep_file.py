@@ -130,6 +130,7 @@ def load_sweep(path: Path) -> Sweep:
     unknown = [str(key) for key in data if key not in SWEEP_KEYS]
     if unknown:
         raise SweepError(path, f"unknown key {unknown[0]!r} (allowed: {', '.join(SWEEP_KEYS)})")
+    metric = _metric(path, data.get("metric"))
     parser, options = RunParser(), run_options()
     conditions = _conditions(path, data.get("conditions"), options)
     grid = _grid(path, data.get("grid"), options, required=not conditions)
@@ -155,7 +156,7 @@ def load_sweep(path: Path) -> Sweep:
     secrets = [value for name, values in given for value in values if _secret(name, value, options)]
     baseline = _baseline(path, data.get("baseline"), grid, conditions, options)
     directory, shown = _directory(path, data.get("out")), _without_secrets(text, secrets)
-    return Sweep(directory, runs, shown, baseline, _warnings(runs), _metric(path, data.get("metric")))
+    return Sweep(directory, runs, shown, baseline, _warnings(runs), metric)
 
 
 def _grid(path: Path, mapping: Any, options: Options, required: bool) -> dict[str, list[Any]]:
