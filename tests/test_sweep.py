@@ -23,6 +23,7 @@ grid:
 fixed:
   agents: 2
   steps: 5
+  random-starts: true
 """
 RUN_NAMES = [
     f"world={world},comm={comm},seed={seed}"
