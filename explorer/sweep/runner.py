@@ -61,7 +61,7 @@ def run_sweep(path: Path, parallel: int, dry_run: bool = False) -> int:
         return _dry_run(sweep, out, _todo(sweep, out, out.check_attempt))
     with out.held():  # for the sweep's life: a second sweep in the same directory is refused
         todo = _todo(sweep, out, out.check)
-        out.record_grid(sweep.runs)  # once all is checked: a refused sweep leaves the `out` as it found it
+        out.record_grid(sweep.runs)  # once all is checked: a refused sweep leaves the grid as it was
         write_shared_plotly(sweep.directory)  # before the runs, whose pages load it
         return _run_and_report(Path(path).name, sweep, out, todo, parallel)
 
