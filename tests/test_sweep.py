@@ -23,6 +23,7 @@ grid:
 fixed:
   agents: 2
   steps: 5
+  random-starts: true
 """
 RUN_NAMES = [
     f"world={world},comm={comm},seed={seed}"
@@ -48,7 +49,7 @@ def test_a_sweep_runs_every_condition_and_writes_a_row_per_run(finished_sweep):
     assert "0 complete already (skipped), 8 to run, 2 at once" in result.stdout
     rows = read_results(out)
     assert [row["run_dir"] for row in rows] == RUN_NAMES  # grid order: the first key varies slowest
-    assert list(rows[0])[:7] == ["world", "comm", "seed", "agents", "steps", "run_dir", "status"]
+    assert list(rows[0])[:8] == ["world", "comm", "seed", "agents", "steps", "random-starts", "run_dir", "status"]
     for row in rows:
         summary = json.loads((out / row["run_dir"] / "summary.json").read_text())
         config = json.loads((out / row["run_dir"] / "config.json").read_text())
@@ -228,6 +229,8 @@ fixed: {{agents: 1, steps: 1, api_base: "http://127.0.0.1:9/v1", timeout: 1}}
         ("grid:\n  seed: [1]\nbaseline: offline\n", ["`baseline` must name grid values"]),
         ("grid:\n  seed: [1]\nfixed:\n  random-starts: sometimes\n", ["`random-starts` must be true or false"]),
         ("grid:\n  stop-when: [never]\n", ["--stop-when", "'never'"]),
+        ("grid:\n  seed: [1, 2]\nfixed:\n  world: gen:house\n", ["the seeds would repeat one run exactly"]),
+        ("grid:\n  seed: [1, 2]\nfixed:\n  dry-run: true\n", ["`dry-run` cannot be set per run"]),
     ],
 )
 def test_a_bad_sweep_file_is_one_line_and_exit_2_before_anything_runs(tmp_path, text, words):
@@ -239,6 +242,50 @@ def test_a_bad_sweep_file_is_one_line_and_exit_2_before_anything_runs(tmp_path, 
     for word in words:
         assert word in lines[0]
     assert list(tmp_path.iterdir()) == [tmp_path / "sweep.yaml"]  # no sweep directory, no run
+
+
+# Issue 49, part 2: a generated world fixes its start poses, so its seeds ran one run three times over.
+def test_seeds_on_a_generated_world_are_refused_with_what_to_do(tmp_path):
+    sweep_file = write_sweep(tmp_path, "grid:\n  comm: [true, false]\n  seed: [1, 2, 3]\nfixed:\n  world: gen:house\n")
+    result = sweep(sweep_file, "--parallel", "2", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        f"main.py: error: {sweep_file}: the seeds would repeat one run exactly in 2 of 2 conditions, since the world "
+        "gives every agent its start pose and no decision uses the seed: add `random-starts: true`, vary "
+        "`world-seed` instead (a generated world), or drop the seeds (comm=true; comm=false)\n"
+    )
+    assert list(tmp_path.iterdir()) == [sweep_file]  # no sweep directory, no run
+    placed = sweep_file.read_text() + "  random-starts: true\n"
+    assert sweep(write_sweep(tmp_path, placed), "--dry-run", cwd=tmp_path).returncode == 0
+
+
+def test_a_dry_run_lists_each_condition_s_runs_and_writes_nothing(tmp_path):
+    sweep_file = write_sweep(tmp_path, "grid:\n  comm: [true, false]\n  seed: [1, 2]\nfixed:\n  world: office\n")
+    result = sweep(sweep_file, "--dry-run", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = Path("runs") / "sweep-sweep"  # the default `out`, from the current directory
+    assert result.stdout.splitlines() == [
+        f"Dry run of a sweep of 4 runs in {out}: 0 complete already (would be skipped), 4 to run. "
+        "Nothing was run or written.",
+        "comm=true: 2 runs",
+        f"  {out / 'comm=true,seed=1'}: to run",
+        f"  {out / 'comm=true,seed=2'}: to run",
+        "comm=false: 2 runs",
+        f"  {out / 'comm=false,seed=1'}: to run",
+        f"  {out / 'comm=false,seed=2'}: to run",
+    ]
+    assert result.stderr == "" and list(tmp_path.iterdir()) == [sweep_file]  # no `out`, no lock, no run
+    bad = sweep(write_sweep(tmp_path, "grid:\n  world: [office, atlantis]\n"), "--dry-run", cwd=tmp_path)
+    assert bad.returncode == 2 and "world file not found: atlantis" in bad.stderr  # checked as a sweep checks
+
+
+def test_dry_run_goes_with_sweep_only(capsys):
+    from explorer.cli.main import main
+
+    assert main(["--dry-run", "--agents", "1"]) == 2
+    assert capsys.readouterr().err == (
+        "main.py: error: --dry-run goes with --sweep FILE: it lists a sweep's runs without running them\n"
+    )
 
 
 def test_parallel_must_be_one_or_more(tmp_path):

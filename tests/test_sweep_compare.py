@@ -15,7 +15,7 @@ from explorer.records.errors import ConfigError
 from explorer.report.page import SHARED_PLOTLY, write_page
 from explorer.sweep.compare import STEPS, Metric, RunRow, compare, figure_text
 from explorer.sweep.stats import Interval
-from explorer.sweep.sweep_file import load_sweep
+from explorer.sweep.sweep_file import SweepError, load_sweep
 from perception.families.generate import open_world
 from perception.mock import MockPerception
 from perception.world import SHIPPED_WORLDS
@@ -193,14 +193,26 @@ def test_random_starts_vary_the_start_poses_with_the_seed(named_sweep, tmp_path)
     assert len({perception.get_agent_state("Agent1") for perception in placed}) > 1
 
 
-def test_a_sweep_warns_where_its_seeds_would_repeat_one_run(tmp_path):
+# Issue 49, part 2: seeds that change nothing are refused (36 identical runs cost a study 3 minutes).
+def test_a_sweep_whose_seeds_would_repeat_one_run_is_refused(tmp_path):
     fixed = "grid:\n  seed: [1, 2]\n  comm: [true, false]\nfixed:\n  world: apartment\n"
-    warnings = load_sweep(write_sweep(tmp_path, fixed)).warnings
-    assert len(warnings) == 1 and "2 of 2 conditions (comm=true, comm=false)" in warnings[0]
-    assert "random-starts: true" in warnings[0]
-    assert load_sweep(write_sweep(tmp_path, fixed + "  random-starts: true\n")).warnings == ()
-    assert load_sweep(write_sweep(tmp_path, fixed + "  model: random\n")).warnings == ()  # the seed drives it
-    assert load_sweep(write_sweep(tmp_path, fixed.replace("apartment", "office"))).warnings == ()  # no starts
+    with pytest.raises(SweepError) as refused:
+        load_sweep(write_sweep(tmp_path, fixed))
+    assert str(refused.value).startswith(f"{tmp_path / 'sweep.yaml'}: the seeds would repeat one run exactly ")
+    assert "in 2 of 2 conditions" in str(refused.value) and str(refused.value).endswith("(comm=true; comm=false)")
+    assert "add `random-starts: true`, vary `world-seed` instead (a generated world), or drop the seeds" in str(
+        refused.value
+    )
+    # The seeds matter, so the sweep is as before: they place the agents, drive a decision, or meet the clock.
+    for seeds_matter in (
+        "  random-starts: true\n",
+        "  model: random\n",  # the seed drives it
+        "  schedule: realtime\n",  # the wall clock orders the steps
+        "  agents: 3\n",  # apartment gives two start poses: the seed places the third agent
+    ):
+        assert load_sweep(write_sweep(tmp_path, fixed + seeds_matter)).runs
+    assert load_sweep(write_sweep(tmp_path, fixed.replace("apartment", "office"))).runs  # it gives no start poses
+    assert load_sweep(write_sweep(tmp_path, fixed.replace("[1, 2]", "[1]"))).runs  # one seed repeats nothing
 
 
 def test_run_pages_in_a_sweep_load_one_shared_plotly_and_still_draw(named_sweep, browser):

@@ -1,8 +1,10 @@
 """A sweep loses nothing and leaks nothing: one sweep per `out`, no run removed while it goes or when it is no
-attempt of the sweep's, one grid per `out`, the sweep file read once, and credentials shown nowhere."""
+attempt of the sweep's, one grid per `out` (which may gain seeds), the sweep file read once, a dry run that
+writes nothing, and credentials shown nowhere."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import signal
@@ -11,12 +13,17 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
 from tests.support.sweeps import MAIN, processes_mentioning, read_results, sweep, write_sweep
 
 ONE_RUN = "out: {out}\ngrid:\n  seed: [1]\nfixed:\n  world: office\n  agents: 1\n  steps: {steps}\n"
+# Two conditions, each with the seeds given: office gives no start poses, so the seeds place the agent.
+TWO_CONDITIONS = (
+    "out: {out}\ngrid:\n  comm: [true, false]\n  seed: {seeds}\nfixed: {{world: office, agents: 1, steps: {steps}}}\n"
+)
 LONG = 5000  # steps: a run that goes on for as long as a test needs it to (it is ended before it ends)
 
 
@@ -239,3 +246,77 @@ def test_another_grid_in_an_out_that_has_one_is_refused(tmp_path):
     assert f"{other}: {out} holds the runs of another grid (seed=1): give the sweep another `out`" in error
     assert (out / "results.csv").read_text() == results and (out / "sweep.html").read_text() == page
     assert not (out / "seed=2").exists()
+
+
+# Issue 49, part 2: more seeds for a finished sweep run only the new ones; any other change is still refused.
+
+
+def files_and_times(directory: Path) -> dict[Path, int]:
+    """Every file and folder under `directory`, with when it last changed: what a sweep that wrote nothing leaves."""
+    return {path: path.stat().st_mtime_ns for path in directory.rglob("*")}
+
+
+@pytest.fixture
+def one_seed_sweep(tmp_path: Path) -> Path:
+    """The `out` of a finished sweep of two conditions, one seed each."""
+    out = tmp_path / "out"
+    result = sweep(write_sweep(tmp_path, TWO_CONDITIONS.format(out=out, seeds=[1], steps=2)), "--parallel", "2")
+    assert result.returncode == 0, result.stdout + result.stderr
+    return out
+
+
+def test_another_seed_runs_one_more_run_per_condition_and_the_results_cover_all(tmp_path, one_seed_sweep):
+    out = one_seed_sweep
+    first = {
+        name: (out / name / "summary.json").stat().st_mtime_ns for name in ("comm=true,seed=1", "comm=false,seed=1")
+    }
+    more = write_sweep(tmp_path, TWO_CONDITIONS.format(out=out, seeds=[1, 2], steps=2))
+    before = files_and_times(out)
+    dry = sweep(more, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "2 complete already (would be skipped), 2 to run. Nothing was run or written." in dry.stdout
+    assert f"  {out / 'comm=true,seed=1'}: complete (skipped)\n  {out / 'comm=true,seed=2'}: to run\n" in dry.stdout
+    assert files_and_times(out) == before  # no lock taken, no grid recorded, no run touched
+
+    result = sweep(more, "--parallel", "2")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "4 runs in" in result.stdout and "2 complete already (skipped), 2 to run, 2 at once." in result.stdout
+    ran = sorted(line.split("] ")[1].split(":")[0] for line in result.stdout.splitlines() if line.startswith("["))
+    assert ran == ["comm=false,seed=2", "comm=true,seed=2"]  # exactly one more run per condition
+    assert {name: (out / name / "summary.json").stat().st_mtime_ns for name in first} == first  # not run again
+    rows = read_results(out)
+    names = ["comm=true,seed=1", "comm=true,seed=2", "comm=false,seed=1", "comm=false,seed=2"]
+    assert [(row["run_dir"], row["status"]) for row in rows] == [(name, "completed") for name in names]
+    with open(out / "conditions.csv", newline="", encoding="utf-8") as file:
+        found = [row for row in csv.DictReader(file) if row["metric"] == "objects_found"]
+    assert [(row["condition"], row["runs"], row["n"]) for row in found] == [
+        ("comm=true", "2", "2"),
+        ("comm=false", "2", "2"),
+    ]
+    page = (out / "sweep.html").read_text(encoding="utf-8")
+    assert all(f'href="{quote(name)}/report.html"' in page for name in names)
+    # The grid now holds the new seed: dropping it again is a change like any other.
+    error = one_line_error(sweep(write_sweep(tmp_path, TWO_CONDITIONS.format(out=out, seeds=[1], steps=2))))
+    assert f"{out} holds the runs of another grid (comm=true,seed=1, comm=true,seed=2, comm=false,seed=1, ...)" in error
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        (("comm: [true, false]", "comm: [true, false, all]"), "holds the runs of another grid"),  # a condition added
+        (("comm: [true, false]", "comm: [true]"), "holds the runs of another grid"),  # a condition removed
+        (("comm: [true, false]", "comm: [false, true]"), "holds the runs of another grid"),  # the conditions reordered
+        (("seed:", "random-starts: [true]\n  seed:"), "holds the runs of another grid"),  # a grid key added
+        (("office", "garden"), "comm=true,seed=1 ran with world "),  # a fixed option changed: each run changed
+    ],
+)
+def test_a_changed_condition_is_still_refused_with_more_seeds(tmp_path, one_seed_sweep, change, words):
+    out = one_seed_sweep
+    before = files_and_times(out)
+    more = TWO_CONDITIONS.format(out=out, seeds=[1, 2], steps=2)
+    changed = write_sweep(tmp_path, more.replace(*change), "other.yaml")
+    for dry_run in ((), ("--dry-run",)):
+        error = one_line_error(sweep(changed, *dry_run))
+        assert error.startswith(f"main.py: error: {changed}: ") and words in error
+        assert error.endswith("give the sweep another `out`") or "give the sweep another `out`, or remove" in error
+    assert files_and_times(out) == before

@@ -44,6 +44,11 @@ def build_parser() -> RunParser:
         metavar="N",
         help="with --sweep: runs at once (default: the number of cores)",
     )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="with --sweep: check every run, list the conditions and their runs (which are complete), run nothing",
+    )
     parser.sections["embedding"].add_argument(
         "--export-embedder", action="store_true", help="make the ONNX export now, if it is not there yet, and exit"
     )
@@ -82,6 +87,8 @@ def _main(argv, started, signals):
 
     try:
         args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+        if args.dry_run and args.sweep is None:
+            raise ConfigError("--dry-run goes with --sweep FILE: it lists a sweep's runs without running them")
         if args.recover is not None:
             return _recover(args.recover)
         if args.report is not None:
@@ -91,7 +98,7 @@ def _main(argv, started, signals):
         if args.sweep is not None:
             from explorer.sweep.runner import run_sweep
 
-            return run_sweep(args.sweep, args.parallel)
+            return run_sweep(args.sweep, args.parallel, args.dry_run)
         verbosity = -1 if args.quiet else 1 if args.verbose else 0
         if args.export_world is not None:
             return _export_world(config_from(args, verbosity=verbosity), args.export_world)

@@ -7,8 +7,9 @@ What the sweep keeps of itself is in out/.sweep/:
   to the run it starts, then closes its own. The kernel lets go of the lock when the run's process ends,
   however it ends, so a run left going by a sweep killed with SIGKILL (each run has a session of its own)
   is found alive by the next sweep, which refuses to start rather than remove the directory under it.
-- `grid.json`, the names of the runs of the grid the `out` was first given: another grid is refused, since
-  its results.csv and sweep.html would replace the first one's.
+- `grid.json`, the names of the grid's runs, recorded once every run is checked: another grid is refused, since
+  its results.csv and sweep.html would replace this one's, but for the same grid with more seeds, whose
+  results cover the recorded runs too: more replicates of a finished sweep run only the new ones.
 
 A run's directory is removed only when it is recognisably an earlier attempt of that very run: it holds
 nothing but the files a run writes, and its config.json is that run's settings (or empty: the run was
@@ -75,20 +76,23 @@ class SweepOut:
             os.close(lock)
 
     def check_grid(self, runs: list[SweepRun]) -> None:
-        """Record the grid's runs in a new `out`; in one that has a grid, refuse another one."""
-        path, names = self.state / GRID, [run.name for run in runs]
+        """Refuse, in one line, another grid than the one `out` has, unless it only adds seeds; writes nothing."""
+        path = self.state / GRID
         if not os.path.lexists(path):
-            write_json(path, {"runs": names})
             return
         recorded = (read_json(path) or {}).get("runs")
         if not isinstance(recorded, list):
             raise SweepError(path, "is not a sweep's record of its grid: remove it, or give the sweep another `out`")
-        if recorded != names:
+        if not _more_seeds_of(recorded, runs):
             listed = ", ".join(map(str, recorded[:NAMES_IN_AN_ERROR])) + (", ..." * (len(recorded) > NAMES_IN_AN_ERROR))
             raise SweepError(
                 self.sweep_file,
                 f"{self.directory} holds the runs of another grid ({listed}): give the sweep another `out`",
             )
+
+    def record_grid(self, runs: list[SweepRun]) -> None:
+        """Record the grid's runs: a later sweep on this `out` must keep every one of them."""
+        write_json(self.state / GRID, {"runs": [run.name for run in runs]})
 
     def completed(self, run: SweepRun) -> bool:
         """True if the run completed before, with the settings it has now; a one-line error if with others."""
@@ -106,13 +110,13 @@ class SweepOut:
     def check(self, run: SweepRun) -> None:
         """Refuse, in one line, a run still going, or a directory in its place that is no earlier attempt of it."""
         os.close(self._run_lock(run))
-        self._check_attempt(run)
+        self.check_attempt(run)
 
     def claim(self, run: SweepRun) -> int:
         """The run's lock, held, and its earlier attempt removed: the descriptor, for the run's process to hold."""
         lock = self._run_lock(run)
         try:
-            self._check_attempt(run)
+            self.check_attempt(run)
             _remove(self.directory / run.name)
         except BaseException:
             os.close(lock)
@@ -147,7 +151,8 @@ class SweepOut:
             raise
         return descriptor
 
-    def _check_attempt(self, run: SweepRun) -> None:
+    def check_attempt(self, run: SweepRun) -> None:
+        """Refuse, in one line, a directory in the run's place that is no earlier attempt of it; writes nothing."""
         run_dir = self.directory / run.name
         problem = _not_an_attempt(run_dir, run)
         if problem:
@@ -156,6 +161,15 @@ class SweepOut:
                 f"{run_dir} {problem}, so it is no earlier attempt of that run, the only thing a sweep removes: "
                 "move it away, or give the sweep another `out`",
             )
+
+
+def _more_seeds_of(recorded: list[Any], runs: list[SweepRun]) -> bool:
+    """True if `runs` hold the recorded ones, in their order, and beside them only other seeds of their conditions."""
+    names = {str(name) for name in recorded}
+    if [run.name for run in runs if run.name in names] != recorded:
+        return False  # a run removed, renamed or moved: a changed condition, a seed dropped, the grid reordered
+    conditions = {run.condition for run in runs if run.name in names}
+    return all(run.condition in conditions for run in runs)  # a new run's condition but its seed is a recorded one
 
 
 def _not_an_attempt(run_dir: Path, run: SweepRun) -> str | None:

@@ -27,7 +27,6 @@ def write_sweep_page(
     metrics: tuple[Metric, ...],
     highlights: tuple[str, ...],
     compared: list[ConditionFigures],
-    warnings: tuple[str, ...] = (),
 ) -> None:
     """`metrics` are compared, the headline first; `highlights` (metric names) are shown beside each run, after
     the headline and a search task's figures; `compared` gives the conditions in the sweep's order, with their
@@ -43,7 +42,6 @@ def write_sweep_page(
         title=title,
         searching=SUCCESS.name in named,
         sweep_file=sweep_file,
-        warnings=warnings,
         statuses=", ".join(f"{n} {status}" for status, n in counts.most_common()),
         total=len(runs),
         conditions=[{"label": c.label, "finished": len(c.finished), "runs": len(c.runs)} for c in compared],

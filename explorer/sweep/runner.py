@@ -1,4 +1,4 @@
-"""Experiment sweeps: `python main.py --sweep FILE.yaml [--parallel N]` runs a grid of conditions.
+"""Experiment sweeps: `python main.py --sweep FILE.yaml [--parallel N] [--dry-run]` runs a grid of conditions.
 
 The sweep file (explorer/sweep/sweep_file.py) gives the grid. Each run is `main.py <its options> --run-dir
 <sweep>/<name> -q` in a process of its own, N at once. A run whose summary says it completed, with the
@@ -8,6 +8,8 @@ going, and one sweep at a time in a directory). Ctrl-C, SIGTERM and SIGHUP stop 
 cleanly. At the end the sweep directory gets results.csv (a row per run), conditions.csv and sweep.html (per
 condition, the mean and 95% interval of each metric over the seeds, the paired differences from a baseline
 condition, and the discovery curves). The runs' pages and sweep.html share one copy of plotly's script there.
+With --dry-run every run is checked the same way, and the conditions and their runs are listed: nothing runs,
+and nothing is written (no `out`, no lock).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import sys
 import tempfile
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 
 from explorer.records.errors import ConfigError
@@ -48,19 +51,48 @@ PAGE_METRICS = (
 )
 
 
-def run_sweep(path: Path, parallel: int) -> int:
-    """Run the sweep file at `path`, `parallel` runs at once, each checked as main.py checks it; the exit code."""
+def run_sweep(path: Path, parallel: int, dry_run: bool = False) -> int:
+    """Run the sweep file at `path`, `parallel` runs at once, each checked as main.py checks it; the exit code.
+    With `dry_run`, only list its conditions and runs."""
     if parallel < 1:
         raise ConfigError(f"--parallel must be at least 1, not {parallel}")
     sweep = load_sweep(path)
     out = SweepOut(path, sweep.directory)
+    if dry_run:
+        return _dry_run(sweep, out, _todo(sweep, out, out.check_attempt))
     with out.held():  # for the sweep's life: a second sweep in the same directory is refused
-        out.check_grid(sweep.runs)
-        todo = [run for run in sweep.runs if not out.completed(run)]
-        for run in todo:  # before any run starts: one still going, or something else in a run's place, is refused
-            out.check(run)
+        todo = _todo(sweep, out, out.check)
+        out.record_grid(sweep.runs)  # once all is checked: a refused sweep leaves the grid as it was
         write_shared_plotly(sweep.directory)  # before the runs, whose pages load it
         return _run_and_report(Path(path).name, sweep, out, todo, parallel)
+
+
+def _todo(sweep: Sweep, out: SweepOut, check: Callable[[SweepRun], None]) -> list[SweepRun]:
+    """The runs not complete yet, each passed to `check`; a one-line error, before any run starts, for a grid
+    the `out` does not hold, a completed run with other settings, or what `check` refuses."""
+    out.check_grid(sweep.runs)
+    todo = [run for run in sweep.runs if not out.completed(run)]
+    for run in todo:  # one still going, or something else in a run's place, is refused
+        check(run)
+    return todo
+
+
+def _dry_run(sweep: Sweep, out: SweepOut, todo: list[SweepRun]) -> int:
+    """List each condition and its runs, each run's directory and whether it is complete (skipped) or to run."""
+    console = SweepConsole()
+    console.say(
+        f"Dry run of a sweep of {len(sweep.runs)} runs in {out.directory}: {len(sweep.runs) - len(todo)} complete "
+        f"already (would be skipped), {len(todo)} to run. Nothing was run or written."
+    )
+    conditions: dict[str, list[SweepRun]] = {}
+    for run in sweep.runs:
+        conditions.setdefault(run.condition, []).append(run)
+    waiting = {run.name for run in todo}
+    for condition, runs in conditions.items():
+        console.say(f"{condition}: {len(runs)} runs")
+        for run in runs:
+            console.say(f"  {out.directory / run.name}: {'to run' if run.name in waiting else 'complete (skipped)'}")
+    return 0
 
 
 def _run_and_report(file_name: str, sweep: Sweep, out: SweepOut, todo: list[SweepRun], parallel: int) -> int:
@@ -71,8 +103,6 @@ def _run_and_report(file_name: str, sweep: Sweep, out: SweepOut, todo: list[Swee
         f"Sweep of {len(runs)} runs in {directory}: {len(runs) - len(todo)} complete already (skipped), "
         f"{len(todo)} to run" + (f", {min(parallel, len(todo))} at once." if todo else ".")
     )
-    for warning in sweep.warnings:
-        console.say(f"Warning: {warning}")
     with _StopRequest() as stop:
         outcomes = _run_all(todo, parallel, out, stop, console)
         rows = run_rows(directory, runs, outcomes)
@@ -87,7 +117,6 @@ def _run_and_report(file_name: str, sweep: Sweep, out: SweepOut, todo: list[Swee
             metrics=metrics,
             highlights=PAGE_METRICS,
             compared=compared,
-            warnings=sweep.warnings,
         )
     console.table(compared, metrics)
     console.paired_table(compared, metrics)

@@ -8,6 +8,7 @@
     fixed:                      # optional: the same for every run
       agents: 2
       steps: 30
+      random-starts: true       # the seed places the agents: without it, apartment's runs would repeat
     baseline: {comm: true}      # optional: each condition's paired differences against this one's runs
     metric: steps_to_90         # optional: the figure the tables lead with (default: success for search runs)
 
@@ -26,7 +27,9 @@ A run's name, its directory in the sweep's, holds its condition's name and grid 
 the seeds repeat it. The baseline names values of the grid's options (`{comm: true}`), or a condition (its
 name, or `{condition: NAME}`): each condition is paired with the condition that has those values and the
 same others (the same world, say), run by run on the seeds both have. Every run's arguments are checked as
-main.py checks them, and its world and profiles files read, before any run starts.
+main.py checks them, and its world and profiles files read, before any run starts. A sweep whose seeds would
+repeat one run exactly (a world that gives every agent its start pose, and no decision that uses the seed) is
+refused: its intervals would have no width.
 
 A URL that carries credentials (`api_base: http://user:password@host/v1`, or `?api_key=...`) is passed to
 its runs as given, and shown nowhere: a run's name holds a short hash of it, results.csv, the page and the
@@ -72,11 +75,12 @@ NOT_PER_RUN = {
     "sweep": "not a run option",
     "export-embedder": "not a run option",
     "parallel": "give --parallel on the command line",
+    "dry-run": "give --dry-run on the command line",
 }
 MAX_RUNS = 10_000  # far more than a day of runs on any machine: more is a typo in the grid
 MAX_NAME_CHARS = 200  # a run directory's name; file systems allow 255 bytes
 HASH_CHARS = 10  # of a secret value's hash: tells a grid's values apart, shows nothing of them
-NAMES_IN_A_WARNING = 3
+NAMES_IN_AN_ERROR = 3
 
 
 Options = dict[str, tuple[str, Option]]  # main.py's run options by flag: (field name, Option)
@@ -119,7 +123,6 @@ class Sweep:
     runs: list[SweepRun]
     text: str  # the file as it was read, its secret URLs redacted: for the page
     baseline: dict[str, str] | None = None  # the factors a condition's baseline has: {"comm": "true"}, say
-    warnings: tuple[str, ...] = ()  # for the console and the page: seeds that repeat one run
     metric: str | None = None  # the metric its tables lead with, as `metric:` names it; None: as the runs' task
 
 
@@ -155,8 +158,9 @@ def load_sweep(path: Path) -> Sweep:
     given += [(name, [value]) for name, value in fixed.items()]
     secrets = [value for name, values in given for value in values if _secret(name, value, options)]
     baseline = _baseline(path, data.get("baseline"), grid, conditions, options)
+    _refuse_repeating_seeds(path, runs)
     directory, shown = _directory(path, data.get("out")), _without_secrets(text, secrets)
-    return Sweep(directory, runs, shown, baseline, _warnings(runs), metric)
+    return Sweep(directory, runs, shown, baseline, metric)
 
 
 def _grid(path: Path, mapping: Any, options: Options, required: bool) -> dict[str, list[Any]]:
@@ -355,19 +359,22 @@ def _seed_changes_nothing(config: RunConfig, checked: dict[Hashable, Any]) -> bo
     return all(model == OFFLINE for model in models) and config.coordinator in (None, OFFLINE)
 
 
-def _warnings(runs: list[SweepRun]) -> tuple[str, ...]:
-    """A line for the conditions whose seeds repeat one run exactly: their intervals would claim a certainty."""
+def _refuse_repeating_seeds(path: Path, runs: list[SweepRun]) -> None:
+    """Refuse, before anything runs, conditions whose seeds would repeat one run exactly: the runs would cost
+    time and their intervals would have no width, claiming a certainty the sweep never measured."""
     seeds: dict[str, set[Any]] = {}
     for run in runs:
         seeds.setdefault(run.condition, set()).add(run.seed)
     repeating = [c for c, s in seeds.items() if len(s) > 1 and all(r.repeats for r in runs if r.condition == c)]
     if not repeating:
-        return ()
-    named = ", ".join(repeating[:NAMES_IN_A_WARNING]) + (", ..." if len(repeating) > NAMES_IN_A_WARNING else "")
-    return (
-        f"the seeds repeat one run exactly in {len(repeating)} of {len(seeds)} conditions ({named}): their world "
-        "gives every agent its start pose and the built-in explorer ignores the seed, so their intervals have no "
-        "width; set `random-starts: true` to place the agents by the seed",
+        return
+    named = "; ".join(repeating[:NAMES_IN_AN_ERROR]) + ("; ..." if len(repeating) > NAMES_IN_AN_ERROR else "")
+    # What to do comes before the names: a long message is cut at its end.
+    raise SweepError(
+        path,
+        f"the seeds would repeat one run exactly in {len(repeating)} of {len(seeds)} conditions, since the world "
+        "gives every agent its start pose and no decision uses the seed: add `random-starts: true`, vary "
+        f"`world-seed` instead (a generated world), or drop the seeds ({named})",
     )
 
 
