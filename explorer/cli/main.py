@@ -49,6 +49,12 @@ def build_parser() -> RunParser:
         action="store_true",
         help="with --sweep: check every run, list the conditions and their runs (which are complete), run nothing",
     )
+    parser.add_argument(
+        "--track",
+        metavar="TRACKER",
+        help="with --sweep: log each run to a tracker: mlflow (the store MLFLOW_TRACKING_URI names, else one in the "
+        "sweep's out)",
+    )
     parser.sections["embedding"].add_argument(
         "--export-embedder", action="store_true", help="make the ONNX export now, if it is not there yet, and exit"
     )
@@ -89,6 +95,8 @@ def _main(argv, started, signals):
         args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
         if args.dry_run and args.sweep is None:
             raise ConfigError("--dry-run goes with --sweep FILE: it lists a sweep's runs without running them")
+        if args.track is not None and args.sweep is None:
+            raise ConfigError("--track goes with --sweep FILE: it logs a sweep's runs")
         if args.recover is not None:
             return _recover(args.recover)
         if args.report is not None:
@@ -98,7 +106,7 @@ def _main(argv, started, signals):
         if args.sweep is not None:
             from explorer.sweep.runner import run_sweep
 
-            return run_sweep(args.sweep, args.parallel, args.dry_run)
+            return run_sweep(args.sweep, args.parallel, args.dry_run, args.track)
         verbosity = -1 if args.quiet else 1 if args.verbose else 0
         if args.export_world is not None:
             return _export_world(config_from(args, verbosity=verbosity), args.export_world)

@@ -9,11 +9,13 @@ cleanly. At the end the sweep directory gets results.csv (a row per run), condit
 condition, the mean and 95% interval of each metric over the seeds, the paired differences from a baseline
 condition, and the discovery curves). The runs' pages and sweep.html share one copy of plotly's script there.
 With --dry-run every run is checked the same way, and the conditions and their runs are listed: nothing runs,
-and nothing is written (no `out`, no lock).
+and nothing is written (no `out`, no lock). With --track mlflow (or `track: mlflow`) the sweep's own process
+logs each run to MLflow once it has finished (explorer/sweep/tracking.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -34,7 +36,7 @@ from explorer.sweep.metrics import sweep_metrics
 from explorer.sweep.out_dir import SweepOut, run_summary
 from explorer.sweep.page import write_sweep_page
 from explorer.sweep.results import CONDITIONS, RESULTS, run_rows, write_conditions, write_results
-from explorer.sweep.sweep_file import Sweep, SweepRun, load_sweep
+from explorer.sweep.sweep_file import Sweep, SweepRun, chosen_tracker, load_sweep
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout, where main.py is (not there when installed)
 POLL_SECONDS = 0.2
@@ -51,12 +53,13 @@ PAGE_METRICS = (
 )
 
 
-def run_sweep(path: Path, parallel: int, dry_run: bool = False) -> int:
+def run_sweep(path: Path, parallel: int, dry_run: bool = False, track: str | None = None) -> int:
     """Run the sweep file at `path`, `parallel` runs at once, each checked as main.py checks it; the exit code.
-    With `dry_run`, only list its conditions and runs."""
+    With `dry_run`, only list its conditions and runs; with `track` (or the file's), log each run to it."""
     if parallel < 1:
         raise ConfigError(f"--parallel must be at least 1, not {parallel}")
     sweep = load_sweep(path)
+    track = chosen_tracker(track, sweep)
     out = SweepOut(path, sweep.directory)
     if dry_run:
         return _dry_run(sweep, out, _todo(sweep, out, out.check_attempt))
@@ -64,7 +67,7 @@ def run_sweep(path: Path, parallel: int, dry_run: bool = False) -> int:
         todo = _todo(sweep, out, out.check)
         out.record_grid(sweep.runs)  # once all is checked: a refused sweep leaves the grid as it was
         write_shared_plotly(sweep.directory)  # before the runs, whose pages load it
-        return _run_and_report(Path(path).name, sweep, out, todo, parallel)
+        return _run_and_report(Path(path), sweep, out, todo, parallel, track)
 
 
 def _todo(sweep: Sweep, out: SweepOut, check: Callable[[SweepRun], None]) -> list[SweepRun]:
@@ -95,7 +98,9 @@ def _dry_run(sweep: Sweep, out: SweepOut, todo: list[SweepRun]) -> int:
     return 0
 
 
-def _run_and_report(file_name: str, sweep: Sweep, out: SweepOut, todo: list[SweepRun], parallel: int) -> int:
+def _run_and_report(
+    path: Path, sweep: Sweep, out: SweepOut, todo: list[SweepRun], parallel: int, track: str | None
+) -> int:
     """Run `todo`, then write results.csv, conditions.csv and sweep.html and say how it went; the exit code."""
     directory, runs = sweep.directory, sweep.runs
     console = SweepConsole()
@@ -103,8 +108,8 @@ def _run_and_report(file_name: str, sweep: Sweep, out: SweepOut, todo: list[Swee
         f"Sweep of {len(runs)} runs in {directory}: {len(runs) - len(todo)} complete already (skipped), "
         f"{len(todo)} to run" + (f", {min(parallel, len(todo))} at once." if todo else ".")
     )
-    with _StopRequest() as stop:
-        outcomes = _run_all(todo, parallel, out, stop, console)
+    with _StopRequest() as stop, _tracking(track, path, sweep, console) as log:
+        outcomes = _run_all(todo, parallel, out, stop, console, log)
         rows = run_rows(directory, runs, outcomes)
         metrics = sweep_metrics(rows, sweep.metric)  # the headline first: the runs' task's, or the file's `metric`
         compared = compare(rows, metrics, sweep.baseline)
@@ -112,7 +117,7 @@ def _run_and_report(file_name: str, sweep: Sweep, out: SweepOut, todo: list[Swee
         write_conditions(directory / CONDITIONS, compared, metrics)
         write_sweep_page(
             directory / PAGE,
-            title=f"Sweep {file_name}",
+            title=f"Sweep {path.name}",
             sweep_file=sweep.text,
             metrics=metrics,
             highlights=PAGE_METRICS,
@@ -131,6 +136,17 @@ def _run_and_report(file_name: str, sweep: Sweep, out: SweepOut, todo: list[Swee
         console.say(f"{len(runs) - complete} of {len(runs)} runs did not complete: see their run.log.")
         return 1
     return 0
+
+
+def _tracking(
+    track: str | None, path: Path, sweep: Sweep, console: SweepConsole
+) -> contextlib.AbstractContextManager[Callable[[SweepRun], None]]:
+    """What logs each finished run to the tracker, for the runs' time; with none, what logs nothing."""
+    if track is None:
+        return contextlib.nullcontext(lambda run: None)
+    from explorer.sweep.tracking import mlflow_tracking  # MLflow is imported only when a sweep is tracked
+
+    return mlflow_tracking(path, sweep, console.say)
 
 
 class _StopRequest:
@@ -190,8 +206,8 @@ class _Child:
         return status, lines[-1] if lines and status not in FINISHED else None
 
 
-def _run_all(todo, parallel, out, stop, console):
-    """Run `todo`, `parallel` at once, until done or a stop signal; {run name: status}."""
+def _run_all(todo, parallel, out, stop, console, log):
+    """Run `todo`, `parallel` at once, until done or a stop signal, each `log`ged as it ends; {run name: status}."""
     waiting = deque(todo)
     running: list[_Child] = []
     outcomes: dict[str, str] = {}
@@ -200,6 +216,7 @@ def _run_all(todo, parallel, out, stop, console):
         status, reason = child.outcome()
         outcomes[child.run.name] = status
         console.finished(len(outcomes), len(todo), child.run.name, status, reason, run_summary(child.run_dir))
+        log(child.run)
 
     try:
         while (waiting or running) and stop.signum is None:

@@ -11,6 +11,7 @@
       random-starts: true       # the seed places the agents: without it, apartment's runs would repeat
     baseline: {comm: true}      # optional: each condition's paired differences against this one's runs
     metric: steps_to_90         # optional: the figure the tables lead with (default: success for search runs)
+    track: mlflow               # optional: log each run to MLflow, as --track mlflow does
 
 Or named conditions instead of the grid's full product, each a mapping of run options, crossed with the
 grid when there is one (its seeds, say):
@@ -39,6 +40,7 @@ console the URL redacted with that hash beside it, and the page the file's text 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import itertools
 import json
 import re
@@ -60,7 +62,8 @@ from perception.families.generate import open_world
 from perception.families.names import is_generated
 from perception.yaml_files import FileProblem, kind, parse_mapping, read_yaml_text
 
-SWEEP_KEYS = ("out", "grid", "conditions", "fixed", "baseline", "metric")
+SWEEP_KEYS = ("out", "grid", "conditions", "fixed", "baseline", "metric", "track")
+TRACKERS = ("mlflow",)  # what --track and `track:` name; each is installed by the `track` extra
 COMM = "comm"  # true, false for --no-comm, or a topology (all, star, tree, none) for --comm
 SEED = "seed"  # the grid's repetitions
 CONDITION = "condition"  # a named condition, in a run's name, its values and the baseline
@@ -76,6 +79,7 @@ NOT_PER_RUN = {
     "export-embedder": "not a run option",
     "parallel": "give --parallel on the command line",
     "dry-run": "give --dry-run on the command line",
+    "track": "set `track` at the sweep file's top level, or give --track",
 }
 MAX_RUNS = 10_000  # far more than a day of runs on any machine: more is a typo in the grid
 MAX_NAME_CHARS = 200  # a run directory's name; file systems allow 255 bytes
@@ -124,6 +128,7 @@ class Sweep:
     text: str  # the file as it was read, its secret URLs redacted: for the page
     baseline: dict[str, str] | None = None  # the factors a condition's baseline has: {"comm": "true"}, say
     metric: str | None = None  # the metric its tables lead with, as `metric:` names it; None: as the runs' task
+    track: str | None = None  # the tracker `track:` names, each run logged to it; None: none
 
 
 def load_sweep(path: Path) -> Sweep:
@@ -134,6 +139,9 @@ def load_sweep(path: Path) -> Sweep:
     if unknown:
         raise SweepError(path, f"unknown key {unknown[0]!r} (allowed: {', '.join(SWEEP_KEYS)})")
     metric = _metric(path, data.get("metric"))
+    track = data.get("track")
+    if track is not None and track not in TRACKERS:
+        raise SweepError(path, f"track: {_no_tracker(track)}")
     parser, options = RunParser(), run_options()
     conditions = _conditions(path, data.get("conditions"), options)
     grid = _grid(path, data.get("grid"), options, required=not conditions)
@@ -160,7 +168,22 @@ def load_sweep(path: Path) -> Sweep:
     baseline = _baseline(path, data.get("baseline"), grid, conditions, options)
     _refuse_repeating_seeds(path, runs)
     directory, shown = _directory(path, data.get("out")), _without_secrets(text, secrets)
-    return Sweep(directory, runs, shown, baseline, metric)
+    return Sweep(directory, runs, shown, baseline, metric, track)
+
+
+def chosen_tracker(given: str | None, sweep: Sweep) -> str | None:
+    """The tracker a sweep logs its runs to: --track's, else the file's `track`; None for none. A ConfigError,
+    before anything runs, where --track names none or its package is not installed."""
+    if given is not None and given not in TRACKERS:
+        raise ConfigError(f"--track: {_no_tracker(given)}")
+    track = given or sweep.track
+    if track is not None and importlib.util.find_spec(track) is None:
+        raise ConfigError(f"--track {track}: {track} is not installed: pip install 'multi-agent-explorer[track]'")
+    return track
+
+
+def _no_tracker(given: Any) -> str:
+    return f"no tracker is named {given!r} (there is {', '.join(TRACKERS)})"
 
 
 def _grid(path: Path, mapping: Any, options: Options, required: bool) -> dict[str, list[Any]]:
