@@ -81,7 +81,7 @@ class _Tracker:
             self.experiment = self._experiment(Path(sweep_file).stem, artifacts=given is None)
             self.parent = self._parent(sweep.text)
             self.logged = self._logged()
-        except (MlflowException, OSError) as error:
+        except (MlflowException, OSError, ImportError) as error:  # ImportError: a SQLite store without SQLAlchemy
             raise ConfigError(f"--track mlflow: cannot use the store {redact_url(uri)}: {_line(error)}") from None
         say(f"MLflow: the sweep is run {self.parent} of the experiment {Path(sweep_file).stem!r} in {redact_url(uri)}")
 
