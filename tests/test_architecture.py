@@ -39,6 +39,8 @@ EXTERNAL_API_OWNERS = {
     "Xlib": {"perception.x11"},
     "mss": {"perception.screen_capture"},
     "PIL": {"perception.screenshots"},
+    "pandas": {"explorer.sweep.tidy"},
+    "pyarrow": {"explorer.sweep.tidy"},
 }
 
 
