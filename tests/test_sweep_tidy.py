@@ -2,6 +2,7 @@
 README's example run on it."""
 
 import json
+import sys
 
 import pytest
 
@@ -137,3 +138,15 @@ def test_a_search_task_s_targets_are_counted_by_the_step_they_were_found_at():
     rows = _run_steps("run", "all runs", summary)
     assert [(step, found, targets) for _, _, step, found, _, targets, _ in rows] == [(1, 2, 0), (2, 3, 1), (3, 5, 2)]
     assert {(cells, messages) for *_, cells, _, messages in rows} == {(None, None)}  # a summary without the curves
+
+
+def test_without_pyarrow_the_sweep_writes_no_parquet_and_load_sweep_names_the_extra(tmp_path, monkeypatch):
+    from explorer.sweep.tidy import load_sweep, write_tables
+
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # an import of it raises ImportError, as where it is missing
+    assert write_tables(tmp_path) == (
+        "runs.parquet and steps.parquet not written: pandas and pyarrow are not installed (pip install -e '.[data]')"
+    )
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(ConfigError, match=r"^load_sweep needs pandas and pyarrow, the `data` extra: pip install"):
+        load_sweep(tmp_path)
