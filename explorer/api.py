@@ -11,6 +11,9 @@ A policy is a class made with a `PolicySetup` (its agent's id and seed) that has
 (nodes/decision_context.py), and a `Decision` names one of `context.available_actions`. Name it on the command
 line as `--model package.module:Class`, in a profile's `model:`, in `make_config(model=...)`, or give the
 class itself to `run(config, policy=Class)`.
+
+`load_sweep(out)` reads the sweep directory `out` (`python main.py --sweep FILE.yaml`) as a `SweepData` of
+pandas DataFrames: `runs`, `conditions` and `steps` (explorer/sweep/tidy.py). It needs the `data` extra.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from explorer.policies.plugin import PolicySetup, is_plugin, plugin_name
 from explorer.records.errors import ConfigError
 from explorer.run.runner import ExplorationRun
 from explorer.run.stop import RunFailed
+from explorer.sweep.tidy import SweepData, load_sweep
 from memory.embedder import SentenceEmbedder
 from nodes.decision_context import DecisionContext
 from nodes.interfaces import Decision, DecisionOutcome, DecisionPolicy
@@ -44,6 +48,8 @@ __all__ = [
     "RunConfig",
     "RunFailed",
     "RunResult",
+    "SweepData",
+    "load_sweep",
     "make_config",
     "run",
 ]

@@ -40,6 +40,8 @@ EXTERNAL_API_OWNERS = {
     "mss": {"perception.screen_capture"},
     "PIL": {"perception.screenshots"},
     "mlflow": {"explorer.sweep.tracking"},
+    "pandas": {"explorer.sweep.tidy"},
+    "pyarrow": {"explorer.sweep.tidy"},
 }
 
 

@@ -14,13 +14,18 @@ import pytest
 from tests.support.optional import needs
 from tests.support.paths import ROOT
 
-EXAMPLES = ("examples/run_from_python.py", "examples/pettingzoo_random.py")
+EXAMPLES = ("examples/run_from_python.py", "examples/pettingzoo_random.py", "examples/sweep_tables.py")
 
 
-def run_example(name: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def run_example(name: str, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     environment = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
-        [sys.executable, str(ROOT / name)], cwd=cwd, env=environment, capture_output=True, text=True, timeout=300
+        [sys.executable, str(ROOT / name), *args],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 

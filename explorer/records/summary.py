@@ -47,6 +47,7 @@ class RunStats:
         self.discovery_curve: list[list[int]] = []
         self.seen_by: dict[tuple, set[str]] = {}  # cell -> the agents that saw it
         self.cells_curve: list[list[int]] = []  # [step, cells the team has seen]
+        self.messages_curve: list[list[int]] = []  # [step, messages the team has sent]
         self.clock_curve: list[list[float]] = []  # [simulated seconds, objects found, cells seen], as committed
         self.commit_times: dict[str, float] = {}  # each agent's last commit on the clock (--schedule realtime)
         self.read_after: list[float] = []  # per message read: simulated seconds (or steps) since it was sent
@@ -140,6 +141,7 @@ class RunStats:
         """The team's counts once a step is committed: at `step`, and at `seconds` on the clock where known."""
         self.discovery_curve.append([step, discovered])
         self.cells_curve.append([step, len(self.seen_by)])
+        self.messages_curve.append([step, self.totals()["messages_sent"]])
         if seconds is not None:
             self.clock_curve.append([seconds, discovered, len(self.seen_by)])
 
@@ -171,6 +173,9 @@ class RunStats:
             "coverage_curve": [[step, round(n / total_cells, 4)] for step, n in self.cells_curve]
             if total_cells
             else None,
+            # The counts by step, for a sweep's steps table (sweep/tidy.py): the share above is rounded.
+            "cells_curve": self.cells_curve,
+            "messages_curve": self.messages_curve,
             "steps_to_objects": _steps_to(self.discovery_curve, total_objects),
             "steps_to_cells": _steps_to(self.cells_curve, total_cells),
             # The same on the simulated clock (lock-step's round r at r - 1; wall seconds under realtime).

@@ -63,9 +63,13 @@ def write_json(path, data):
 
 
 def write_text(path, text):
-    """Write whole or not at all: a reader never sees half a file, and a link planted in the directory is
-    never written through; DiskWriteError if the disk refuses."""
+    write_file(path, lambda file: file.write(text.encode("utf-8")))
+
+
+def write_file(path, write):
+    """Write whole or not at all, `write(file)` filling it: a reader never sees half a file, and a link
+    planted in the directory is never written through; DiskWriteError if the disk refuses."""
     try:
-        replace_whole(path, lambda file: file.write(text.encode("utf-8")))
+        replace_whole(path, write)
     except OSError as error:
         raise _disk_error(path, error) from None

@@ -7,9 +7,10 @@ What the sweep keeps of itself is in out/.sweep/:
   to the run it starts, then closes its own. The kernel lets go of the lock when the run's process ends,
   however it ends, so a run left going by a sweep killed with SIGKILL (each run has a session of its own)
   is found alive by the next sweep, which refuses to start rather than remove the directory under it.
-- `grid.json`, the names of the grid's runs, recorded once every run is checked: another grid is refused, since
-  its results.csv and sweep.html would replace this one's, but for the same grid with more seeds, whose
-  results cover the recorded runs too: more replicates of a finished sweep run only the new ones.
+- `grid.json`, the names of the grid's runs (and each one's condition and factors, for sweep/tidy.py), recorded
+  once every run is checked: another grid is refused, since its results.csv and sweep.html would replace this
+  one's, but for the same grid with more seeds, whose results cover the recorded runs too: more replicates of
+  a finished sweep run only the new ones.
 
 A run's directory is removed only when it is recognisably an earlier attempt of that very run: it holds
 nothing but the files a run writes, and its config.json is that run's settings (or empty: the run was
@@ -91,8 +92,10 @@ class SweepOut:
             )
 
     def record_grid(self, runs: list[SweepRun]) -> None:
-        """Record the grid's runs: a later sweep on this `out` must keep every one of them."""
-        write_json(self.state / GRID, {"runs": [run.name for run in runs]})
+        """Record the grid's runs: a later sweep on this `out` must keep every one of them. Each run's condition
+        and its factors too, which results.csv does not give apart: for load_sweep's tables (sweep/tidy.py)."""
+        conditions = {run.name: {"condition": run.condition, "factors": run.factors} for run in runs}
+        write_json(self.state / GRID, {"runs": [run.name for run in runs], "conditions": conditions})
 
     def completed(self, run: SweepRun) -> bool:
         """True if the run completed before, with the settings it has now; a one-line error if with others."""

@@ -37,6 +37,7 @@ from explorer.sweep.out_dir import SweepOut, run_summary
 from explorer.sweep.page import write_sweep_page
 from explorer.sweep.results import CONDITIONS, RESULTS, run_rows, write_conditions, write_results
 from explorer.sweep.sweep_file import Sweep, SweepRun, chosen_tracker, load_sweep
+from explorer.sweep.tidy import write_tables
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout, where main.py is (not there when installed)
 POLL_SECONDS = 0.2
@@ -115,6 +116,7 @@ def _run_and_report(
         compared = compare(rows, metrics, sweep.baseline)
         write_results(directory / RESULTS, runs, rows)
         write_conditions(directory / CONDITIONS, compared, metrics)
+        not_written = write_tables(directory)  # runs.parquet and steps.parquet, from the files just written
         write_sweep_page(
             directory / PAGE,
             title=f"Sweep {path.name}",
@@ -126,6 +128,8 @@ def _run_and_report(
     console.table(compared, metrics)
     console.paired_table(compared, metrics)
     console.say(f"Results: {directory / RESULTS}, {directory / CONDITIONS} and {directory / PAGE}")
+    if not_written:
+        console.say(not_written)
     complete = sum(row.finished for row in rows)
     if stop.signum is not None:
         console.say(
