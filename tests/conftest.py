@@ -1,6 +1,7 @@
 import pytest
 
 from memory.embedder import SentenceEmbedder
+from tests.support.in_process import InProcessMain
 
 
 @pytest.fixture(scope="session")
@@ -9,3 +10,9 @@ def embedder():
     model = SentenceEmbedder()
     model.wait_ready()
     return model
+
+
+@pytest.fixture
+def in_process(capsys, monkeypatch, embedder):
+    """main.py's `main` run in this process, on the session's embedder (tests/support/in_process.py)."""
+    return InProcessMain(capsys, monkeypatch, embedder)

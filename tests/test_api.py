@@ -16,7 +16,6 @@ from explorer.api import (
     make_config,
     run,
 )
-from explorer.cli.main import main
 from explorer.config.command_line import RunParser, config_from
 from explorer.policies.plugin import is_plugin
 
@@ -94,9 +93,14 @@ def test_a_plug_in_policy_runs_from_python_and_the_summary_comes_back(tmp_path, 
     assert reasons["Agent1"] != reasons["Agent2"] and reasons["Agent1"].startswith("Agent1 ")  # made once per agent
 
 
-def test_a_plug_in_policy_runs_from_the_command_line(tmp_path):
+def test_a_plug_in_policy_runs_from_the_command_line(tmp_path, in_process):
     run_dir = tmp_path / "run"
-    assert main(["--model", "tests.test_api:TurnRight", "--steps", "2", "--run-dir", str(run_dir), "-q"]) == 0
+    assert (
+        in_process.run(
+            "--model", "tests.test_api:TurnRight", "--steps", "2", "--run-dir", str(run_dir), "-q"
+        ).returncode
+        == 0
+    )
     assert {line["policy"] for line in trace_lines(run_dir)} == {"turn-right"}
 
 
@@ -109,10 +113,11 @@ def test_a_plug_in_policy_runs_from_the_command_line(tmp_path):
         ("tests.test_api:trace_lines", "trace_lines is not a policy class"),
     ],
 )
-def test_a_bad_plug_in_is_refused_in_one_line_before_the_run_starts(tmp_path, capsys, model, problem):
+def test_a_bad_plug_in_is_refused_in_one_line_before_the_run_starts(tmp_path, in_process, model, problem):
     run_dir = tmp_path / "run"
-    assert main(["--model", model, "--steps", "2", "--run-dir", str(run_dir)]) == 2
-    error = capsys.readouterr().err
+    result = in_process.run("--model", model, "--steps", "2", "--run-dir", str(run_dir))
+    assert result.returncode == 2
+    error = result.stderr
     assert f"main.py: error: --model {model}: {problem}" in error and len(error.strip().splitlines()) == 1
     assert not run_dir.exists()
 
@@ -127,19 +132,21 @@ def test_a_bad_plug_in_is_refused_in_one_line_before_the_run_starts(tmp_path, ca
         ("Flies", "decide returned the action 'fly', not one of forward, backward, "),
     ],
 )
-def test_a_plug_in_that_breaks_the_contract_stops_the_run_in_one_line(tmp_path, capsys, policy, problem):
+def test_a_plug_in_that_breaks_the_contract_stops_the_run_in_one_line(tmp_path, in_process, policy, problem):
     run_dir = tmp_path / "run"
     model = f"tests.test_api:{policy}"
-    assert main(["--model", model, "--steps", "2", "--run-dir", str(run_dir)]) == 2
-    error = capsys.readouterr().err
+    result = in_process.run("--model", model, "--steps", "2", "--run-dir", str(run_dir))
+    assert result.returncode == 2
+    error = result.stderr
     assert error.strip().splitlines()[-1].startswith(f"main.py: error: --model {model}: {problem}")
     assert "Traceback" not in error
     assert json.loads((run_dir / "summary.json").read_text())["status"] == "failed"
 
 
-def test_a_plug_ins_message_to_someone_not_on_the_team_goes_to_all_with_a_note(tmp_path):
+def test_a_plug_ins_message_to_someone_not_on_the_team_goes_to_all_with_a_note(tmp_path, in_process):
     run_dir = tmp_path / "run"
-    assert main(["--model", "tests.test_api:WritesToNobody", "--steps", "1", "--run-dir", str(run_dir), "-q"]) == 0
+    result = in_process.run("--model", "tests.test_api:WritesToNobody", "--steps", "1", "--run-dir", str(run_dir), "-q")
+    assert result.returncode == 0
     first = trace_lines(run_dir)[0]
     assert first["message_out"] == {"recipient": "all", "message": "hello"}
     assert first["notes"] == ["message_to 'Agent9' is not a teammate; the message went to all"]

@@ -1,4 +1,7 @@
-"""main.py against a local OpenAI-compatible server that misbehaves in every way a provider can."""
+"""main.py against a local OpenAI-compatible server that misbehaves in every way a provider can.
+
+The runs are main.py's `main` in this process (tests/support/in_process.py), but for Ctrl-C, which only a process shows.
+"""
 
 import itertools
 import json
@@ -40,39 +43,32 @@ def alternating(first, second):
     return answer
 
 
-def run_main(tmp_path, api_base, *args, env=None, volume="-q"):
+def run_main(in_process, tmp_path, api_base, *args, volume="-q"):
+    """A mock run of two agents asking the model at `api_base`, in this process (tests/support/in_process.py)."""
     run_dir = tmp_path / "run"
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "main.py"),
-            "--mode",
-            "mock",
-            "--agents",
-            "2",
-            "--steps",
-            "6",
-            "--model",
-            "openai/test-model",
-            "--api-base",
-            api_base,
-            "--run-dir",
-            str(run_dir),
-            volume,
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
+    result = in_process.run(
+        "--mode",
+        "mock",
+        "--agents",
+        "2",
+        "--steps",
+        "6",
+        "--model",
+        "openai/test-model",
+        "--api-base",
+        api_base,
+        "--run-dir",
+        str(run_dir),
+        volume,
+        *args,
     )
     summary = json.loads((run_dir / "summary.json").read_text())
     return result, summary, read_trace(run_dir / "trace.jsonl"), run_dir
 
 
-def test_garbage_half_the_time_slows_the_run_but_never_stops_it(tmp_path):
+def test_garbage_half_the_time_slows_the_run_but_never_stops_it(in_process, tmp_path):
     with ChatServer(alternating(lambda n: GOOD, lambda n: GARBAGE[n // 2 % len(GARBAGE)])) as server:
-        result, summary, trace, _ = run_main(tmp_path, server.api_base)
+        result, summary, trace, _ = run_main(in_process, tmp_path, server.api_base)
     assert result.returncode == 0, result.stderr
     assert summary["status"] == "completed" and len(trace) == 12
     # Every request is accounted: a call, or a retry (a blank reply is retried once).
@@ -86,9 +82,9 @@ def test_garbage_half_the_time_slows_the_run_but_never_stops_it(tmp_path):
     assert "Traceback" not in result.stderr
 
 
-def test_a_provider_failing_half_its_requests_is_retried(tmp_path):
+def test_a_provider_failing_half_its_requests_is_retried(in_process, tmp_path):
     with ChatServer(alternating(lambda n: error(500), lambda n: GOOD)) as server:
-        result, summary, trace, _ = run_main(tmp_path, server.api_base)
+        result, summary, trace, _ = run_main(in_process, tmp_path, server.api_base)
     assert result.returncode == 0, result.stderr
     assert len(trace) == 12 and all(r["action"] == "look_left" for r in trace)
     assert summary["llm"]["retries"] == 12 and summary["llm"]["errors"] == 0
@@ -96,9 +92,9 @@ def test_a_provider_failing_half_its_requests_is_retried(tmp_path):
     assert sum(call["retries"] for r in trace for call in r["llm"]["calls"]) == 12
 
 
-def test_a_run_in_which_every_model_call_fails_says_so_and_counts_them(tmp_path):
+def test_a_run_in_which_every_model_call_fails_says_so_and_counts_them(in_process, tmp_path):
     with ChatServer(lambda request: error(404)) as server:
-        result, summary, trace, _ = run_main(tmp_path, server.api_base)
+        result, summary, trace, _ = run_main(in_process, tmp_path, server.api_base)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
         f"main.py: error: every model call of the run failed: see the errors in trace.jsonl and run.log "
@@ -109,9 +105,11 @@ def test_a_run_in_which_every_model_call_fails_says_so_and_counts_them(tmp_path)
     assert all(call["error"] == "not_found" for r in trace for call in r["llm"]["calls"])
 
 
-def test_a_good_server_gets_exactly_one_call_per_agent_step(tmp_path):
+def test_a_good_server_gets_exactly_one_call_per_agent_step(in_process, tmp_path):
     with ChatServer(lambda request: GOOD) as server:
-        result, summary, trace, _ = run_main(tmp_path, server.api_base, "--price-in", "1", "--price-out", "2")
+        result, summary, trace, _ = run_main(
+            in_process, tmp_path, server.api_base, "--price-in", "1", "--price-out", "2"
+        )
     assert result.returncode == 0, result.stderr
     assert len(server.records) == len(trace) == summary["llm"]["calls"] == 12
     # 100 tokens in and 20 out per call, at $1 and $2 per million.
@@ -119,7 +117,7 @@ def test_a_good_server_gets_exactly_one_call_per_agent_step(tmp_path):
     assert "Model calls: 12" in result.stdout
 
 
-def test_the_api_key_never_reaches_the_run_directory_or_the_console(tmp_path):
+def test_the_api_key_never_reaches_the_run_directory_or_the_console(in_process, tmp_path, monkeypatch):
     secret = "placeholder-not-a-key-DoNotLeakMe-0123"
     counter = itertools.count()
 
@@ -130,8 +128,8 @@ def test_the_api_key_never_reaches_the_run_directory_or_the_console(tmp_path):
         return f"thinking: my key is {header}\naction: forward\nmessage_to_others: {header}"
 
     with ChatServer(echo_the_key) as server:
-        env = {**_env(), "OPENAI_API_KEY": secret}
-        result, _, _, run_dir = run_main(tmp_path, server.api_base, env=env, volume="-v")  # log everything
+        monkeypatch.setenv("OPENAI_API_KEY", secret)
+        result, _, _, run_dir = run_main(in_process, tmp_path, server.api_base, volume="-v")  # log everything
     assert result.returncode == 0, result.stderr
     assert server.records[0].headers["Authorization"] == f"Bearer {secret}"  # the key was really sent
     for path in run_dir.rglob("*"):
@@ -140,9 +138,9 @@ def test_the_api_key_never_reaches_the_run_directory_or_the_console(tmp_path):
     assert secret not in result.stdout + result.stderr
 
 
-def test_a_refused_key_stops_the_run_at_once_with_one_line(tmp_path):
+def test_a_refused_key_stops_the_run_at_once_with_one_line(in_process, tmp_path):
     with ChatServer(lambda request: error(401, "Incorrect API key provided")) as server:
-        result, summary, trace, _ = run_main(tmp_path, server.api_base)
+        result, summary, trace, _ = run_main(in_process, tmp_path, server.api_base)
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "refused the credentials" in lines[0] and "Traceback" not in result.stderr
@@ -151,14 +149,14 @@ def test_a_refused_key_stops_the_run_at_once_with_one_line(tmp_path):
     assert trace == []
 
 
-def test_a_refused_connection_is_reported_every_step_and_the_run_ends_failed(tmp_path):
+def test_a_refused_connection_is_reported_every_step_and_the_run_ends_failed(in_process, tmp_path):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]  # closed once the with-block ends
     # Past the model check (which would refuse the run at once), every step is taken and recorded; a run
     # whose every model call failed then says so.
     result, summary, trace, _ = run_main(
-        tmp_path, f"http://127.0.0.1:{port}/v1", "--agents", "1", "--steps", "2", "--no-preflight"
+        in_process, tmp_path, f"http://127.0.0.1:{port}/v1", "--agents", "1", "--steps", "2", "--no-preflight"
     )
     assert result.returncode == 1 and "every model call of the run failed" in result.stderr
     assert summary["status"] == "failed" and len(trace) == 2
@@ -166,22 +164,16 @@ def test_a_refused_connection_is_reported_every_step_and_the_run_ends_failed(tmp
     assert all(r["action"] == "look_right" and "connection" in r["errors"][0] for r in trace)
 
 
-def test_a_stall_past_the_timeout_is_cut_off(tmp_path):
+def test_a_stall_past_the_timeout_is_cut_off(in_process, tmp_path):
     stall_then_answer = alternating(lambda n: Scripted(text=GOOD, delay=5), lambda n: GOOD)
     with ChatServer(stall_then_answer) as server:
         result, summary, trace, _ = run_main(
-            tmp_path, server.api_base, "--agents", "1", "--steps", "2", "--timeout", "0.5"
+            in_process, tmp_path, server.api_base, "--agents", "1", "--steps", "2", "--timeout", "0.5"
         )
     assert result.returncode == 0, result.stderr
     assert [r["action"] for r in trace] == ["look_left", "look_left"]
     assert summary["llm"]["retries"] >= 1
     assert all(call["latency"] < 4 for r in trace for call in r["llm"]["calls"])
-
-
-def _env():
-    import os
-
-    return {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
 
 
 def counting_in_flight(delay):
@@ -201,10 +193,10 @@ def counting_in_flight(delay):
 
 
 @pytest.mark.parametrize("bound, most", [(["--max-concurrency", "2"], 2), ([], 4)])
-def test_max_concurrency_bounds_the_model_calls_in_flight(tmp_path, bound, most):
+def test_max_concurrency_bounds_the_model_calls_in_flight(in_process, tmp_path, bound, most):
     answer, state = counting_in_flight(0.3)
     with ChatServer(answer) as server:
-        result, summary, _, _ = run_main(tmp_path, server.api_base, "--agents", "4", "--steps", "3", *bound)
+        result, summary, _, _ = run_main(in_process, tmp_path, server.api_base, "--agents", "4", "--steps", "3", *bound)
     assert result.returncode == 0, result.stderr
     assert summary["llm"]["calls"] == 12
     assert state["most"] == most  # four agents overlap their calls, up to the bound
@@ -249,7 +241,7 @@ def test_ctrl_c_is_felt_at_once_while_the_model_hangs(tmp_path):
     assert json.loads((run_dir / "summary.json").read_text())["status"] == "interrupted"
 
 
-def test_goal_level_decisions_ask_the_model_only_when_there_is_something_to_decide(tmp_path):
+def test_goal_level_decisions_ask_the_model_only_when_there_is_something_to_decide(in_process, tmp_path):
     def answer(request):
         prompt = request["messages"][-1]["content"]
         first_ask = (
@@ -258,7 +250,9 @@ def test_goal_level_decisions_ask_the_model_only_when_there_is_something_to_deci
         return "goal: G9" if first_ask else "```yaml\ngoal: G1\nreason: nearest\n```"
 
     with ChatServer(answer) as server:
-        result, summary, trace, _ = run_main(tmp_path, server.api_base, "--decide", "goals", "--steps", "15")
+        result, summary, trace, _ = run_main(
+            in_process, tmp_path, server.api_base, "--decide", "goals", "--steps", "15"
+        )
     assert result.returncode == 0, result.stderr
     assert summary["decide"] == "goals" and summary["decisions"] == len(trace) == 30
     walked = [r for r in trace if r["policy"] == "planner"]

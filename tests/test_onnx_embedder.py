@@ -67,15 +67,17 @@ def test_onnx_rows_do_not_depend_on_the_batch_they_are_in(embedder):
                 assert np.array_equal(row, alone[text]), text
 
 
-def test_the_export_is_made_once_ahead_and_runs_load_it_without_torch(tmp_path):
+def test_the_export_is_made_once_ahead_and_runs_load_it_without_torch(in_process, tmp_path):
     cache = tmp_path / "cache"
-    first = main("--export-embedder", "--embedder-cache", str(cache))
+    # The export in this process, where the torch rows' test has imported torch already; the load and the run
+    # after it in processes of their own, which must not import torch.
+    first = in_process.run("--export-embedder", "--embedder-cache", str(cache))
     assert first.returncode == 0, first.stderr
     assert "Exporting the embedding model to ONNX, once" in first.stdout
     assert f"Exported to {export_dir(cache)}" in first.stdout and first.stderr == ""
     info = json.loads((export_dir(cache) / "export.json").read_text())
     assert info["max_seq_length"] == 256 and info["model"] == "sentence-transformers/all-MiniLM-L6-v2"
-    again = main("--export-embedder", "--embedder-cache", str(cache))
+    again = in_process.run("--export-embedder", "--embedder-cache", str(cache))
     assert again.returncode == 0 and "there already" in again.stdout
     assert list(cache.iterdir()) == [export_dir(cache)]  # no leftovers of the work folder
 

@@ -83,14 +83,12 @@ def test_a_slow_or_busy_server_is_warned_of_and_the_run_goes_on(tmp_path, embedd
     assert summary["status"] == "completed" and len(server.preflights) == 1
 
 
-def test_no_preflight_skips_the_check(tmp_path):
-    from explorer.cli.main import main as main_in_process
-
+def test_no_preflight_skips_the_check(tmp_path, in_process):
     run_dir = tmp_path / "run"
     with ChatServer(lambda request: GOOD, preflight=error(404, "no such model")) as server:
         arguments = ["--model", "openai/test-model", "--api-base", server.api_base, "--no-preflight"]
-        code = main_in_process([*arguments, "--agents", "1", "--steps", "2", "--run-dir", str(run_dir), "-q"])
-    assert code == 0 and server.preflights == [] and len(server.records) == 2
+        result = in_process.run(*arguments, "--agents", "1", "--steps", "2", "--run-dir", str(run_dir), "-q")
+    assert result.returncode == 0 and server.preflights == [] and len(server.records) == 2
     assert (run_dir / "summary.json").exists()
 
 

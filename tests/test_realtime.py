@@ -43,20 +43,21 @@ def asked(request):
     return re.search(r"You are (Agent\d+)", prompt).group(1), int(re.search(r"## Step (\d+) of", prompt).group(1))
 
 
-def held_until(waiter, awaited, delays=None):
-    """A stub's answer: `waiter` = (agent, step) is answered only once `awaited` has been asked; every
-    answer after a delay drawn from `delays` (a random.Random), if given."""
-    came, lock = threading.Event(), threading.Lock()
+def held_until(*holds, delays=None):
+    """A stub's answer: for each (waiter, awaited) of `holds`, the step `waiter` = (agent, step) is answered
+    only once `awaited` has been asked; every answer after a delay drawn from `delays` (a random.Random), if given."""
+    came, lock = {awaited: threading.Event() for _, awaited in holds}, threading.Lock()
 
     def answer(request):
-        agent, step = asked(request)
-        if (agent, step) == awaited:
-            came.set()
-        if (agent, step) == waiter:
-            came.wait(WAIT_SECONDS)
+        agent_step = asked(request)
+        if agent_step in came:
+            came[agent_step].set()
+        for waiter, awaited in holds:
+            if agent_step == waiter:
+                came[awaited].wait(WAIT_SECONDS)
         with lock:
             delay = delays.uniform(0, 0.04) if delays else 0.0
-        return Scripted(text=decision(agent, step), delay=delay)
+        return Scripted(text=decision(*agent_step), delay=delay)
 
     return answer
 
@@ -127,8 +128,10 @@ def test_an_agent_sees_the_team_as_it_was_when_it_perceived(tmp_path):
 
 
 def test_each_step_is_committed_as_it_finishes_without_waiting_for_the_team(tmp_path, embedder):
-    # Agent2's first reply waits until Agent1 asks at step 4: under lock-step that would never come.
-    with ChatServer(held_until(("Agent2", 1), ("Agent1", 4))) as server:
+    # Agent2's first reply waits until Agent1 asks at step 4: under lock-step that would never come. Agent1's
+    # first waits until Agent2 has asked, so Agent2 has perceived before any commit however late its thread starts.
+    holds = ((("Agent1", 1), ("Agent2", 1)), (("Agent2", 1), ("Agent1", 4)))
+    with ChatServer(held_until(*holds)) as server:
         trace, summary = run(tmp_path / "run", embedder, api_base=server.api_base)
     assert summary["status"] == "completed" and summary["steps"] == {"Agent1": 5, "Agent2": 5}
     assert [line["commit_index"] for line in trace] == list(range(10))  # the trace is in commit order
@@ -146,7 +149,7 @@ def test_each_step_is_committed_as_it_finishes_without_waiting_for_the_team(tmp_
 
 
 def test_the_summary_counts_agent_steps_per_second_and_each_agents_wait(tmp_path, embedder):
-    with ChatServer(held_until(None, None, random.Random(3))) as server:
+    with ChatServer(held_until(delays=random.Random(3))) as server:
         trace, summary = run(tmp_path / "run", embedder, api_base=server.api_base)
     realtime, end = summary["realtime"], max(line["commit_time"] for line in trace)
     assert realtime["agent_steps_per_second"] == round(10 / end, 3)
@@ -168,7 +171,7 @@ def test_a_replay_commits_in_the_recorded_order_and_gives_the_same_trace(tmp_pat
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     settings = {"agents": 3, "steps": 5}
     # Latencies drawn anew each time; Agent3 waits for Agent1's third step, so the order is never lock-step's.
-    with ChatServer(held_until(("Agent3", 1), ("Agent1", 3), random.Random(draw))) as server:
+    with ChatServer(held_until((("Agent3", 1), ("Agent1", 3)), delays=random.Random(draw))) as server:
         trace, summary = run(tmp_path / "recorded", embedder, api_base=server.api_base, **settings)
     assert [(line["agent_id"], line["step"]) for line in trace][:3] != [("Agent1", 1), ("Agent2", 1), ("Agent3", 1)]
     with ChatServer(lambda request: error(500)) as server:  # were it asked, every call would fail
@@ -182,7 +185,7 @@ def test_a_replay_commits_in_the_recorded_order_and_gives_the_same_trace(tmp_pat
 
 
 def test_a_run_a_budget_stopped_ends_cleanly_and_replays_to_the_same_end(tmp_path, embedder):
-    with ChatServer(held_until(None, None, random.Random(5))) as server:
+    with ChatServer(held_until(delays=random.Random(5))) as server:
         trace, summary = run(tmp_path / "recorded", embedder, api_base=server.api_base, steps=10, max_calls=6)
     assert summary["status"] == "budget_exhausted"
     assert [line["commit_index"] for line in trace] == list(range(len(trace)))
@@ -194,7 +197,7 @@ def test_a_run_a_budget_stopped_ends_cleanly_and_replays_to_the_same_end(tmp_pat
 
 
 def test_a_replay_of_another_schedules_run_is_refused_in_one_line(tmp_path, embedder):
-    with ChatServer(held_until(None, None)) as server:
+    with ChatServer(held_until()) as server:
         run(tmp_path / "recorded", embedder, api_base=server.api_base, steps=2, schedule="lockstep")
     with pytest.raises(RunFailed) as failed:
         run(tmp_path / "replay", embedder, steps=2, replay_replies=tmp_path / "recorded")

@@ -101,7 +101,7 @@ def test_a_cut_last_line_is_left_out(tmp_path):
     assert json.loads((run_dir / "summary.json").read_text())["status"] == "completed"
 
 
-def model_run(run_dir):
+def model_run(in_process, run_dir):
     """A model run of 2 agents and 4 steps whose calls give every kind of record: a reply refused and
     asked again, a call that failed, and good replies; its summary as it wrote it."""
 
@@ -113,8 +113,8 @@ def model_run(run_dir):
             return "action: fly"
         return "```yaml\naction: look_left\nreason: scan\n```"
 
-    with ChatServer(answer) as server:
-        result = main(
+    with ChatServer(answer) as server:  # in this process: the run is the point here, not the process
+        result = in_process.run(
             "--agents",
             "2",
             "--steps",
@@ -133,9 +133,9 @@ def model_run(run_dir):
     return summary
 
 
-def test_a_version_1_trace_is_recovered_to_the_summary_the_run_wrote(tmp_path):
+def test_a_version_1_trace_is_recovered_to_the_summary_the_run_wrote(in_process, tmp_path):
     run_dir = tmp_path / "run"
-    written = model_run(run_dir)
+    written = model_run(in_process, run_dir)
     assert (
         written["llm"]["failed_calls"] == 1 and written["llm"]["parse_failures"] == 0 and written["llm"]["calls"] == 10
     )
