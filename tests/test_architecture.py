@@ -39,6 +39,7 @@ EXTERNAL_API_OWNERS = {
     "Xlib": {"perception.x11"},
     "mss": {"perception.screen_capture"},
     "PIL": {"perception.screenshots"},
+    "ray": {"explorer.sweep.ray_executor"},
 }
 
 

@@ -11,6 +11,7 @@
       random-starts: true       # the seed places the agents: without it, apartment's runs would repeat
     baseline: {comm: true}      # optional: each condition's paired differences against this one's runs
     metric: steps_to_90         # optional: the figure the tables lead with (default: success for search runs)
+    executor: ray               # optional: each run a task on a Ray cluster (default local: processes here)
 
 Or named conditions instead of the grid's full product, each a mapping of run options, crossed with the
 grid when there is one (its seeds, say):
@@ -60,7 +61,8 @@ from perception.families.generate import open_world
 from perception.families.names import is_generated
 from perception.yaml_files import FileProblem, kind, parse_mapping, read_yaml_text
 
-SWEEP_KEYS = ("out", "grid", "conditions", "fixed", "baseline", "metric")
+SWEEP_KEYS = ("out", "grid", "conditions", "fixed", "baseline", "metric", "executor")
+EXECUTORS = ("local", "ray")  # where the runs run: processes on this machine, or tasks on a Ray cluster
 COMM = "comm"  # true, false for --no-comm, or a topology (all, star, tree, none) for --comm
 SEED = "seed"  # the grid's repetitions
 CONDITION = "condition"  # a named condition, in a run's name, its values and the baseline
@@ -76,6 +78,7 @@ NOT_PER_RUN = {
     "export-embedder": "not a run option",
     "parallel": "give --parallel on the command line",
     "dry-run": "give --dry-run on the command line",
+    "executor": "set `executor` at the top of the sweep file, or give --executor",
 }
 MAX_RUNS = 10_000  # far more than a day of runs on any machine: more is a typo in the grid
 MAX_NAME_CHARS = 200  # a run directory's name; file systems allow 255 bytes
@@ -124,6 +127,7 @@ class Sweep:
     text: str  # the file as it was read, its secret URLs redacted: for the page
     baseline: dict[str, str] | None = None  # the factors a condition's baseline has: {"comm": "true"}, say
     metric: str | None = None  # the metric its tables lead with, as `metric:` names it; None: as the runs' task
+    executor: str | None = None  # `executor:`, where it names one; --executor comes first
 
 
 def load_sweep(path: Path) -> Sweep:
@@ -134,6 +138,9 @@ def load_sweep(path: Path) -> Sweep:
     if unknown:
         raise SweepError(path, f"unknown key {unknown[0]!r} (allowed: {', '.join(SWEEP_KEYS)})")
     metric = _metric(path, data.get("metric"))
+    executor = data.get("executor")
+    if executor is not None and unknown_executor(executor):
+        raise SweepError(path, f"executor: {unknown_executor(executor)}")
     parser, options = RunParser(), run_options()
     conditions = _conditions(path, data.get("conditions"), options)
     grid = _grid(path, data.get("grid"), options, required=not conditions)
@@ -160,7 +167,7 @@ def load_sweep(path: Path) -> Sweep:
     baseline = _baseline(path, data.get("baseline"), grid, conditions, options)
     _refuse_repeating_seeds(path, runs)
     directory, shown = _directory(path, data.get("out")), _without_secrets(text, secrets)
-    return Sweep(directory, runs, shown, baseline, metric)
+    return Sweep(directory, runs, shown, baseline, metric, executor)
 
 
 def _grid(path: Path, mapping: Any, options: Options, required: bool) -> dict[str, list[Any]]:
@@ -417,6 +424,11 @@ def _metric(path: Path, given: Any) -> str | None:
     if name is None:
         raise SweepError(path, f"metric: no metric is named {given!r} (they are {', '.join(headline_names())})")
     return name
+
+
+def unknown_executor(name: object) -> str | None:
+    """Why `name` (the file's `executor:` or --executor) names no executor; None where it names one."""
+    return None if name in EXECUTORS else f"no executor is named {name!r} (they are {', '.join(EXECUTORS)})"
 
 
 def _directory(path, out):
