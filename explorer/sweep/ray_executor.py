@@ -45,6 +45,8 @@ LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
 
 def run_all(todo: list[SweepRun], parallel: int, out: SweepOut, stop: Stop, console: SweepConsole) -> dict[str, str]:
     """Run `todo` as Ray tasks, `parallel` in flight, until done or a stop signal; {run name: status}."""
+    if not todo:  # a finished sweep, resumed: no Ray to join or start
+        return {}
     with _connected(parallel):
         return _run_tasks(todo, parallel, out, stop, console)
 

@@ -1,5 +1,5 @@
-"""The optional extra `envs` (pettingzoo, gymnasium): tests that need it skip, saying what to install, except
-in CI (CI=true), where they must run."""
+"""The optional extras, `envs` (pettingzoo, gymnasium) and `cluster` (ray): tests that need one skip, saying
+what to install, except in CI (CI=true), where they must run."""
 
 from __future__ import annotations
 
@@ -8,12 +8,11 @@ import os
 
 import pytest
 
-INSTALL = "pip install -e '.[envs]'"
 
-
-def needs(package: str) -> None:
-    """Skips the test (fails it in CI) where `package` is not installed."""
+def needs(package: str, extra: str = "envs") -> None:
+    """Skips the test (fails it in CI) where `package`, of the optional extra `extra`, is not installed."""
     if importlib.util.find_spec(package) is None:
+        install = f"pip install -e '.[{extra}]'"
         if os.environ.get("CI") == "true":
-            pytest.fail(f"{package} is not installed: CI must run the environment tests ({INSTALL})")
-        pytest.skip(f"{package} is not installed: {INSTALL}")
+            pytest.fail(f"{package} is not installed: CI must run the tests of the extra {extra} ({install})")
+        pytest.skip(f"{package} is not installed: {install}")
