@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -16,7 +17,7 @@ import pytest
 
 from explorer.cli.main import main
 from tests.support.optional import needs
-from tests.support.sweeps import MAIN, read_results, sweep, write_sweep
+from tests.support.sweeps import MAIN, processes_mentioning, read_results, sweep, write_sweep
 
 SWEEP = """\
 out: {out}
@@ -140,3 +141,32 @@ def test_a_sweep_file_s_unknown_executor_is_one_line_and_exit_2(tmp_path, capsys
     assert main(["--sweep", str(sweep_file)]) == 2
     error = capsys.readouterr().err
     assert words in error and len(error.strip().splitlines()) == 1
+
+
+def test_ctrl_c_cancels_the_tasks_and_each_run_stops_cleanly(tmp_path):
+    needs("ray", "cluster")
+    out = tmp_path / "out"
+    sweep_file = write_sweep(tmp_path, SWEEP.format(out=out, steps=400) + "executor: ray\n")
+    environment = {key: value for key, value in os.environ.items() if key != "RAY_ADDRESS"}  # a Ray of its own
+    # As from a terminal: the sweep leads its own process group, and Ctrl-C goes to the whole group.
+    process = subprocess.Popen(
+        [sys.executable, MAIN, "--sweep", str(sweep_file), "--parallel", "2"],
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a harness may have it ignored
+    )
+    deadline = time.monotonic() + NODE_UP_SECONDS
+    while not any(len(trace.read_text().splitlines()) >= 4 for trace in out.glob("seed=*/trace.jsonl")):
+        assert time.monotonic() < deadline and process.poll() is None, "no run got under way"
+        time.sleep(0.1)
+    os.killpg(process.pid, signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stdout + stderr
+    assert "Run the same command again" in stdout
+    assert processes_mentioning(str(out)) == []  # no run is left running
+    statuses = [row["status"] for row in read_results(out)]
+    assert statuses.count("interrupted") == 2 and statuses.count("not run") == 4  # both under way, stopped cleanly

@@ -24,6 +24,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections import deque
 from collections.abc import Iterator
 
@@ -137,10 +138,11 @@ def _attempt(run: SweepRun, out: SweepOut, command: list[str], cwd: str) -> str:
             stdout=subprocess.DEVNULL,
             stderr=stderr,
             start_new_session=True,
-            preexec_fn=_die_with_the_worker,
+            preexec_fn=_as_a_run_starts,
         )
         try:
-            process.wait()
+            while process.poll() is None:  # not a blocking wait: Ray's cancel interrupts Python code, not a wait
+                time.sleep(POLL_SECONDS)
         except KeyboardInterrupt:  # the sweep was told to stop: the run writes its summary, then ends
             process.send_signal(signal.SIGINT)
             process.wait()
@@ -158,6 +160,11 @@ def _note_attempt(out: SweepOut, run: SweepRun) -> None:
         os.close(descriptor)
 
 
-def _die_with_the_worker() -> None:
+def _as_a_run_starts() -> None:
+    """In the run's process, before main.py: it dies with the worker, and a stop signal stops it as it stops a
+    run, where a Ray worker ignores or blocks it (both outlast exec)."""
     if LIBC is not None:
         LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
