@@ -76,12 +76,12 @@ def _connected(parallel: int) -> Iterator[None]:
         ray.shutdown()
 
 
-def _run_tasks(todo, parallel, out, stop, console):
+def _run_tasks(todo: list[SweepRun], parallel: int, out: SweepOut, stop: Stop, console: SweepConsole) -> dict[str, str]:
     waiting = deque(todo)
     running: dict[ray.ObjectRef, tuple[SweepRun, int]] = {}  # a task, its run and the run's lock
     outcomes: dict[str, str] = {}
 
-    def finish(task, told_to_stop):
+    def finish(task: ray.ObjectRef, told_to_stop: bool) -> None:
         run, lock = running.pop(task)
         try:
             stderr = ray.get(task)
@@ -99,10 +99,8 @@ def _run_tasks(todo, parallel, out, stop, console):
             while waiting and len(running) < parallel:
                 run = waiting.popleft()
                 lock = out.claim(run)  # held by the sweep while the task lives: the run is on another node
-                running[_attempt.remote(run, out, run_command(run, out.directory / run.name), os.getcwd())] = (
-                    run,
-                    lock,
-                )
+                task = _attempt.remote(run, out, run_command(run, out.directory / run.name), os.getcwd())
+                running[task] = (run, lock)
             done, _ = ray.wait(list(running), num_returns=1, timeout=POLL_SECONDS)
             for task in done:
                 finish(task, told_to_stop=False)
