@@ -122,7 +122,8 @@ def _run_and_report(
         f"{len(todo)} to run" + (f", {min(parallel, len(todo))} at once." if todo else ".")
     )
     with _StopRequest() as stop:
-        outcomes = run_all(todo, parallel, out, stop, console)
+        with console.progress(len(todo)):
+            outcomes = run_all(todo, parallel, out, stop, console)
         rows = run_rows(directory, runs, outcomes)
         metrics = sweep_metrics(rows, sweep.metric)  # the headline first: the runs' task's, or the file's `metric`
         compared = compare(rows, metrics, sweep.baseline)
