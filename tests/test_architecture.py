@@ -42,6 +42,7 @@ EXTERNAL_API_OWNERS = {
     "mlflow": {"explorer.sweep.tracking"},
     "pandas": {"explorer.sweep.tidy"},
     "pyarrow": {"explorer.sweep.tidy"},
+    "ray": {"explorer.sweep.ray_executor"},
 }
 
 

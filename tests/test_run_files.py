@@ -185,7 +185,7 @@ def test_resume_memory_rebuilds_every_memory_but_a_damaged_lines(finished, tmp_p
 
 
 def test_an_overlong_line_is_read_past_not_held(finished, tmp_path, monkeypatch):
-    from explorer.run import run_files
+    from explorer.records import run_files
 
     lines = trace_lines(finished)
     bound = max(len(line.encode()) for line in lines)

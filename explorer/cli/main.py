@@ -45,6 +45,12 @@ def build_parser() -> RunParser:
         help="with --sweep: runs at once (default: the number of cores)",
     )
     parser.add_argument(
+        "--executor",
+        metavar="NAME",
+        help="with --sweep: local (the default: processes here) or ray (tasks on the Ray cluster RAY_ADDRESS names, "
+        "else a local Ray); the sweep file's `executor:` otherwise",
+    )
+    parser.add_argument(
         "--dry-run",
         action="store_true",
         help="with --sweep: check every run, list the conditions and their runs (which are complete), run nothing",
@@ -97,6 +103,8 @@ def _main(argv, started, signals):
             raise ConfigError("--dry-run goes with --sweep FILE: it lists a sweep's runs without running them")
         if args.track is not None and args.sweep is None:
             raise ConfigError("--track goes with --sweep FILE: it logs a sweep's runs")
+        if args.executor is not None and args.sweep is None:
+            raise ConfigError("--executor goes with --sweep FILE: it says where the sweep's runs run")
         if args.recover is not None:
             return _recover(args.recover)
         if args.report is not None:
@@ -106,7 +114,7 @@ def _main(argv, started, signals):
         if args.sweep is not None:
             from explorer.sweep.runner import run_sweep
 
-            return run_sweep(args.sweep, args.parallel, args.dry_run, args.track)
+            return run_sweep(args.sweep, args.parallel, args.dry_run, args.executor, args.track)
         verbosity = -1 if args.quiet else 1 if args.verbose else 0
         if args.export_world is not None:
             return _export_world(config_from(args, verbosity=verbosity), args.export_world)

@@ -1,12 +1,16 @@
-"""What the person who started a sweep sees: a line per finished run, then a table of conditions, and where the
-sweep names a baseline, a table of paired differences from it. Both tables lead with the sweep's headline
+"""What the person who started a sweep sees: a line per finished run, with a progress bar and the time left below
+them on a terminal, then a table of conditions, and where the sweep names a baseline, a table of paired
+differences from it. Both tables lead with the sweep's headline
 metric (explorer/sweep/metrics.py), then a search task's figures where the runs had one."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 from explorer.records.run_view import plain
@@ -31,6 +35,20 @@ class SweepConsole:
         self.console = Console(markup=False, emoji=False, highlight=False)
         if not self.console.is_terminal:
             self.console.width = PIPE_WIDTH
+        self._progress: Progress | None = None
+
+    @contextlib.contextmanager
+    def progress(self, total: int) -> Iterator[None]:
+        """A bar of the `total` runs to run, with the time elapsed and left, while they run; `finished` moves it.
+        Only on a terminal: into a file or a pipe the lines per run say as much. Gone once the runs are."""
+        columns = (TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
+        with Progress(*columns, console=self.console, transient=True, disable=not self.console.is_terminal) as bar:
+            bar.add_task("runs", total=total)
+            self._progress = bar
+            try:
+                yield
+            finally:
+                self._progress = None
 
     def say(self, text: str) -> None:
         self.console.print(plain(text), soft_wrap=True)  # a path or an error is not cut into lines
@@ -48,6 +66,8 @@ class SweepConsole:
             targets = f", {len(search.get('targets_found') or ())} of {len(search['targets'])} targets"
             found += targets + (f" by step {search['steps_to_all']}" if search.get("all_found") else "")
         self.say(f"[{done}/{total}] {name}: {status}{found}" + (f" ({reason})" if reason else ""))
+        if self._progress is not None:
+            self._progress.advance(self._progress.task_ids[0])
 
     def table(self, compared: list[ConditionFigures], metrics: tuple[Metric, ...]) -> None:
         """Per condition: the mean and 95% interval of each figure, and n where it counts fewer runs."""

@@ -119,12 +119,16 @@ class SweepOut:
         """The run's lock, held, and its earlier attempt removed: the descriptor, for the run's process to hold."""
         lock = self._run_lock(run)
         try:
-            self.check_attempt(run)
-            _remove(self.directory / run.name)
+            self.clear_attempt(run)
         except BaseException:
             os.close(lock)
             raise
         return lock
+
+    def clear_attempt(self, run: SweepRun) -> None:
+        """Remove an earlier attempt of the run (interrupted, failed, on a node that died); refuse anything else."""
+        self.check_attempt(run)
+        _remove(self.directory / run.name)
 
     def _run_lock(self, run: SweepRun) -> int:
         lock = self._lock(self.state / f"{run.name}.lock")

@@ -9,8 +9,10 @@ cleanly. At the end the sweep directory gets results.csv (a row per run), condit
 condition, the mean and 95% interval of each metric over the seeds, the paired differences from a baseline
 condition, and the discovery curves). The runs' pages and sweep.html share one copy of plotly's script there.
 With --dry-run every run is checked the same way, and the conditions and their runs are listed: nothing runs,
-and nothing is written (no `out`, no lock). With --track mlflow (or `track: mlflow`) the sweep's own process
-logs each run to MLflow once it has finished (explorer/sweep/tracking.py).
+and nothing is written (no `out`, no lock). With --executor ray (`executor: ray` in the file) each run is a
+task on a Ray cluster instead (explorer/sweep/ray_executor.py, imported only then). With --track mlflow (or
+`track: mlflow`) the sweep's own process logs each run to MLflow once it has finished
+(explorer/sweep/tracking.py), whichever executor ran it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections import deque
@@ -27,21 +28,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 from explorer.records.errors import ConfigError
-from explorer.records.summary import FINISHED
 from explorer.report.page import write_shared_plotly
 from explorer.run.signals import STOP_SIGNALS
 from explorer.sweep.compare import compare
 from explorer.sweep.console import SweepConsole
+from explorer.sweep.launch import POLL_SECONDS, STOP_GRACE_SECONDS, Log, RunAll, outcome, run_command
 from explorer.sweep.metrics import sweep_metrics
 from explorer.sweep.out_dir import SweepOut, run_summary
 from explorer.sweep.page import write_sweep_page
 from explorer.sweep.results import CONDITIONS, RESULTS, run_rows, write_conditions, write_results
-from explorer.sweep.sweep_file import Sweep, SweepRun, chosen_tracker, load_sweep
+from explorer.sweep.sweep_file import Sweep, SweepRun, chosen_tracker, load_sweep, unknown_executor
 from explorer.sweep.tidy import write_tables
 
-ROOT = Path(__file__).resolve().parent.parent  # the checkout, where main.py is (not there when installed)
-POLL_SECONDS = 0.2
-STOP_GRACE_SECONDS = 60  # for a run told to stop to write its summary and memories before it is killed
 PAGE = "sweep.html"
 # The figures shown beside each run on the page.
 PAGE_METRICS = (
@@ -54,13 +52,17 @@ PAGE_METRICS = (
 )
 
 
-def run_sweep(path: Path, parallel: int, dry_run: bool = False, track: str | None = None) -> int:
+def run_sweep(
+    path: Path, parallel: int, dry_run: bool = False, executor: str | None = None, track: str | None = None
+) -> int:
     """Run the sweep file at `path`, `parallel` runs at once, each checked as main.py checks it; the exit code.
-    With `dry_run`, only list its conditions and runs; with `track` (or the file's), log each run to it."""
+    With `dry_run`, only list its conditions and runs. `executor` (else the file's, else local) runs them; with
+    `track` (or the file's), each run is logged to it."""
     if parallel < 1:
         raise ConfigError(f"--parallel must be at least 1, not {parallel}")
     sweep = load_sweep(path)
-    track = chosen_tracker(track, sweep)
+    # Ray or MLflow missing is one line, before anything runs (a dry run's check included).
+    run_all, track = _executor(executor or sweep.executor or "local"), chosen_tracker(track, sweep)
     out = SweepOut(path, sweep.directory)
     if dry_run:
         return _dry_run(sweep, out, _todo(sweep, out, out.check_attempt))
@@ -68,7 +70,25 @@ def run_sweep(path: Path, parallel: int, dry_run: bool = False, track: str | Non
         todo = _todo(sweep, out, out.check)
         out.record_grid(sweep.runs)  # once all is checked: a refused sweep leaves the grid as it was
         write_shared_plotly(sweep.directory)  # before the runs, whose pages load it
-        return _run_and_report(Path(path), sweep, out, todo, parallel, track)
+        return _run_and_report(Path(path), sweep, out, todo, parallel, run_all, track)
+
+
+def _executor(name: str) -> RunAll:
+    """What runs the runs: processes here, or tasks on a Ray cluster (Ray is an optional extra)."""
+    problem = unknown_executor(name)
+    if problem:
+        raise ConfigError(f"--executor: {problem}")
+    if name == "local":
+        return _run_all
+    try:
+        from explorer.sweep import ray_executor
+    except ModuleNotFoundError as error:
+        if error.name != "ray" and not str(error.name).startswith("ray."):
+            raise
+        raise ConfigError(
+            "--executor ray needs Ray, which is not installed: pip install -e '.[cluster]' (the extra `cluster`)"
+        ) from None
+    return ray_executor.run_all
 
 
 def _todo(sweep: Sweep, out: SweepOut, check: Callable[[SweepRun], None]) -> list[SweepRun]:
@@ -100,7 +120,7 @@ def _dry_run(sweep: Sweep, out: SweepOut, todo: list[SweepRun]) -> int:
 
 
 def _run_and_report(
-    path: Path, sweep: Sweep, out: SweepOut, todo: list[SweepRun], parallel: int, track: str | None
+    path: Path, sweep: Sweep, out: SweepOut, todo: list[SweepRun], parallel: int, run_all: RunAll, track: str | None
 ) -> int:
     """Run `todo`, then write results.csv, conditions.csv and sweep.html and say how it went; the exit code."""
     directory, runs = sweep.directory, sweep.runs
@@ -110,7 +130,8 @@ def _run_and_report(
         f"{len(todo)} to run" + (f", {min(parallel, len(todo))} at once." if todo else ".")
     )
     with _StopRequest() as stop, _tracking(track, path, sweep, console) as log:
-        outcomes = _run_all(todo, parallel, out, stop, console, log)
+        with console.progress(len(todo)):
+            outcomes = run_all(todo, parallel, out, stop, console, log)
         rows = run_rows(directory, runs, outcomes)
         metrics = sweep_metrics(rows, sweep.metric)  # the headline first: the runs' task's, or the file's `metric`
         compared = compare(rows, metrics, sweep.baseline)
@@ -144,7 +165,7 @@ def _run_and_report(
 
 def _tracking(
     track: str | None, path: Path, sweep: Sweep, console: SweepConsole
-) -> contextlib.AbstractContextManager[Callable[[SweepRun], None]]:
+) -> contextlib.AbstractContextManager[Log]:
     """What logs each finished run to the tracker, for the runs' time; with none, what logs nothing."""
     if track is None:
         return contextlib.nullcontext(lambda run: None)
@@ -183,10 +204,8 @@ class _Child:
         lock = out.claim(run)  # an interrupted or failed attempt is removed: the run starts again
         try:
             self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the child; outcome() closes it
-            main = ROOT / "main.py"
-            program = [sys.executable, str(main)] if main.is_file() else [sys.executable, "-m", "explorer"]
             self.process = subprocess.Popen(
-                [*program, *run.arguments, f"--run-dir={self.run_dir}", "-q"],
+                run_command(run, self.run_dir),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=self.stderr,
@@ -202,12 +221,11 @@ class _Child:
         self.process.send_signal(signal.SIGINT)
 
     def outcome(self):
-        """The run's status: its summary's, else failed (or interrupted, when the sweep stopped it)."""
-        status = run_summary(self.run_dir).get("status") or ("interrupted" if self.told_to_stop else "failed")
+        """The run's status, and why it did not finish (its stderr's last line)."""
         self.stderr.seek(0)
-        lines = self.stderr.read().decode("utf-8", "replace").strip().splitlines()
+        stderr = self.stderr.read().decode("utf-8", "replace")
         self.stderr.close()
-        return status, lines[-1] if lines and status not in FINISHED else None
+        return outcome(self.run_dir, self.told_to_stop, stderr)
 
 
 def _run_all(todo, parallel, out, stop, console, log):

@@ -12,6 +12,7 @@
     baseline: {comm: true}      # optional: each condition's paired differences against this one's runs
     metric: steps_to_90         # optional: the figure the tables lead with (default: success for search runs)
     track: mlflow               # optional: log each run to MLflow, as --track mlflow does
+    executor: ray               # optional: each run a task on a Ray cluster (default local: processes here)
 
 Or named conditions instead of the grid's full product, each a mapping of run options, crossed with the
 grid when there is one (its seeds, say):
@@ -62,7 +63,8 @@ from perception.families.generate import open_world
 from perception.families.names import is_generated
 from perception.yaml_files import FileProblem, kind, parse_mapping, read_yaml_text
 
-SWEEP_KEYS = ("out", "grid", "conditions", "fixed", "baseline", "metric", "track")
+SWEEP_KEYS = ("out", "grid", "conditions", "fixed", "baseline", "metric", "executor", "track")
+EXECUTORS = ("local", "ray")  # where the runs run: processes on this machine, or tasks on a Ray cluster
 TRACKERS = ("mlflow",)  # what --track and `track:` name; each is installed by the `track` extra
 COMM = "comm"  # true, false for --no-comm, or a topology (all, star, tree, none) for --comm
 SEED = "seed"  # the grid's repetitions
@@ -80,6 +82,7 @@ NOT_PER_RUN = {
     "parallel": "give --parallel on the command line",
     "dry-run": "give --dry-run on the command line",
     "track": "set `track` at the sweep file's top level, or give --track",
+    "executor": "set `executor` at the top of the sweep file, or give --executor",
 }
 MAX_RUNS = 10_000  # far more than a day of runs on any machine: more is a typo in the grid
 MAX_NAME_CHARS = 200  # a run directory's name; file systems allow 255 bytes
@@ -128,6 +131,7 @@ class Sweep:
     text: str  # the file as it was read, its secret URLs redacted: for the page
     baseline: dict[str, str] | None = None  # the factors a condition's baseline has: {"comm": "true"}, say
     metric: str | None = None  # the metric its tables lead with, as `metric:` names it; None: as the runs' task
+    executor: str | None = None  # `executor:`, where it names one; --executor comes first
     track: str | None = None  # the tracker `track:` names, each run logged to it; None: none
 
 
@@ -139,6 +143,9 @@ def load_sweep(path: Path) -> Sweep:
     if unknown:
         raise SweepError(path, f"unknown key {unknown[0]!r} (allowed: {', '.join(SWEEP_KEYS)})")
     metric = _metric(path, data.get("metric"))
+    executor = data.get("executor")
+    if executor is not None and unknown_executor(executor):
+        raise SweepError(path, f"executor: {unknown_executor(executor)}")
     track = data.get("track")
     if track is not None and track not in TRACKERS:
         raise SweepError(path, f"track: {_no_tracker(track)}")
@@ -168,7 +175,7 @@ def load_sweep(path: Path) -> Sweep:
     baseline = _baseline(path, data.get("baseline"), grid, conditions, options)
     _refuse_repeating_seeds(path, runs)
     directory, shown = _directory(path, data.get("out")), _without_secrets(text, secrets)
-    return Sweep(directory, runs, shown, baseline, metric, track)
+    return Sweep(directory, runs, shown, baseline, metric, executor, track)
 
 
 def chosen_tracker(given: str | None, sweep: Sweep) -> str | None:
@@ -440,6 +447,11 @@ def _metric(path: Path, given: Any) -> str | None:
     if name is None:
         raise SweepError(path, f"metric: no metric is named {given!r} (they are {', '.join(headline_names())})")
     return name
+
+
+def unknown_executor(name: object) -> str | None:
+    """Why `name` (the file's `executor:` or --executor) names no executor; None where it names one."""
+    return None if name in EXECUTORS else f"no executor is named {name!r} (they are {', '.join(EXECUTORS)})"
 
 
 def _directory(path, out):

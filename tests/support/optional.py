@@ -1,5 +1,5 @@
-"""Optional extras (`envs`: pettingzoo, gymnasium; `track`: MLflow; `data`: pandas, pyarrow): tests that need
-one skip, saying what to install, except in CI (CI=true), where they must run."""
+"""Optional extras (`envs`: pettingzoo, gymnasium; `track`: MLflow; `data`: pandas, pyarrow; `cluster`: Ray):
+tests that need one skip, saying what to install, except in CI (CI=true), where they must run."""
 
 from __future__ import annotations
 

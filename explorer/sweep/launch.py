@@ -1,0 +1,50 @@
+"""What a sweep's executors share: the command line that runs a run, and what became of it.
+
+Both executors run the same command, `main.py <its options> --run-dir <sweep>/<name> -q`, in the sweep's
+current directory: in a process here (explorer/sweep/runner.py) or on a node of a Ray cluster that shares
+the file system (explorer/sweep/ray_executor.py). Either way the run's directory tells how it went.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
+
+from explorer.records.summary import FINISHED
+from explorer.sweep.console import SweepConsole
+from explorer.sweep.out_dir import SweepOut, run_summary
+from explorer.sweep.sweep_file import SweepRun
+
+ROOT = Path(__file__).resolve().parent.parent  # the checkout, where main.py is (not there when installed)
+STOP_GRACE_SECONDS = 60  # for a run told to stop to write its summary and memories before it is killed
+POLL_SECONDS = 0.2
+
+
+class Stop(Protocol):
+    """A stop signal noted while the sweep runs: its runs are then stopped."""
+
+    signum: int | None
+
+
+# What is told of each run as it ends, whatever its status: the tracker's log (explorer/sweep/tracking.py).
+Log = Callable[[SweepRun], None]
+# An executor: runs the runs, `parallel` at once, until done or stopped, each logged as it ends;
+# {run name: status}.
+RunAll = Callable[[list[SweepRun], int, SweepOut, Stop, SweepConsole, Log], dict[str, str]]
+
+
+def run_command(run: SweepRun, run_dir: Path) -> list[str]:
+    """The command line of one run: a normal run of main.py, quiet, in its directory."""
+    main = ROOT / "main.py"
+    program = [sys.executable, str(main)] if main.is_file() else [sys.executable, "-m", "explorer"]
+    return [*program, *run.arguments, f"--run-dir={run_dir}", "-q"]
+
+
+def outcome(run_dir: Path, told_to_stop: bool, stderr: str) -> tuple[str, str | None]:
+    """The run's status, its summary's, else failed (or interrupted, when the sweep stopped it); and where it
+    did not finish, the last line of its stderr, which says why."""
+    status = run_summary(run_dir).get("status") or ("interrupted" if told_to_stop else "failed")
+    lines = stderr.strip().splitlines()
+    return status, lines[-1] if lines and status not in FINISHED else None
