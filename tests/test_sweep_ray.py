@@ -17,7 +17,7 @@ import pytest
 
 from explorer.cli.main import main
 from tests.support.optional import needs
-from tests.support.sweeps import MAIN, processes_mentioning, read_results, sweep, write_sweep
+from tests.support.sweeps import MAIN, read_results, stop_sweep, sweep, write_sweep
 
 SWEEP = """\
 out: {out}
@@ -162,11 +162,5 @@ def test_ctrl_c_cancels_the_tasks_and_each_run_stops_cleanly(tmp_path):
     while not any(len(trace.read_text().splitlines()) >= 4 for trace in out.glob("seed=*/trace.jsonl")):
         assert time.monotonic() < deadline and process.poll() is None, "no run got under way"
         time.sleep(0.1)
-    os.killpg(process.pid, signal.SIGINT)
-    stdout, stderr = process.communicate(timeout=120)
-    assert process.returncode == 130, stderr
-    assert "Traceback" not in stdout + stderr
-    assert "Run the same command again" in stdout
-    assert processes_mentioning(str(out)) == []  # no run is left running
-    statuses = [row["status"] for row in read_results(out)]
+    statuses = [row["status"] for row in stop_sweep(process, out)]
     assert statuses.count("interrupted") == 2 and statuses.count("not run") == 4  # both under way, stopped cleanly

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import csv
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -43,3 +45,15 @@ def processes_mentioning(text: str) -> list[int]:
         except OSError:  # it ended while we looked
             continue
     return found
+
+
+def stop_sweep(process: subprocess.Popen, out: Path) -> list[dict[str, str]]:
+    """Ctrl-C to a sweep started in a session of its own: it must stop cleanly (exit 130, no traceback, the
+    resume hint, no run left running); its results.csv rows."""
+    os.killpg(process.pid, signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stdout + stderr
+    assert "Run the same command again" in stdout
+    assert processes_mentioning(str(out)) == []  # no run is left running
+    return read_results(out)
