@@ -109,7 +109,7 @@ def test_pairing_takes_out_what_the_seed_does_to_both():
     def row(condition: str, seed: int, steps: int | None) -> RunRow:
         factors = {"condition": condition}
         metrics = {"steps_to_90_objects": steps, "steps_run": 40}
-        return RunRow(f"{condition},{seed}", condition, "office", factors, seed, "completed", metrics, [])
+        return RunRow(f"{condition},{seed}", condition, "office", factors, (seed,), "completed", metrics, [])
 
     # Seeds that make both conditions slow or quick: each condition's own interval is wide, the pairs' narrow.
     rows = [row("a", seed, steps) for seed, steps in ((1, 10), (2, 30), (3, 20))]

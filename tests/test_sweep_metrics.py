@@ -166,9 +166,9 @@ def test_an_unknown_metric_is_refused_in_one_line(tmp_path):
 
 
 def test_a_coverage_sweep_leads_with_objects_found_as_before():
-    rows = [RunRow("a", "a", "w", {}, 1, "completed", {"objects_found": 3}, [])]
+    rows = [RunRow("a", "a", "w", {}, (1,), "completed", {"objects_found": 3}, [])]
     assert sweep_metrics(rows, None) == METRICS
-    searching = RunRow("b", "b", "w", {}, 1, "completed", {"all_found": True}, [], ("laptop",))
+    searching = RunRow("b", "b", "w", {}, (1,), "completed", {"all_found": True}, [], ("laptop",))
     assert [m.name for m in sweep_metrics([searching], None)[:3]] == ["success", "steps_to_all", "steps_to_laptop"]
     # A sweep of both kinds keeps today's headline and adds the search figures after it.
     assert [m.name for m in sweep_metrics([*rows, searching], None)[:2]] == ["objects_found", "success"]

@@ -1,5 +1,9 @@
 """A sweep's conditions compared: per condition each metric's mean over its finished runs with its interval and
-how many runs it counts, and its paired differences against its baseline condition, seed by seed.
+how many runs it counts, and its paired differences against its baseline condition, replicate by replicate.
+
+A condition's runs are its replicates: its seeds, or with `replicates: [seed, world-seed]` its seeds on each
+layout. Over one replicate key the interval is a bootstrap over the runs; over two or more, a two-level one
+(stats.hierarchical_interval) over the last key's values (the layouts), then the runs within each.
 
 The console, conditions.csv and sweep.html all show these figures, written by `figure_text`.
 """
@@ -10,7 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from explorer.records.summary import FINISHED
-from explorer.sweep.stats import Bounds, Interval, mean_interval, paired_interval, proportion_interval
+from explorer.sweep.stats import (
+    Bounds,
+    Interval,
+    hierarchical_interval,
+    mean_interval,
+    paired_interval,
+    proportion_interval,
+)
 
 # What limits a metric: the share of something, the world's objects or cells, the run's steps; else 0 or more.
 SHARE, OBJECTS, CELLS, STEPS = "share", "objects", "cells", "steps"
@@ -37,8 +48,8 @@ class RunRow:
     name: str  # its directory in the sweep's
     condition: str  # its condition's label
     world: str  # its world, as the page groups conditions by it
-    factors: dict[str, str]  # what makes its condition: its name, the grid's values but the seed
-    seed: Any  # what pairs it with the runs of other conditions
+    factors: dict[str, str]  # what makes its condition: its name, the grid's values but the replicates'
+    replicate: tuple[Any, ...]  # its replicate keys' values, the outermost last: what pairs it with other runs
     status: str  # completed, budget_exhausted, interrupted, failed or not run
     metrics: dict[str, Any]  # from its summary.json (sweep/results.py); {} where it has none
     curve: list[list[int]]  # [[step, objects found], ...]
@@ -60,7 +71,7 @@ class ConditionFigures:
     finished: list[RunRow]
     figures: dict[str, Interval]  # metric name -> its mean and interval over the finished runs
     baseline: str | None = None  # the baseline condition's label; None for the baseline itself, or none
-    pairs: int = 0  # the seeds it shares with its baseline, finished in both
+    pairs: int = 0  # the replicates it shares with its baseline, finished in both
     differences: dict[str, Interval] | None = None  # metric name -> its mean paired difference from the baseline
 
 
@@ -83,7 +94,23 @@ def _figure(metric: Metric, runs: list[RunRow]) -> Interval:
     if metric.proportion:
         outcomes = [bool(value) for value in map(metric.value, runs) if value is not None]
         return proportion_interval(sum(outcomes), len(outcomes))
-    return mean_interval(map(metric.value, runs), bounds(metric.bound, runs))
+    values, limits = [metric.value(row) for row in runs], bounds(metric.bound, runs)
+    if _flat(runs):
+        return mean_interval(values, limits)
+    return hierarchical_interval(_by_outer(values, runs), limits)
+
+
+def _flat(runs: list[RunRow]) -> bool:
+    """True where the runs repeat over one key (the seed): a bootstrap over the runs themselves."""
+    return all(len(row.replicate) < 2 for row in runs)
+
+
+def _by_outer(values: list[Any], runs: list[RunRow]) -> list[list[Any]]:
+    """The runs' values grouped by their outermost replicate key's value (a layout's runs together)."""
+    groups: dict[Any, list[Any]] = {}
+    for value, row in zip(values, runs):
+        groups.setdefault(row.replicate[-1], []).append(value)
+    return list(groups.values())
 
 
 def done_by_step(runs: list[RunRow], done: Metric) -> tuple[list[int], list[Interval]]:
@@ -107,13 +134,14 @@ def _paired(
     base = next((c for c in compared if c.runs[0].factors == wanted), None)
     if base is None or base is condition:
         return condition
-    theirs = {row.seed: row for row in base.finished}
-    pairs = [(row, theirs[row.seed]) for row in condition.finished if row.seed in theirs]
+    theirs = {row.replicate: row for row in base.finished}
+    pairs = [(row, theirs[row.replicate]) for row in condition.finished if row.replicate in theirs]
+    mine = [pair[0] for pair in pairs]
     differences = {}
     for metric in metrics:
         limits = bounds(metric.bound, [row for pair in pairs for row in pair])
-        values = [(metric.value(mine), metric.value(its)) for mine, its in pairs]
-        differences[metric.name] = paired_interval(values, limits)
+        values = [(metric.value(a), metric.value(b)) for a, b in pairs]
+        differences[metric.name] = _difference(values, mine, limits)
     return ConditionFigures(
         condition.label,
         condition.world,
@@ -124,6 +152,14 @@ def _paired(
         len(pairs),
         differences,
     )
+
+
+def _difference(values: list[tuple[Any, Any]], runs: list[RunRow], limits: Bounds) -> Interval:
+    """The mean paired difference of the (mine, its) values of `runs`' pairs, with its interval as _figure's."""
+    if _flat(runs):
+        return paired_interval(values, limits)
+    differences = [None if None in pair else pair[0] - pair[1] for pair in values]
+    return hierarchical_interval(_by_outer(differences, runs), limits.of_differences())
 
 
 def bounds(bound: str | None, runs: list[RunRow]) -> Bounds:

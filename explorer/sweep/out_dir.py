@@ -9,8 +9,8 @@ What the sweep keeps of itself is in out/.sweep/:
   is found alive by the next sweep, which refuses to start rather than remove the directory under it.
 - `grid.json`, the names of the grid's runs (and each one's condition and factors, for sweep/tidy.py), recorded
   once every run is checked: another grid is refused, since its results.csv and sweep.html would replace this
-  one's, but for the same grid with more seeds, whose results cover the recorded runs too: more replicates of
-  a finished sweep run only the new ones.
+  one's, but for the same grid with more replicates (seeds, world seeds), whose results cover the recorded runs
+  too: more replicates of a finished sweep run only the new ones.
 
 A run's directory is removed only when it is recognisably an earlier attempt of that very run: it holds
 nothing but the files a run writes, and its config.json is that run's settings (or empty: the run was
@@ -77,7 +77,7 @@ class SweepOut:
             os.close(lock)
 
     def check_grid(self, runs: list[SweepRun]) -> None:
-        """Refuse, in one line, another grid than the one `out` has, unless it only adds seeds; writes nothing."""
+        """Refuse, in one line, another grid than the one `out` has, unless it only adds replicates; writes nothing."""
         path = self.state / GRID
         if not os.path.lexists(path):
             return
@@ -171,12 +171,13 @@ class SweepOut:
 
 
 def _more_seeds_of(recorded: list[Any], runs: list[SweepRun]) -> bool:
-    """True if `runs` hold the recorded ones, in their order, and beside them only other seeds of their conditions."""
+    """True if `runs` hold the recorded ones, in their order, and beside them only other replicates of their
+    conditions."""
     names = {str(name) for name in recorded}
     if [run.name for run in runs if run.name in names] != recorded:
         return False  # a run removed, renamed or moved: a changed condition, a seed dropped, the grid reordered
     conditions = {run.condition for run in runs if run.name in names}
-    return all(run.condition in conditions for run in runs)  # a new run's condition but its seed is a recorded one
+    return all(run.condition in conditions for run in runs)  # a new run's condition (but its replicates) is recorded
 
 
 def _not_an_attempt(run_dir: Path, run: SweepRun) -> str | None:

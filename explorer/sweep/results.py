@@ -32,7 +32,7 @@ def run_rows(directory: Path, runs: list[SweepRun], outcomes: dict[str, str]) ->
                 run.condition,
                 run.world,
                 run.factors,
-                run.seed,
+                run.replicate,
                 summary.get("status") or outcomes.get(run.name, "not run"),
                 run_metrics(summary) if summary else {},
                 summary.get("discovery_curve") or [],

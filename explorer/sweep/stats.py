@@ -132,3 +132,29 @@ def _bootstrap(sample: np.ndarray) -> tuple[list[float], list[float]]:
     tail = (1 - LEVEL) / 2
     lows, highs = np.quantile(means, [tail, 1 - tail], axis=0)
     return [float(x) for x in lows], [float(x) for x in highs]
+
+
+def hierarchical_interval(groups: Sequence[Iterable[float | None]], bounds: Bounds = Bounds()) -> Interval:
+    """The mean over every value of the groups (a layout's runs, say), with a two-level bootstrap interval:
+    each resample draws the groups with replacement, then each drawn group's values with replacement. Runs that
+    share a group (a layout) are alike, so a flat bootstrap over runs would be too narrow for another layout;
+    this one is as wide as the groups differ. None values are left out, and groups left empty with them."""
+    samples = [np.array(kept) for kept in ([float(v) for v in group if v is not None] for group in groups) if kept]
+    count = sum(len(sample) for sample in samples)
+    if count == 0:
+        return Interval(0, None, None, None)
+    mean = bounds.clip(float(np.concatenate(samples).mean()))
+    if count == 1:
+        return Interval(1, mean, None, None)
+    generator = np.random.default_rng(RESAMPLE_SEED)
+    # How many times each group is drawn per resample; a group drawn c times gives c resamples of its values,
+    # which together are c times its size drawn from them with replacement: one multinomial per group.
+    drawn = generator.multinomial(len(samples), np.full(len(samples), 1 / len(samples)), size=RESAMPLES)
+    totals, sizes = np.zeros(RESAMPLES), np.zeros(RESAMPLES)
+    for column, sample in zip(drawn.T, samples):
+        picks = generator.multinomial(column * len(sample), np.full(len(sample), 1 / len(sample)))
+        totals += picks @ sample
+        sizes += column * len(sample)
+    tail = (1 - LEVEL) / 2
+    low, high = np.quantile(totals / sizes, [tail, 1 - tail])
+    return Interval(count, mean, bounds.clip(float(low)), bounds.clip(float(high)))

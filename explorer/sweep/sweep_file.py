@@ -13,6 +13,7 @@
     metric: steps_to_90         # optional: the figure the tables lead with (default: success for search runs)
     track: mlflow               # optional: log each run to MLflow, as --track mlflow does
     executor: ray               # optional: each run a task on a Ray cluster (default local: processes here)
+    replicates: [seed]          # optional: the grid's keys whose values repeat a condition (default [seed])
 
 Or named conditions instead of the grid's full product, each a mapping of run options, crossed with the
 grid when there is one (its seeds, say):
@@ -25,13 +26,15 @@ grid when there is one (its seeds, say):
     baseline: offline           # a condition's name
 
 A run's name, its directory in the sweep's, holds its condition's name and grid values:
-`condition=no-comm,seed=1`, or `world=office,comm=false,seed=1`. A condition is a run's name but the seed;
-the seeds repeat it. The baseline names values of the grid's options (`{comm: true}`), or a condition (its
-name, or `{condition: NAME}`): each condition is paired with the condition that has those values and the
-same others (the same world, say), run by run on the seeds both have. Every run's arguments are checked as
-main.py checks them, and its world and profiles files read, before any run starts. A sweep whose seeds would
-repeat one run exactly (a world that gives every agent its start pose, and no decision that uses the seed) is
-refused: its intervals would have no width.
+`condition=no-comm,seed=1`, or `world=office,comm=false,seed=1`. A condition is a run's name but the
+replicates' values (`replicates:`, the seed unless it names others); they repeat it: with
+`replicates: [seed, world-seed]` a condition's runs are its seeds on each of its layouts. The baseline names
+values of the grid's options (`{comm: true}`), or a condition (its name, or `{condition: NAME}`): each
+condition is paired with the condition that has those values and the same others (the same world, say), run
+by run on the replicates both have. Every run's arguments are checked as main.py checks them, and its world
+and profiles files read, before any run starts. A sweep whose replicates would repeat one run exactly (a world
+that gives every agent its start pose, and no decision that uses the seed) is refused: its
+intervals would have no width.
 
 A URL that carries credentials (`api_base: http://user:password@host/v1`, or `?api_key=...`) is passed to
 its runs as given, and shown nowhere: a run's name holds a short hash of it, results.csv, the page and the
@@ -63,11 +66,12 @@ from perception.families.generate import open_world
 from perception.families.names import is_generated
 from perception.yaml_files import FileProblem, kind, parse_mapping, read_yaml_text
 
-SWEEP_KEYS = ("out", "grid", "conditions", "fixed", "baseline", "metric", "executor", "track")
+SWEEP_KEYS = ("out", "grid", "conditions", "fixed", "baseline", "metric", "executor", "track", "replicates")
 EXECUTORS = ("local", "ray")  # where the runs run: processes on this machine, or tasks on a Ray cluster
 TRACKERS = ("mlflow",)  # what --track and `track:` name; each is installed by the `track` extra
 COMM = "comm"  # true, false for --no-comm, or a topology (all, star, tree, none) for --comm
-SEED = "seed"  # the grid's repetitions
+SEED = "seed"  # the grid's repetitions, unless `replicates:` names others
+WORLD_SEED = "world-seed"  # a generated world's layout: a replicate key that changes every run
 CONDITION = "condition"  # a named condition, in a run's name, its values and the baseline
 # main.py's options that a sweep file may not set, and why: the ones that are not a run's, and --run-dir.
 NOT_PER_RUN = {
@@ -100,18 +104,14 @@ class SweepError(FileProblem):
 @dataclass(frozen=True)
 class SweepRun:
     name: str  # its directory in the sweep's, from its condition's name and grid values: world=office,seed=1
-    condition: str  # its condition's name and grid values but the seed: what the seeds repeat
+    condition: str  # its condition's name and grid values but the replicates': what the replicates repeat
     values: dict[str, str]  # option -> value as results.csv shows it: its condition's name, the grid's, the fixed
     arguments: tuple[str, ...]  # main.py's, but --run-dir and -q
     settings: dict[str, Any]  # its RunConfig, as its config.json records it
     factors: dict[str, str] = field(default_factory=dict)  # what makes its condition, as `values` shows it
     world: str = ""  # its world, as the page groups the conditions
-    repeats: bool = False  # True where its seed changes nothing: fixed start poses, decisions that ignore it
-
-    @property
-    def seed(self) -> Any:
-        """What pairs it with the runs of other conditions."""
-        return self.settings.get("seed")
+    replicate: tuple[str, ...] = ()  # its replicate keys' values, as `values` shows them: what pairs it with others
+    inert: frozenset[str] = frozenset()  # the replicate keys that cannot change it: a seed with fixed start poses
 
 
 @dataclass(frozen=True)
@@ -154,6 +154,7 @@ def load_sweep(path: Path) -> Sweep:
     grid = _grid(path, data.get("grid"), options, required=not conditions)
     fixed = _options(path, {} if data.get("fixed") is None else data["fixed"], "fixed", options)
     _check_one_place(path, grid, fixed, conditions, options)
+    replicates = _replicates(path, data.get("replicates"), grid)
     count = max(1, len(conditions))
     for values in grid.values():
         count *= len(values)
@@ -161,7 +162,7 @@ def load_sweep(path: Path) -> Sweep:
         raise SweepError(path, f"the sweep makes {count:,} runs, more than {MAX_RUNS:,}")
     checked: dict[Hashable, Any] = {}  # the worlds' start poses, and the (profiles, agents, model)'s models
     runs = [
-        _run(path, named, dict(zip(grid, combination)), fixed, options, parser, checked)
+        _run(path, named, dict(zip(grid, combination)), fixed, replicates, options, parser, checked)
         for named in _or_none(conditions)
         for combination in itertools.product(*grid.values())
     ]
@@ -172,7 +173,7 @@ def load_sweep(path: Path) -> Sweep:
     given = [*grid.items(), *((name, [value]) for named in conditions for name, value in named.options.items())]
     given += [(name, [value]) for name, value in fixed.items()]
     secrets = [value for name, values in given for value in values if _secret(name, value, options)]
-    baseline = _baseline(path, data.get("baseline"), grid, conditions, options)
+    baseline = _baseline(path, data.get("baseline"), grid, conditions, replicates, options)
     _refuse_repeating_seeds(path, runs)
     directory, shown = _directory(path, data.get("out")), _without_secrets(text, secrets)
     return Sweep(directory, runs, shown, baseline, metric, executor, track)
@@ -206,6 +207,21 @@ def _grid(path: Path, mapping: Any, options: Options, required: bool) -> dict[st
         if repeated:
             raise SweepError(path, f"grid: `{name}` lists {repeated[0]} twice")
     return grid
+
+
+def _replicates(path: Path, given: Any, grid: dict[str, list[Any]]) -> tuple[str, ...]:
+    """The keys `replicates:` names (`_` or `-` alike), each a key of the grid; (seed,) where it names none."""
+    if given is None:
+        return (SEED,)
+    if not isinstance(given, list) or not given or not all(isinstance(key, str) for key in given):
+        raise SweepError(path, f"`replicates` must be a non-empty list of the grid's keys, not {kind(given)}")
+    keys = tuple(key.replace("_", "-") for key in given)
+    for key in keys:
+        if key not in grid:
+            raise SweepError(path, f"replicates: `{key}` is not a key of the grid (they are {', '.join(grid)})")
+    if len(set(keys)) < len(keys):
+        raise SweepError(path, "replicates: a key is named twice")
+    return keys
 
 
 def _conditions(path: Path, listed: Any, options: Options) -> list[NamedCondition]:
@@ -267,7 +283,7 @@ def _or_none(conditions: list[NamedCondition]) -> list[NamedCondition | None]:
     return [*conditions] if conditions else [None]
 
 
-def _run(path, named, grid_values, fixed, options, parser, checked) -> SweepRun:
+def _run(path, named, grid_values, fixed, replicates, options, parser, checked) -> SweepRun:
     """One run, of a named condition or none, with the grid's values: its arguments checked as main.py does."""
     values = {**(named.options if named else {}), **grid_values, **fixed}
     arguments = tuple(argument for name, value in values.items() for argument in _arguments(path, name, value, options))
@@ -282,7 +298,7 @@ def _run(path, named, grid_values, fixed, options, parser, checked) -> SweepRun:
     _check_files(config, checked)
     shown = {option: _shown(option, value, options) for option, value in values.items()}
     factors = {CONDITION: named.name} if named else {}
-    factors.update((option, shown[option]) for option in grid_values if option != SEED)
+    factors.update((option, shown[option]) for option in grid_values if option not in replicates)
     condition = ", ".join(([named.name] if named else []) + [f"{o}={v}" for o, v in factors.items() if o != CONDITION])
     settings = json.loads(json.dumps(config.to_dict(), default=str))  # as config.json records them
     return SweepRun(
@@ -293,7 +309,8 @@ def _run(path, named, grid_values, fixed, options, parser, checked) -> SweepRun:
         settings,
         factors,
         _world_label(config),
-        _seed_changes_nothing(config, checked),
+        tuple(shown.get(key, "") for key in replicates),
+        frozenset(key for key in replicates if _changes_nothing(key, config, checked)),
     )
 
 
@@ -378,6 +395,14 @@ def _world_label(config: RunConfig) -> str:
     return world if config.world_seed is None else f"{world} (world seed {config.world_seed})"
 
 
+def _changes_nothing(key: str, config: RunConfig, checked: dict[Hashable, Any]) -> bool:
+    """True where the replicate key cannot change the run: the seed as below, the world seed on a world that is
+    read from a file. Any other key may change it."""
+    if key == SEED:
+        return _seed_changes_nothing(config, checked)
+    return key == WORLD_SEED and not is_generated(str(config.world))
+
+
 def _seed_changes_nothing(config: RunConfig, checked: dict[Hashable, Any]) -> bool:
     """True where the seed cannot change the run: the world gives every agent its start pose and every decision
     is the built-in explorer's or coordinator's, on a schedule that does not depend on the wall clock."""
@@ -390,12 +415,12 @@ def _seed_changes_nothing(config: RunConfig, checked: dict[Hashable, Any]) -> bo
 
 
 def _refuse_repeating_seeds(path: Path, runs: list[SweepRun]) -> None:
-    """Refuse, before anything runs, conditions whose seeds would repeat one run exactly: the runs would cost
-    time and their intervals would have no width, claiming a certainty the sweep never measured."""
-    seeds: dict[str, set[Any]] = {}
+    """Refuse, before anything runs, conditions whose replicates would repeat one run exactly: the runs would
+    cost time and their intervals would have no width, claiming a certainty the sweep never measured."""
+    seeds: dict[str, list[SweepRun]] = {}
     for run in runs:
-        seeds.setdefault(run.condition, set()).add(run.seed)
-    repeating = [c for c, s in seeds.items() if len(s) > 1 and all(r.repeats for r in runs if r.condition == c)]
+        seeds.setdefault(run.condition, []).append(run)
+    repeating = [c for c, rs in seeds.items() if len(rs) > 1 and all(_varying(rs) <= r.inert for r in rs)]
     if not repeating:
         return
     named = "; ".join(repeating[:NAMES_IN_AN_ERROR]) + ("; ..." if len(repeating) > NAMES_IN_AN_ERROR else "")
@@ -408,8 +433,19 @@ def _refuse_repeating_seeds(path: Path, runs: list[SweepRun]) -> None:
     )
 
 
+def _varying(runs: list[SweepRun]) -> set[str]:
+    """The replicate keys whose values differ among a condition's runs."""
+    keys = dict.fromkeys(key for run in runs for key in run.values if key not in run.factors)
+    return {key for key in keys if len({run.values.get(key) for run in runs}) > 1}
+
+
 def _baseline(
-    path: Path, given: Any, grid: dict[str, list[Any]], conditions: list[NamedCondition], options: Options
+    path: Path,
+    given: Any,
+    grid: dict[str, list[Any]],
+    conditions: list[NamedCondition],
+    replicates: tuple[str, ...],
+    options: Options,
 ) -> dict[str, str] | None:
     """The factors of the baseline condition: a condition's name, or {option: value} of the grid's."""
     if given is None:
@@ -431,8 +467,8 @@ def _baseline(
                 raise SweepError(path, f"baseline: no condition is named {str(value)!r} (they are {', '.join(names)})")
             baseline[name] = str(value)
             continue
-        if name == SEED or name not in grid:
-            raise SweepError(path, f"baseline: `{key}` is not one of the grid's options (but the seed)")
+        if name in replicates or name not in grid:
+            raise SweepError(path, f"baseline: `{key}` is not one of the grid's options (but the replicates)")
         if value_text(value) not in [value_text(v) for v in grid[name]]:
             raise SweepError(path, f"baseline: the grid's `{key}` has no value {value_text(value)}")
         baseline[name] = _shown(name, value, options)

@@ -1,0 +1,91 @@
+"""Issue 49, part 2: `replicates:` names the grid's keys that repeat a condition (default [seed]); with
+[seed, world-seed] a condition is its seeds on every layout, its interval a two-level bootstrap over them."""
+
+import csv
+
+import pytest
+
+from explorer.sweep.stats import Bounds, hierarchical_interval, mean_interval
+from tests.support.sweeps import read_results, sweep, write_sweep
+
+LAYOUTS = """\
+out: {out}
+grid:
+  world-seed: [{layouts}]
+  seed: [1, 2, 3]
+  comm: [true, false]
+fixed: {{world: "gen:hall?size=12x10", agents: 2, steps: 3}}
+replicates: [seed, world-seed]
+baseline: {{comm: true}}
+metric: cell_coverage
+"""
+
+
+def conditions_csv(out):
+    with open(out / "conditions.csv", newline="", encoding="utf-8") as file:
+        return [row for row in csv.DictReader(file) if row["metric"] == "cell_coverage"]
+
+
+def test_seeds_on_five_layouts_make_one_condition_per_comm_setting_of_fifteen_runs(tmp_path):
+    out = tmp_path / "out"
+    result = sweep(write_sweep(tmp_path, LAYOUTS.format(out=out, layouts="1, 2, 3, 4, 5")), "--parallel", "2")
+    assert result.returncode == 0, result.stderr
+    runs = read_results(out)
+    assert len(runs) == 30 and {"world-seed", "seed", "comm"} <= set(runs[0])  # a column per grid key
+    on, off = conditions_csv(out)
+    assert (on["condition"], off["condition"]) == ("comm=true", "comm=false")
+    for row in (on, off):
+        assert (row["runs"], row["finished"], row["n"]) == ("15", "15", "15")
+        assert float(row["low"]) < float(row["high"])
+    assert off["baseline"] == "comm=true" and off["pairs"] == "15"  # paired on seed and layout together
+
+
+def test_more_layouts_for_a_finished_sweep_run_only_the_new_runs(tmp_path):
+    out = tmp_path / "out"
+    assert sweep(write_sweep(tmp_path, LAYOUTS.format(out=out, layouts="1, 2"))).returncode == 0
+    first = {row["run_dir"]: (out / row["run_dir"] / "summary.json").stat().st_mtime_ns for row in read_results(out)}
+    result = sweep(write_sweep(tmp_path, LAYOUTS.format(out=out, layouts="1, 2, 3")))
+    assert result.returncode == 0, result.stderr
+    assert all((out / name / "summary.json").stat().st_mtime_ns == at for name, at in first.items())
+    assert len(read_results(out)) == 18 and [row["n"] for row in conditions_csv(out)] == ["9", "9"]
+
+
+@pytest.mark.parametrize(
+    "line, words",
+    [
+        (
+            "replicates: [seed, layout]",
+            "replicates: `layout` is not a key of the grid (they are world-seed, seed, comm)",
+        ),
+        ("replicates: seed", "`replicates` must be a non-empty list of the grid's keys"),
+        ("replicates: [seed, seed]", "replicates: a key is named twice"),
+    ],
+)
+def test_a_replicate_that_is_no_grid_key_is_one_line_and_exit_2(tmp_path, line, words):
+    text = LAYOUTS.format(out=tmp_path / "out", layouts="1").replace("replicates: [seed, world-seed]", line)
+    result = sweep(write_sweep(tmp_path, text), cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert len(result.stderr.splitlines()) == 1 and words in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_world_seeds_vary_a_generated_world_but_seeds_alone_repeat_it(tmp_path):
+    layouts_only = LAYOUTS.format(out=tmp_path / "out", layouts="1, 2").replace("[1, 2, 3]", "[1]")
+    assert sweep(write_sweep(tmp_path, layouts_only), "--dry-run", cwd=tmp_path).returncode == 0
+    seeds_only = LAYOUTS.format(out=tmp_path / "out", layouts="1")
+    result = sweep(write_sweep(tmp_path, seeds_only), "--dry-run", cwd=tmp_path)
+    assert result.returncode == 2 and "the seeds would repeat one run exactly in 2 of 2" in result.stderr
+
+
+def test_the_two_level_bootstrap_is_deterministic_and_within_bounds():
+    groups = [[0.1, 0.2, 0.3], [0.8, 0.9, None], [0.5]]
+    first = hierarchical_interval(groups, Bounds(0.0, 1.0))
+    assert first == hierarchical_interval(groups, Bounds(0.0, 1.0))  # the same resamples every time
+    assert first.n == 6 and first.mean == pytest.approx(2.8 / 6)
+    assert 0.0 <= first.low < first.mean < first.high <= 1.0
+    # Groups that differ widen it past a flat bootstrap over the same values; one group is the flat one.
+    flat = mean_interval([0.1, 0.2, 0.3, 0.8, 0.9, 0.5])
+    assert first.high - first.low > flat.high - flat.low
+    assert hierarchical_interval([[1, 2, 3]]) == mean_interval([1, 2, 3])
+    assert hierarchical_interval([[None], [3]]) == mean_interval([3])
+    assert hierarchical_interval([[2, 2], [2]], Bounds(0, 1)).high == 1  # clipped to what it can be
