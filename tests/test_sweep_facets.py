@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from explorer.sweep.compare import Metric, RunRow, compare
+from explorer.sweep.facets import _placed
 from explorer.sweep.stats import Bounds, iqm, stratified_iqm_interval
 from tests.support.sweeps import sweep, write_sweep
 
@@ -49,6 +51,24 @@ def test_resampling_never_mixes_the_strata():
     interval = stratified_iqm_interval([[1.0, 1.0, 1.0], [3.0, 3.0]])
     assert interval.mean == iqm([1, 1, 1, 3, 3])
     assert interval.low == interval.high == interval.mean
+
+
+def test_one_world_gives_a_column_per_the_first_axis_and_a_colour_per_the_others():
+    rows = [
+        RunRow(f"agents={agents},comm={comm},seed=1", f"agents={agents}, comm={comm}", "apartment",
+               {"agents": agents, "comm": comm}, 1, "completed", {"objects_found": 3}, [])
+        for agents in ("2", "3")
+        for comm in ("true", "false")
+    ]  # fmt: skip
+    placed = _placed(compare(rows, (Metric("objects_found", "objects found"),), None))
+    assert [(column, colour) for column, colour, _ in placed] == [
+        ("agents=2", "comm=true"),
+        ("agents=2", "comm=false"),
+        ("agents=3", "comm=true"),
+        ("agents=3", "comm=false"),
+    ]
+    alone = _placed(compare(rows[:2], (Metric("objects_found", "objects found"),), None))
+    assert [(column, colour) for column, colour, _ in alone] == [("", "comm=true"), ("", "comm=false")]
 
 
 @pytest.fixture(scope="module")
