@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
+from plotly.subplots import make_subplots
 
 from explorer.report.room_marks import room_labels, room_shapes
 
@@ -269,39 +270,82 @@ def _step_slider(frames) -> dict:
     }
 
 
-def interval_chart(div_id, title, x_title, labels, means, lows, highs, notes) -> str:
+def interval_chart(div_id, title, x_title, labels, means, lows, highs, notes, reference=None) -> str:
     """A mean per label, a row each in its own colour, with its 95% interval as an error bar (a None low or
-    high: none). `notes` is each row's hover text: the figures and how many runs they are over."""
+    high: none). `notes` is each row's hover text: the figures and how many runs they are over. `reference`: a
+    dashed vertical line there (0 for differences, which then read as a forest plot)."""
     figure = go.Figure()
     for index, (label, mean, low, high, note) in enumerate(zip(labels, means, lows, highs, notes)):
         colour = agent_colour(index)
-        interval = {
-            "type": "data",
-            "symmetric": False,
-            "thickness": 2,
-            "width": 6,
-            "color": colour,
-            "array": [None if high is None else high - mean],
-            "arrayminus": [None if low is None else mean - low],
-        }
         figure.add_trace(
             go.Scatter(
                 x=[mean],
                 y=[label],
                 mode="markers",
                 marker={"size": 11, "color": colour},
-                error_x=interval,
+                error_x=_error_bar(colour, mean, low, high),
                 hovertext=[note],
                 hoverinfo="text",
                 showlegend=False,
             )
         )
+    if reference is not None:
+        figure.add_vline(x=reference, line={"dash": "dash", "color": "#888", "width": 1})
     figure.update_layout(
         title=title,
         xaxis={"title": x_title, "rangemode": "tozero"},
         yaxis={"autorange": "reversed", "automargin": True},
         height=110 + 36 * len(labels),
         margin={"l": 20, "r": 20, "t": 50, "b": 40},
+    )
+    return fragment(figure, div_id)
+
+
+def _error_bar(colour, mean, low, high) -> dict:
+    """A point's 95% interval as plotly's asymmetric error bar (a None low or high: none that way)."""
+    return {
+        "type": "data",
+        "symmetric": False,
+        "thickness": 2,
+        "width": 6,
+        "color": colour,
+        "array": [None if high is None else high - mean],
+        "arrayminus": [None if low is None else mean - low],
+    }
+
+
+def facet_chart(div_id, title, y_title, columns) -> str:
+    """`columns` is {column title: {colour name: (mean, low, high, note)}}: a subplot per column, side by side on
+    one y axis, and in each a point per colour name with its 95% interval as an error bar; a colour name keeps
+    its colour, and its one legend entry, across the columns. `note` is the point's hover text."""
+    names = list(dict.fromkeys(name for points in columns.values() for name in points))
+    figure = make_subplots(rows=1, cols=max(len(columns), 1), shared_yaxes=True, subplot_titles=list(columns))
+    in_legend: set[str] = set()
+    for number, points in enumerate(columns.values(), start=1):
+        for name, (mean, low, high, note) in points.items():
+            colour = agent_colour(names.index(name))
+            showlegend = name not in in_legend
+            in_legend.add(name)
+            figure.add_trace(
+                go.Scatter(
+                    x=[name],
+                    y=[mean],
+                    mode="markers",
+                    name=name,
+                    legendgroup=name,
+                    showlegend=showlegend,
+                    marker={"size": 11, "color": colour},
+                    error_y=_error_bar(colour, mean, low, high),
+                    hovertext=[note],
+                    hoverinfo="text",
+                ),
+                row=1,
+                col=number,
+            )
+    figure.update_xaxes(showticklabels=False)
+    figure.update_yaxes(title_text=y_title, rangemode="tozero", row=1, col=1)
+    figure.update_layout(
+        title=title, height=400, legend={"orientation": "h", "y": -0.1}, margin={"l": 50, "r": 20, "t": 70, "b": 40}
     )
     return fragment(figure, div_id)
 

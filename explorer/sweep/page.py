@@ -3,7 +3,9 @@ number of runs each figure counts; paired differences from a baseline condition;
 
 Only finished runs count (completed, or stopped by a budget); a run stopped or failed is listed with its status
 and left out of every figure. Each run's own report.html is a link away. The tables lead with the sweep's headline
-metric; where the runs had a search task, a chart per world shows the share of runs done by each step.
+metric; where the runs had a search task, a chart per world shows the share of runs done by each step. For the
+headline metric, a chart across the grid's axes, the paired differences as a forest plot, and with several
+worlds each condition's interquartile mean over them (explorer/sweep/facets.py).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from urllib.parse import quote
 from explorer.report.charts import band_chart, interval_chart
 from explorer.report.page import write_page
 from explorer.sweep.compare import OBJECTS, ConditionFigures, Metric, bounds, done_by_step, figure_text, number_text
+from explorer.sweep.facets import facets
 from explorer.sweep.metrics import STEPS_TO_ALL, SUCCESS, leading
 from explorer.sweep.stats import curve_intervals
 
@@ -50,6 +53,8 @@ def write_sweep_page(
             for m in metrics
         ],
         paired=_paired_table(compared, metrics),
+        headline=metrics[0].label,
+        facets=facets(compared, metrics[0]),
         worlds=_worlds(compared, metrics),
         run_headers=[metric.label for metric in shown],
         run_rows=[
