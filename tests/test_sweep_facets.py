@@ -10,20 +10,10 @@ from explorer.sweep.compare import Metric, RunRow, compare
 from explorer.sweep.facets import _placed
 from explorer.sweep.stats import Bounds, iqm, stratified_iqm_interval
 from tests.support.sweeps import sweep, write_sweep
+from tests.test_sweep import SWEEP as PLAIN_SWEEP
 
 pytest_plugins = ("tests.support.browser",)
-SWEEP = """\
-out: {out}
-grid:
-  world: [apartment, office]
-  comm: [true, false]
-  seed: [1, 2]
-fixed:
-  agents: 2
-  steps: 5
-  random-starts: true
-baseline: {{comm: true}}
-"""
+SWEEP = PLAIN_SWEEP + "baseline: {{comm: true}}\n"  # two worlds by comm, paired against messages on
 
 
 def test_the_iqm_is_the_mean_of_the_middle_half():
