@@ -8,7 +8,8 @@ in integers, exactly, once per view distance (ViewCone).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator
+from collections import deque
+from collections.abc import Callable, Collection, Iterable, Iterator
 
 from perception.base import FACING_VECTORS, turn
 
@@ -201,3 +202,26 @@ def _corner_squeezes(dx: int, dy: int) -> Iterator[Squeeze]:
                 ((corner_x2 + step_x) // 2, (rise2 - step_y) // 2),
                 ((corner_x2 - step_x) // 2, (rise2 + step_y) // 2),
             )
+
+
+def nearest_by_walking(start: Cell, count: int, is_free: Callable[[Cell], bool]) -> list[Cell]:
+    """Up to `count` free cells nearest the free cell `start` by walking, `start` first (breadth first, in the
+    order east, west, north, south)."""
+    found, seen, queue = [start], {start}, deque([start])
+    while queue and len(found) < count:
+        x, y = queue.popleft()
+        for near in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
+            if near not in seen and is_free(near):
+                seen.add(near)
+                found.append(near)
+                queue.append(near)
+    return found[:count]
+
+
+def open_run(cell: Cell, facing: str, is_free: Callable[[Cell], bool]) -> int:
+    """How many free cells lie straight ahead of `cell` facing `facing`, up to the first that is not."""
+    dx, dy = FACING_VECTORS[facing]
+    run = 0
+    while is_free((cell[0] + dx * (run + 1), cell[1] + dy * (run + 1))):
+        run += 1
+    return run

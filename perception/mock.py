@@ -17,6 +17,15 @@ from perception.base import (
 )
 from perception.geometry import apply_action
 from perception.room_sight import room_sight
+from perception.starts import team_starts
+
+
+def _starts(world, seed, agents, random_starts):
+    """The start poses a run takes before any placed by its seed alone: none with random starts, a team's
+    drawn by the seed on a generated world, the world file's otherwise."""
+    if random_starts:
+        return ()
+    return team_starts(world, seed, agents) if world.starts_by_seed else world.agent_starts
 
 
 class MockPerception(PerceptionInterface):
@@ -30,7 +39,7 @@ class MockPerception(PerceptionInterface):
         super().__init__(store)
         self.world = world
         self._lock = threading.Lock()
-        self._poses = self._place_agents(list(agent_ids), seed, () if random_starts else world.agent_starts)
+        self._poses = self._place_agents(list(agent_ids), seed, _starts(world, seed, len(agent_ids), random_starts))
 
     def _place_agents(self, agent_ids, seed, starts):
         """The given `starts` first, then seeded free ground cells, kept apart while cells last."""

@@ -50,6 +50,7 @@ class World:
     rooms: tuple[Room, ...] = ()  # named areas, in file order; no cell in two
     categories: dict[str, str] = field(default_factory=dict)  # object name -> its kind (bathroom_item), where given
     targets: tuple[str, ...] = ()  # what the task asks the team to find (perception/targets.py); () for none
+    starts_by_seed: bool = False  # a generated world: a run's seed places its team (perception/starts.py)
 
     @cached_property
     def _room_of_cell(self) -> dict[tuple[int, int], Room]:

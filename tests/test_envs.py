@@ -64,6 +64,18 @@ def test_observations_are_in_their_spaces_and_show_the_view(pettingzoo_env):
     assert infos["Agent1"]["new_objects"] == ["coffee_table", "tv", "bookshelf"]
 
 
+# Issue 49, part 2: reset(seed=...) gave identical starts on a generated world.
+def test_reset_seeds_place_the_team_on_a_generated_world(pettingzoo_env):
+    env = pettingzoo_env.ExplorationParallelEnv(world="gen:house", world_seed=3, agents=2)
+
+    def starts(seed):
+        observations, _ = env.reset(seed=seed)
+        return tuple(tuple(observation["pose"]) for observation in observations.values())
+
+    assert len({starts(seed) for seed in (1, 2, 3)}) == 3
+    assert starts(2) == starts(2)
+
+
 def test_a_message_reaches_the_team_at_the_next_step(pettingzoo_env):
     env = pettingzoo_env.ExplorationParallelEnv(world="apartment", agents=3)
     env.reset()

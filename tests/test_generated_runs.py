@@ -38,6 +38,21 @@ def test_an_exported_world_is_the_world_the_run_had(tmp_path):
     assert again.returncode == 2 and "is there already" in again.stderr  # never overwritten
 
 
+def test_an_exported_world_runs_as_the_generated_world_with_its_seed(tmp_path):
+    world = ("--world", "gen:corridor?size=40x9", "--world-seed", "2", "--seed", "7", "--agents", "2")
+    assert main_py(*world, "--export-world", str(tmp_path / "corridor.yaml")).returncode == 0
+    run = ("--steps", "4", "-q")
+    assert main_py(*world, *run, "--run-dir", str(tmp_path / "generated")).returncode == 0
+    from_file = ("--world", str(tmp_path / "corridor.yaml"), "--seed", "7", "--agents", "2")
+    assert main_py(*from_file, *run, "--run-dir", str(tmp_path / "file")).returncode == 0
+    assert poses(tmp_path / "generated") == poses(tmp_path / "file")
+
+
+def poses(run_dir):
+    lines = (run_dir / "trace.jsonl").read_text().splitlines()
+    return [(step["agent_id"], step["step"], step["pose"]) for step in map(json.loads, lines) if "pose" in step]
+
+
 def test_an_exported_house_keeps_the_search_task_find_gives(tmp_path):
     path = tmp_path / "house.yaml"
     find = ("--find", "toothbrush,laptop")

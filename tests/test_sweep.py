@@ -222,7 +222,7 @@ fixed: {{agents: 1, steps: 1, api_base: "http://127.0.0.1:9/v1", timeout: 1}}
         ("grid:\n  seed: [1]\nbaseline: offline\n", ["`baseline` must name grid values"]),
         ("grid:\n  seed: [1]\nfixed:\n  random-starts: sometimes\n", ["`random-starts` must be true or false"]),
         ("grid:\n  stop-when: [never]\n", ["--stop-when", "'never'"]),
-        ("grid:\n  seed: [1, 2]\nfixed:\n  world: gen:house\n", ["the seeds would repeat one run exactly"]),
+        ("grid:\n  seed: [1, 2]\nfixed:\n  world: apartment\n", ["the seeds would repeat one run exactly"]),
         ("grid:\n  seed: [1, 2]\nfixed:\n  dry-run: true\n", ["`dry-run` cannot be set per run"]),
     ],
 )
@@ -237,19 +237,20 @@ def test_a_bad_sweep_file_is_one_line_and_exit_2_before_anything_runs(tmp_path, 
     assert list(tmp_path.iterdir()) == [tmp_path / "sweep.yaml"]  # no sweep directory, no run
 
 
-# Issue 49, part 2: a generated world fixes its start poses, so its seeds ran one run three times over.
-def test_seeds_on_a_generated_world_are_refused_with_what_to_do(tmp_path):
-    sweep_file = write_sweep(tmp_path, "grid:\n  comm: [true, false]\n  seed: [1, 2, 3]\nfixed:\n  world: gen:house\n")
+# Issue 49, part 2: a world that fixes its start poses ran one run three times over, once per seed.
+def test_seeds_on_a_world_with_fixed_starts_are_refused_with_what_to_do(tmp_path):
+    sweep_file = write_sweep(tmp_path, "grid:\n  comm: [true, false]\n  seed: [1, 2, 3]\nfixed:\n  world: apartment\n")
     result = sweep(sweep_file, "--parallel", "2", cwd=tmp_path)
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == (
         f"main.py: error: {sweep_file}: the seeds would repeat one run exactly in 2 of 2 conditions, since the world "
-        "gives every agent its start pose and no decision uses the seed: add `random-starts: true`, vary "
-        "`world-seed` instead (a generated world), or drop the seeds (comm=true; comm=false)\n"
+        "gives every agent its start pose and no decision uses the seed: add `random-starts: true`, run a generated "
+        "world (its seed places the team), or drop the seeds (comm=true; comm=false)\n"
     )
     assert list(tmp_path.iterdir()) == [sweep_file]  # no sweep directory, no run
-    placed = sweep_file.read_text() + "  random-starts: true\n"
-    assert sweep(write_sweep(tmp_path, placed), "--dry-run", cwd=tmp_path).returncode == 0
+    for seeds_place_the_team in ("  random-starts: true\n", "  world: gen:house\n"):
+        placed = sweep_file.read_text().replace("  world: apartment\n", seeds_place_the_team)
+        assert sweep(write_sweep(tmp_path, placed), "--dry-run", cwd=tmp_path).returncode == 0
 
 
 def test_a_dry_run_lists_each_condition_s_runs_and_writes_nothing(tmp_path):

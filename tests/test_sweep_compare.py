@@ -200,7 +200,7 @@ def test_a_sweep_whose_seeds_would_repeat_one_run_is_refused(tmp_path):
         load_sweep(write_sweep(tmp_path, fixed))
     assert str(refused.value).startswith(f"{tmp_path / 'sweep.yaml'}: the seeds would repeat one run exactly ")
     assert "in 2 of 2 conditions" in str(refused.value) and str(refused.value).endswith("(comm=true; comm=false)")
-    assert "add `random-starts: true`, vary `world-seed` instead (a generated world), or drop the seeds" in str(
+    assert "add `random-starts: true`, run a generated world (its seed places the team), or drop the seeds" in str(
         refused.value
     )
     # The seeds matter, so the sweep is as before: they place the agents, drive a decision, or meet the clock.

@@ -26,20 +26,6 @@ def conditions_csv(out):
         return [row for row in csv.DictReader(file) if row["metric"] == "cell_coverage"]
 
 
-def test_seeds_on_five_layouts_make_one_condition_per_comm_setting_of_fifteen_runs(tmp_path):
-    out = tmp_path / "out"
-    result = sweep(write_sweep(tmp_path, LAYOUTS.format(out=out, layouts="1, 2, 3, 4, 5")), "--parallel", "2")
-    assert result.returncode == 0, result.stderr
-    runs = read_results(out)
-    assert len(runs) == 30 and {"world-seed", "seed", "comm"} <= set(runs[0])  # a column per grid key
-    on, off = conditions_csv(out)
-    assert (on["condition"], off["condition"]) == ("comm=true", "comm=false")
-    for row in (on, off):
-        assert (row["runs"], row["finished"], row["n"]) == ("15", "15", "15")
-        assert float(row["low"]) < float(row["high"])
-    assert off["baseline"] == "comm=true" and off["pairs"] == "15"  # paired on seed and layout together
-
-
 def test_more_layouts_for_a_finished_sweep_run_only_the_new_runs(tmp_path):
     out = tmp_path / "out"
     assert sweep(write_sweep(tmp_path, LAYOUTS.format(out=out, layouts="1, 2"))).returncode == 0
@@ -67,14 +53,6 @@ def test_a_replicate_that_is_no_grid_key_is_one_line_and_exit_2(tmp_path, line, 
     assert (result.returncode, result.stdout) == (2, "")
     assert len(result.stderr.splitlines()) == 1 and words in result.stderr
     assert not (tmp_path / "out").exists()
-
-
-def test_world_seeds_vary_a_generated_world_but_seeds_alone_repeat_it(tmp_path):
-    layouts_only = LAYOUTS.format(out=tmp_path / "out", layouts="1, 2").replace("[1, 2, 3]", "[1]")
-    assert sweep(write_sweep(tmp_path, layouts_only), "--dry-run", cwd=tmp_path).returncode == 0
-    seeds_only = LAYOUTS.format(out=tmp_path / "out", layouts="1")
-    result = sweep(write_sweep(tmp_path, seeds_only), "--dry-run", cwd=tmp_path)
-    assert result.returncode == 2 and "the seeds would repeat one run exactly in 2 of 2" in result.stderr
 
 
 def test_the_two_level_bootstrap_is_deterministic_and_within_bounds():

@@ -314,7 +314,7 @@ def test_an_exported_world_loads_as_the_same_world(tmp_path, family):
     path = tmp_path / "exported.yaml"
     path.write_text(world_to_yaml(mapping))
     world = open_world(f"gen:{family}", 5)
-    assert replace(load_world(path), path=world.path) == world
+    assert replace(load_world(path), path=world.path, starts_by_seed=True) == world  # a file gives its starts
     assert "\n".join(f"#   {row}" for row in world_picture(world)) in path.read_text()
 
 

@@ -155,7 +155,7 @@ def _warn(warnings):
 
 def _export_world(config, path):
     from explorer.records.trace import write_text
-    from perception.families.export import world_to_yaml
+    from perception.families.export import with_run_starts, world_to_yaml
     from perception.families.generate import generated_mapping
     from perception.families.names import is_generated
 
@@ -163,8 +163,12 @@ def _export_world(config, path):
         raise ConfigError(f"--export-world writes a generated world: give --world gen:FAMILY, not {config.world}")
     if path.exists() or path.is_symlink():
         raise ConfigError(f"--export-world {path}: the file is there already; name a new one")
-    write_text(path, world_to_yaml(generated_mapping(str(config.world), config.world_seed, config.find)))
-    print(f"Wrote {path}: the world {config.world} with world seed {config.world_seed or 0}")
+    mapping = generated_mapping(str(config.world), config.world_seed, config.find)
+    write_text(path, world_to_yaml(with_run_starts(mapping, config.seed, config.agents)))
+    print(
+        f"Wrote {path}: the world {config.world} with world seed {config.world_seed or 0}, "
+        f"its start poses those of --seed {config.seed}"
+    )
     return 0
 
 

@@ -64,6 +64,7 @@ from explorer.records.secrets import MIN_SECRET_LENGTH, redact, redact_url
 from explorer.sweep.metrics import headline_name, headline_names
 from perception.families.generate import open_world
 from perception.families.names import is_generated
+from perception.world import World
 from perception.yaml_files import FileProblem, kind, parse_mapping, read_yaml_text
 
 SWEEP_KEYS = ("out", "grid", "conditions", "fixed", "baseline", "metric", "executor", "track", "replicates")
@@ -383,10 +384,15 @@ def _check_files(config, checked):
     """The world's and the profiles' contents, each once: a bad file is one line before anything runs."""
     world = (config.world, config.world_seed)
     if config.mode == "mock" and world not in checked:
-        checked[world] = len(open_world(*world).agent_starts)
+        checked[world] = _fixed_starts(open_world(*world))
     profiles = (config.profiles, config.agents, config.model)
     if config.profiles is not None and profiles not in checked:
         checked[profiles] = [profile.model for profile in load_profiles(*profiles)]
+
+
+def _fixed_starts(world: World) -> int:
+    """How many agents the world places whatever the seed: none on a generated world (perception/starts.py)."""
+    return 0 if world.starts_by_seed else len(world.agent_starts)
 
 
 def _world_label(config: RunConfig) -> str:
@@ -428,8 +434,8 @@ def _refuse_repeating_seeds(path: Path, runs: list[SweepRun]) -> None:
     raise SweepError(
         path,
         f"the seeds would repeat one run exactly in {len(repeating)} of {len(seeds)} conditions, since the world "
-        "gives every agent its start pose and no decision uses the seed: add `random-starts: true`, vary "
-        f"`world-seed` instead (a generated world), or drop the seeds ({named})",
+        "gives every agent its start pose and no decision uses the seed: add `random-starts: true`, run a "
+        f"generated world (its seed places the team), or drop the seeds ({named})",
     )
 
 

@@ -156,4 +156,4 @@ def _conditions(pd: Any, directory: Path, runs: pandas.DataFrame, labels: dict[s
     axes = [NAMED if axis == CONDITION else axis for axis in names]
     per_condition = runs[["condition", *axes]].dropna(subset=["condition"]).drop_duplicates("condition")
     table = counts.join(per_condition.set_index("condition"), how="left").join(wide)
-    return table[[*axes, *counts.columns, *wide.columns]].reset_index()
+    return table.copy()[[*axes, *counts.columns, *wide.columns]].reset_index()  # copy: one block, not one a column

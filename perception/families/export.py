@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from perception.families.plan import WorldMapping
+from perception.families.plan import START_POSES, WorldMapping
+from perception.starts import team_starts
 from perception.world import World, world_from_mapping
 from perception.yaml_files import flow_text
 
@@ -33,6 +34,18 @@ def world_to_yaml(mapping: WorldMapping) -> str:
     lines.append(f"view_distance: {mapping['view_distance']}")
     lines.append(f"max_steps: {mapping['max_steps']}")
     return "\n".join(lines) + "\n"
+
+
+def with_run_starts(mapping: WorldMapping, seed: int, agents: int) -> WorldMapping:
+    """`mapping` with the start poses a run with `seed` gives a team of `agents` (START_POSES at least) on the
+    generated world: a file gives its starts, so it then runs as the generated world does with that seed."""
+    world = world_from_mapping(dict(mapping), mapping["name"])
+    exported = mapping.copy()
+    exported["agents"] = [
+        {"position": [pose.x, pose.y], "facing": pose.facing}
+        for pose in team_starts(world, seed, max(agents, START_POSES))
+    ]
+    return exported
 
 
 def world_picture(world: World) -> list[str]:

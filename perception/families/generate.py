@@ -31,11 +31,12 @@ DEFAULT_WORLD_SEED = 0
 def open_world(name_or_path: str | Path, world_seed: int | None = None, targets: tuple[str, ...] = ()) -> World:
     """The world a `--world` value names: generated for a `gen:` name (with `world_seed` where the name
     gives no seed), read from the file otherwise; given `targets`, its task is to find them (a generated
-    world places them; a file's must hold them). Any problem raises WorldError, one line."""
+    world places them; a file's must hold them). A generated world's team starts where a run's seed draws
+    (perception/starts.py). Any problem raises WorldError, one line."""
     if not is_generated(str(name_or_path)):
         world = load_world(name_or_path)
         return with_targets(world, targets) if targets else world
-    return _generated(str(name_or_path), world_seed, targets)[1]
+    return replace(_generated(str(name_or_path), world_seed, targets)[1], starts_by_seed=True)
 
 
 def generated_mapping(name: str, world_seed: int | None = None, targets: tuple[str, ...] = ()) -> WorldMapping:

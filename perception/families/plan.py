@@ -10,8 +10,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TypedDict
 
-from perception.base import FACING_VECTORS, FACINGS
+from perception.base import FACINGS
 from perception.findable import ground_parts
+from perception.geometry import nearest_by_walking, open_run
 from perception.world import DEFAULT_VIEW_DISTANCE
 
 Cell = tuple[int, int]
@@ -146,11 +147,7 @@ class Plan:
             self.starts.append((start, max(FACINGS, key=lambda facing: self.open_run(start, facing))))
 
     def open_run(self, cell: Cell, facing: str) -> int:
-        dx, dy = FACING_VECTORS[facing]
-        run = 0
-        while self.is_free((cell[0] + dx * (run + 1), cell[1] + dy * (run + 1))):
-            run += 1
-        return run
+        return open_run(cell, facing, self.is_free)
 
     def connect(self) -> None:
         """Repair: join every part of the free ground to the largest through the fewest walls."""
@@ -208,14 +205,7 @@ def nearest_free(plan: Plan, cell: Cell, count: int) -> list[Cell]:
     if not free:
         return []
     start = min(free, key=lambda near: (abs(near[0] - cell[0]) + abs(near[1] - cell[1]), near))
-    found, queue = [start], deque([start])
-    while queue and len(found) < count:
-        x, y = queue.popleft()
-        for near in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
-            if plan.is_free(near) and near not in found:
-                found.append(near)
-                queue.append(near)
-    return found[:count]
+    return nearest_by_walking(start, count, plan.is_free)
 
 
 def _fewest_walls_between(plan: Plan, source: set[Cell], target: set[Cell]) -> list[Cell]:
