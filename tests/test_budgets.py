@@ -1,6 +1,7 @@
 """Budgets (--max-cost, --max-calls, --max-tokens) and --fallback, against a local OpenAI-compatible server."""
 
 import json
+import logging
 import math
 import subprocess
 import sys
@@ -197,6 +198,18 @@ def test_a_cost_budget_on_a_model_with_no_price_is_refused_unless_prices_are_giv
             tmp_path / "priced", embedder, api_base=server.api_base, max_cost=0.0003, price_in=1.0, price_out=1.0
         )
     assert summary["status"] == "budget_exhausted" and summary["budget"]["exhausted"] == "max_cost"
+
+
+@pytest.mark.parametrize("model", ["offline", "random", "tests.test_api:TurnRight"])
+def test_a_budget_given_to_a_run_that_asks_no_model_is_warned_of(tmp_path, embedder, caplog, model):
+    # Warned of, not refused: a sweep may vary the model under one budget, and its offline runs still run.
+    with caplog.at_level(logging.WARNING, logger="explorer"):
+        _, summary = run(tmp_path / "run", embedder, model=model, steps=2, max_calls=5, max_tokens=100)
+    assert summary["status"] == "completed"
+    said = [record.getMessage() for record in caplog.records if "bound nothing" in record.getMessage()]
+    assert said == [
+        f"--max-calls and --max-tokens bound nothing: this run's policies ({model}) make no model calls it counts"
+    ]
 
 
 @pytest.mark.parametrize(
