@@ -166,6 +166,7 @@ def usage_of(prompt_tokens, completion_tokens):
     [
         (-4_000_000, -4_000_000, "prompt_tokens -4000000, completion_tokens -4000000"),
         (10**15, 20, "prompt_tokens 1000000000000000"),
+        (3, 20, "prompt_tokens 3"),  # for a prompt of thousands of characters
         (None, None, "prompt_tokens 0, completion_tokens 0"),  # no usage at all: litellm gives zeros
     ],
 )
