@@ -18,6 +18,7 @@ from explorer.api import (
 )
 from explorer.config.command_line import RunParser, config_from
 from explorer.policies.plugin import is_plugin
+from nodes.record import ModelCall
 
 
 class TurnRight:
@@ -58,6 +59,22 @@ class SaysNone(TurnRight):
 class Flies(TurnRight):
     def decide(self, prompt, context):
         return DecisionOutcome(Decision(action="fly"))
+
+
+class CountsGarbage(TurnRight):
+    def decide(self, prompt, context):
+        return DecisionOutcome(Decision(action="look_right"), model_calls=("garbage",))
+
+
+class CountsBadly(TurnRight):
+    def decide(self, prompt, context):
+        call = ModelCall("decision", "my-model", "yaml", prompt_tokens=-5)
+        return DecisionOutcome(Decision(action="look_right"), model_calls=(call,))
+
+
+class CountsNothing(TurnRight):
+    def decide(self, prompt, context):
+        return DecisionOutcome(Decision(action="look_right"), model_calls=5)
 
 
 class WritesToNobody(TurnRight):
@@ -130,6 +147,9 @@ def test_a_bad_plug_in_is_refused_in_one_line_before_the_run_starts(tmp_path, in
         ("AnswersNone", "decide returned NoneType, not a DecisionOutcome (see explorer/api.py)"),
         ("SaysNone", "decide returned a Decision whose message_to_others is not a string (see explorer/api.py)"),
         ("Flies", "decide returned the action 'fly', not one of forward, backward, "),
+        ("CountsGarbage", "decide returned model_calls whose item 1 is a str, not a ModelCall"),
+        ("CountsBadly", "decide returned model_calls whose item 1 has prompt_tokens -5, not a whole number, 0 or more"),
+        ("CountsNothing", "decide returned model_calls of type int, not a tuple of ModelCall"),
     ],
 )
 def test_a_plug_in_that_breaks_the_contract_stops_the_run_in_one_line(tmp_path, in_process, policy, problem):

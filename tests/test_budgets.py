@@ -1,6 +1,8 @@
 """Budgets (--max-cost, --max-calls, --max-tokens) and --fallback, against a local OpenAI-compatible server."""
 
 import json
+import logging
+import math
 import subprocess
 import sys
 import threading
@@ -12,7 +14,7 @@ from explorer.model.budget import Budget, Limits
 from explorer.records.errors import ConfigError
 from explorer.records.trace import read_trace
 from explorer.run.runner import ExplorationRun
-from tests.support.openai_stub_server import ChatServer
+from tests.support.openai_stub_server import ChatServer, Scripted, chat_completion, error
 from tests.support.paths import ROOT
 
 MODEL = "openai/test-model"
@@ -43,7 +45,21 @@ def test_a_call_budget_admits_exactly_its_requests_however_many_threads_ask():
     for thread in threads:
         thread.join()
     assert admitted.count(True) == 50 and budget.calls == 50
+    for _ in range(50):
+        budget.charge(0, None)  # each request's answer (or failure) came
     assert spent == ["max_calls"]  # told once
+
+
+def test_a_request_given_back_is_given_back_whole():
+    budget, told = Budget(Limits(max_calls=1)), []
+    budget.when_spent(told.append)
+    assert budget.admit()
+    budget.give_back()  # the server refused its reply format outright
+    assert (budget.calls, budget.spent, told) == (0, None, [])
+    assert budget.admit()  # the same call, in the next format
+    assert not budget.admit()  # the last request is under way: no other starts
+    budget.charge(120, None)
+    assert (budget.spent, told) == ("max_calls", ["max_calls"]) and not budget.admit()
 
 
 def test_tokens_and_cost_run_out_when_the_replies_say_so():
@@ -122,6 +138,55 @@ def test_the_exit_code_of_a_budget_stop_is_its_own(tmp_path):
     assert json.loads((tmp_path / "run" / "summary.json").read_text())["status"] == "budget_exhausted"
 
 
+def test_a_request_refused_for_its_reply_format_does_not_spend_the_call_budget(tmp_path, embedder):
+    def answer(request):  # a server that takes no response_format, in any dialect
+        return error(422, "response_format: unsupported") if "response_format" in request else GOOD
+
+    with ChatServer(answer) as server:
+        trace, summary = run(tmp_path / "run", embedder, api_base=server.api_base, agents=1, max_calls=1)
+    answered = [record for record in server.records if "response_format" not in record.body]
+    assert len(answered) == 1 and summary["llm"]["calls"] == 1
+    assert summary["status"] == "budget_exhausted" and summary["budget"]["exhausted"] == "max_calls"
+    assert trace[0]["action"] == "look_left" and trace[0]["llm"]["calls"][0]["error"] is None
+
+
+def usage_of(prompt_tokens, completion_tokens):
+    """A server that answers well and reports this usage."""
+
+    def answer(request):
+        body = chat_completion(GOOD, request["model"])
+        body["usage"] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
+        return Scripted(body=body)
+
+    return answer
+
+
+@pytest.mark.parametrize(
+    ("prompt_tokens", "completion_tokens", "told"),
+    [
+        (-4_000_000, -4_000_000, "prompt_tokens -4000000, completion_tokens -4000000"),
+        (10**15, 20, "prompt_tokens 1000000000000000"),
+        (3, 20, "prompt_tokens 3"),  # for a prompt of thousands of characters
+        (None, None, "prompt_tokens 0, completion_tokens 0"),  # no usage at all: litellm gives zeros
+    ],
+)
+def test_usage_a_server_cannot_have_spent_is_estimated_so_a_budget_still_trips(
+    tmp_path, embedder, prompt_tokens, completion_tokens, told
+):
+    with ChatServer(usage_of(prompt_tokens, completion_tokens)) as server:
+        trace, summary = run(
+            tmp_path / "run", embedder, api_base=server.api_base, max_tokens=4_000, max_cost=0.004, price_in=1.0
+        )
+    assert summary["status"] == "budget_exhausted" and summary["budget"]["exhausted"] in ("max_tokens", "max_cost")
+    calls = [call for line in trace for call in line["llm"]["calls"] if call["error"] is None]
+    assert 1 <= len(calls) < 16
+    for call in calls:  # the prompt's length (thousands of characters) over four, the reply's likewise
+        assert 300 < call["prompt_tokens"] < 5_000 and call["completion_tokens"] == math.ceil(len(GOOD) / 4)
+        assert call["cost_usd"] == pytest.approx(call["prompt_tokens"] / 1e6)
+    log = (tmp_path / "run" / "run.log").read_text()
+    assert log.count("cannot have spent") == 1 and told in log
+
+
 # ---- what is refused at start --------------------------------------------------------------------------
 
 
@@ -134,6 +199,18 @@ def test_a_cost_budget_on_a_model_with_no_price_is_refused_unless_prices_are_giv
             tmp_path / "priced", embedder, api_base=server.api_base, max_cost=0.0003, price_in=1.0, price_out=1.0
         )
     assert summary["status"] == "budget_exhausted" and summary["budget"]["exhausted"] == "max_cost"
+
+
+@pytest.mark.parametrize("model", ["offline", "random", "tests.test_api:TurnRight"])
+def test_a_budget_given_to_a_run_that_asks_no_model_is_warned_of(tmp_path, embedder, caplog, model):
+    # Warned of, not refused: a sweep may vary the model under one budget, and its offline runs still run.
+    with caplog.at_level(logging.WARNING, logger="explorer"):
+        _, summary = run(tmp_path / "run", embedder, model=model, steps=2, max_calls=5, max_tokens=100)
+    assert summary["status"] == "completed"
+    said = [record.getMessage() for record in caplog.records if "bound nothing" in record.getMessage()]
+    assert said == [
+        f"--max-calls and --max-tokens bound nothing: this run's policies ({model}) make no model calls it counts"
+    ]
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 
 import pytest
 from PIL import Image
@@ -234,6 +235,43 @@ def test_a_reply_without_text_is_a_bad_response_asked_again_once(kind):
         llm.complete_prompt(settings_for(server, max_retries=4), "hi", sleep=sleeps.append)
     assert (caught.value.kind, caught.value.retries) == ("bad_response", 1)
     assert len(server.requests) == 2
+
+
+def with_usage(prompt_tokens, completion_tokens=20):
+    body = chat_completion("action: forward")
+    body["usage"] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
+    return Scripted(body=body)
+
+
+def test_usage_that_is_not_whole_numbers_is_a_bad_response_in_one_line_with_no_warnings():
+    # litellm refuses such a reply whole, with a traceback in its message; pydantic warns on stderr each time.
+    with (
+        ChatServer(lambda request: with_usage("abc", 1.5)) as server,
+        warnings.catch_warnings(record=True) as warned,
+        pytest.raises(LLMError) as caught,
+    ):
+        warnings.simplefilter("always")
+        llm.complete_prompt(settings_for(server, max_retries=4), "hi", sleep=lambda seconds: None)
+    assert (caught.value.kind, caught.value.retries, len(server.requests)) == ("bad_response", 1, 2)
+    message = str(caught.value)
+    assert "the reply's token usage is not whole numbers" in message and "prompt_tokens 'abc'" in message
+    assert "Traceback" not in message and "\n" not in message
+    assert [str(warning.message) for warning in warned] == []
+
+
+def test_a_run_on_a_server_whose_usage_is_text_says_so_in_lines_of_its_own(tmp_path):
+    with ChatServer(lambda request: with_usage("abc"), preflight=lambda request: with_usage("abc")) as server:
+        result = subprocess.run(
+            [sys.executable, str(ROOT / "main.py"), "--model", "openai/test-model", "--api-base", server.api_base]
+            + ["--agents", "2", "--steps", "2", "--timeout", "5", "--run-dir", str(tmp_path / "run")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    assert result.returncode == 1 and "every model call of the run failed" in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout and "Pydantic" not in result.stderr
+    log = (tmp_path / "run" / "run.log").read_text()
+    assert "the reply's token usage is not whole numbers (prompt_tokens 'abc')" in log and "Traceback" not in log
 
 
 # ---- failures that are never retried ----------------------------------------------------------------

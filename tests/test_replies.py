@@ -347,3 +347,31 @@ def test_a_json_reply_whose_strings_hold_newlines_and_fences_is_read_as_json():
     decision, goal = parse_goal_decision(reply, ACTIONS, 3)
     assert goal == 1 and decision.message_to_others == ""  # the template's note, given back
     assert decision.reason.startswith(", and they will leave that ground to you.\nReply with YAML only")
+
+
+@pytest.mark.parametrize("indent", [None, 2], ids=["one-line", "pretty-printed"])
+def test_a_json_reply_with_a_long_string_is_read_whole(indent):
+    # Each of its lines fits in the 20,000 characters a reply is read to, but one is longer than 2,000.
+    fields = {"action": "forward", "message_to": "all", "message_to_others": "door", "reason": "r" * 3_000}
+    decision = parse(json.dumps(fields, indent=indent))
+    assert (decision.action, decision.message_to_others) == ("forward", "door")
+    assert len(decision.reason) == 500 and decision.reason.startswith("rrr")  # cut as every reason is
+
+
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        ('{"action": "move_left", "message_to": "all", "message_to_others": "meet me at the', ""),
+        ('{\n  "action": "move_left",\n  "message_to_others": "kitchen",\n  "reason": "the hall is', "kitchen"),
+        ('{"action": "move_left", "message_to_others": "", "thinking": "' + "t" * 30_000 + '"}', ""),
+    ],
+    ids=["cut-by-the-token-limit", "pretty-printed", "longer-than-a-reply-is-read"],
+)
+def test_a_json_reply_cut_short_after_its_action_keeps_its_complete_fields(reply, message):
+    decision = parse(reply)
+    assert (decision.action, decision.message_to_others) == ("move_left", message)
+
+
+def test_a_json_reply_cut_short_inside_its_action_is_still_refused():
+    with pytest.raises(ReplyError):
+        parse('{"message_to": "all", "action": "move_le')

@@ -6,11 +6,12 @@ import logging
 import pytest
 
 from explorer.config.run_config import RunConfig
-from explorer.model.client import LLMSettings, complete_prompt
+from explorer.model.client import LLMError, LLMSettings, complete_prompt
 from explorer.model.reply_format import ReplyFormat
 from explorer.model.schemas import decision_schema
 from explorer.records.trace import read_trace
 from explorer.run.runner import ExplorationRun
+from explorer.run.stop import RunFailed
 from nodes.interfaces import StopRun
 from tests.support.openai_stub_server import ChatServer, error
 
@@ -128,3 +129,25 @@ def test_a_reply_cut_short_inside_its_json_object_keeps_the_schema():
         replies = [complete_prompt(agent, "go", SCHEMA) for _ in range(2)]
     assert formats_sent(server) == ["json_schema", "json_schema"]
     assert [reply.format for reply in replies] == ["json", "json"]
+
+
+def test_a_call_that_fails_under_a_schema_is_recorded_in_the_format_it_was_asked_in(tmp_path, embedder):
+    with ChatServer(lambda request: error(400, "the server cannot do that")) as server:
+        with pytest.raises(LLMError) as failed:
+            complete_prompt(settings(server, "json"), "go", SCHEMA)
+        assert failed.value.record("decision").format == "json"
+        config = RunConfig(
+            agents=1,
+            steps=2,
+            model=MODEL,
+            api_base=server.api_base,
+            reply_format="json",
+            run_dir=tmp_path / "run",
+            verbosity=-1,
+        )
+        with pytest.raises(RunFailed, match="every model call of the run failed"):
+            ExplorationRun(config, embedder=embedder).execute()
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    calls = [call for line in read_trace(tmp_path / "run" / "trace.jsonl") for call in line["llm"]["calls"]]
+    assert [(call["format"], call["error"]) for call in calls] == [("json", "bad_request")] * 2
+    assert (summary["llm"]["json_calls"], summary["llm"]["yaml_calls"]) == (2, 0)

@@ -1,8 +1,11 @@
 """A run's budgets (--max-cost, --max-calls, --max-tokens): once one is spent, no further model request starts.
 
 Every request is counted when it starts, so --max-calls N lets at most N
-requests reach the server. Tokens and cost are known only when a reply comes:
-the requests already under way then finish, and may go past those two.
+requests reach the server; the budget is spent once the last of them is
+answered (or has failed), not before: a request the server refused outright,
+for a reply format it does not take, is given back and asked again. Tokens
+and cost are known only when a reply comes: the requests already under way
+then finish, and may go past those two.
 """
 
 from __future__ import annotations
@@ -47,21 +50,28 @@ class Budget:
             callback(spent)
 
     def admit(self) -> bool:
-        """Count a request about to start; False, and nothing counted, once a budget is spent."""
+        """Count a request about to start; False, and nothing counted, once a budget is spent or the last
+        request --max-calls allows is under way."""
         with self._lock:
-            if self.spent is not None:
+            if self.spent is not None or self._calls_taken():
                 return False
-            newly = self._add(calls=1)
-        self._tell(newly)
+            self.calls += 1
         return True
 
     def give_back(self) -> None:
-        """Take back a request admitted that the server refused outright (a reply format it does not take)."""
+        """Take back a request admitted that the server refused outright (a reply format it does not take):
+        as if it had never been made."""
         with self._lock:
             self.calls -= 1
 
+    def refusing(self) -> str:
+        """The budget that refuses further requests, as its option's name (max_calls, say)."""
+        with self._lock:
+            return self.spent or "max_calls"
+
     def charge(self, tokens: int, cost: float | None, requests: int = 0) -> None:
-        """Add what a reply says it spent; `requests` made besides those admitted (a replay admits none)."""
+        """Add what a request admitted spent, once its reply (or its failure) is in, and `requests` made
+        besides those admitted (a replay admits none)."""
         with self._lock:
             newly = self._add(calls=requests, tokens=tokens, cost=cost or 0.0)
         self._tell(newly)
@@ -82,9 +92,12 @@ class Budget:
         for callback in callbacks:
             callback()
 
+    def _calls_taken(self) -> bool:
+        return self.limits.max_calls is not None and self.calls >= self.limits.max_calls
+
     def _exhausted(self) -> str | None:
         limits = self.limits
-        if limits.max_calls is not None and self.calls >= limits.max_calls:
+        if self._calls_taken():
             return "max_calls"
         if limits.max_tokens is not None and self.tokens >= limits.max_tokens:
             return "max_tokens"

@@ -28,6 +28,7 @@ from explorer.model.budget import Budget
 from explorer.model.reading import excerpt
 from explorer.model.reply_format import JSON, YAML, NoSchemaAccepted, ReplyFormat
 from explorer.model.schemas import JsonSchema
+from explorer.model.usage import Usage, counted_usage
 from explorer.records.secrets import redact
 from explorer.records.trace import BUDGET
 from nodes.interfaces import StopRun
@@ -44,6 +45,7 @@ MESSAGE_LIMIT = 400
 RAW_REPLY_LIMIT = 200
 REPLY_KEPT_CHARS = 4_000  # of each reply, in the trace (with its full length)
 _LITELLM_PREFIX = re.compile(r"^litellm\.\w+:\s*(?:\w+Error:\s*)?")
+_TRACEBACK = re.compile(r"\s*Traceback \(most recent call last\):.*", re.DOTALL)  # litellm puts some in its messages
 
 
 @dataclass(frozen=True)
@@ -89,9 +91,18 @@ class CallGate:
         self._slots = threading.BoundedSemaphore(max_in_flight)
         self.cancelled = threading.Event()
         self.budget = budget  # the run's budgets (--max-cost, --max-calls, --max-tokens), where it has any
+        self._told: set[tuple[str, str]] = set()  # what the run's log has said once: (what, model)
+        self._told_lock = threading.Lock()
 
     def cancel(self) -> None:
         self.cancelled.set()
+
+    def first_time(self, what: str, model: str) -> bool:
+        """True the first time the run's calls meet `what` of `model`: the log says it once."""
+        with self._told_lock:
+            told = (what, model) in self._told
+            self._told.add((what, model))
+        return not told
 
     def __enter__(self) -> CallGate:
         self._slots.acquire()
@@ -150,6 +161,7 @@ class LLMError(RuntimeError):
         model: str | None = None,
         latency: float = 0.0,
         reply: Reply | None = None,
+        format: str = YAML,
     ) -> None:
         super().__init__(_clean(message))
         self.kind = kind
@@ -158,13 +170,16 @@ class LLMError(RuntimeError):
         self.model = model  # None: no request was made
         self.latency = latency
         self.reply = reply  # a reply that came but could not be used (replayed: the recorded call)
+        self.format = format  # what the request asked the reply to be, as Reply.format
 
     def record(self, purpose: str) -> ModelCall | None:
         """What the trace keeps of the failed call, as of a Reply's, with its `error` kind and message;
         None if no request was made."""
         if self.reply is None and self.model is None:
             return None
-        reply = self.reply or Reply("", self.model or "", latency=self.latency, retries=self.retries)
+        reply = self.reply or Reply(
+            "", self.model or "", latency=self.latency, retries=self.retries, format=self.format
+        )
         return replace(reply.record(purpose), error=self.kind, error_message=str(self))
 
 
@@ -201,6 +216,9 @@ def _litellm() -> ModuleType:
     warnings.filterwarnings("ignore", message="SOCKS support in urllib3 requires")
     import litellm
 
+    # A server's usage that is not whole numbers makes pydantic warn, on stderr, at every call: the call
+    # fails, and says so in one line (see _unreadable_usage).
+    warnings.filterwarnings("ignore", message="Pydantic serializer warnings", category=UserWarning)
     # Otherwise litellm prints a "Give Feedback" banner to stdout on every error, through the live view.
     litellm.suppress_debug_info = True
     # What litellm's first request imports (about a second here): imported now, so that the first
@@ -215,8 +233,9 @@ _FIRST_REQUEST_IMPORTS = ("openai.resources", "litellm.proxy.openai_files_endpoi
 
 
 def _clean(text: object) -> str:
-    """One redacted line, cut short. Redacted before cutting, so no key survives in part."""
-    line = " ".join(redact(str(text)).split())
+    """One redacted line, cut short, without the traceback litellm puts in some messages. Redacted before
+    cutting, so no key survives in part."""
+    line = " ".join(redact(_TRACEBACK.sub("", str(text))).split())
     return line if len(line) <= MESSAGE_LIMIT else line[: MESSAGE_LIMIT - 3] + "..."
 
 
@@ -241,21 +260,23 @@ def complete(
     cancelled = settings.gate.cancelled if settings.gate else threading.Event()
     while True:
         dialect, response_format = settings.reply_format.response_format(schema, "reply") if schema else (None, None)
+        asked = JSON if dialect else YAML
         if budget and not budget.admit():
-            raise _budget_spent(settings.model, budget, retries, round(time.perf_counter() - start, 4))
-        with settings.gate or nullcontext():  # held for the request only, not for the backoff
-            attempt = _attempt(litellm, settings, messages, cancelled, response_format)
+            raise _budget_spent(settings.model, budget, retries, round(time.perf_counter() - start, 4), asked)
+        attempt = _counted_attempt(litellm, settings, messages, cancelled, response_format)
         if not isinstance(attempt, _Failure):
             break
         failure = attempt
         if dialect and _refuses_format(failure):
-            _format_refused(settings, dialect, failure)
             if budget:  # a few per agent at most, and no replay makes them: the budget counts calls answered
                 budget.give_back()
+            _format_refused(settings, dialect, failure)
             continue  # the same call, in the next dialect or without a schema
+        if budget:
+            budget.charge(0, None)  # a request made, and failed: it counts as one
         bad_replies += failure.kind == "bad_response"
         if retries >= settings.max_retries or not _retryable(failure.kind, bad_replies):
-            raise _error(failure, settings.model, retries, round(time.perf_counter() - start, 4))
+            raise _error(failure, settings.model, retries, round(time.perf_counter() - start, 4), asked)
         delay = _backoff(retries, rng, failure.retry_after)
         log.info(
             "%s: %s; retry %d of %d in %.1f s", settings.model, failure.detail, retries + 1, settings.max_retries, delay
@@ -263,25 +284,58 @@ def complete(
         (sleep or cancelled.wait)(delay)  # a stopping run does not wait out a backoff
         retries += 1
         if cancelled.is_set():
-            raise _error(_CANCELLED, settings.model, retries, round(time.perf_counter() - start, 4))
+            raise _error(_CANCELLED, settings.model, retries, round(time.perf_counter() - start, 4), asked)
     response, text = attempt
     settings.reply_format.answered(dialect, text)
-    usage = getattr(response, "usage", None)
-    prompt_tokens = getattr(usage, "prompt_tokens", 0) or 0
-    completion_tokens = getattr(usage, "completion_tokens", 0) or 0
+    usage = _usage(settings, response, messages, text)
     reply = Reply(
         text=redact(text),
         model=settings.model,
-        prompt_tokens=prompt_tokens,
-        completion_tokens=completion_tokens,
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
         latency=round(time.perf_counter() - start, 4),
         retries=retries,
-        cost_usd=_cost(litellm, response, settings, prompt_tokens, completion_tokens),
-        format=JSON if dialect else YAML,
+        cost_usd=_cost(litellm, response, settings, usage),
+        format=asked,
     )
     if budget:
-        budget.charge(prompt_tokens + completion_tokens, reply.cost_usd)
+        budget.charge(usage.prompt_tokens + usage.completion_tokens, reply.cost_usd)
     return reply
+
+
+def _counted_attempt(
+    litellm: ModuleType,
+    settings: LLMSettings,
+    messages: list[ChatMessage],
+    cancelled: threading.Event,
+    response_format: dict[str, object] | None,
+) -> tuple[Any, str] | _Failure:
+    """One attempt, within the gate (held for the request only, not for the backoff); one that raises
+    what no failure is (a fault of litellm's) still counts against the budget, as the request it was."""
+    try:
+        with settings.gate or nullcontext():
+            return _attempt(litellm, settings, messages, cancelled, response_format)
+    except BaseException:
+        if settings.gate and settings.gate.budget:
+            settings.gate.budget.charge(0, None)
+        raise
+
+
+def _usage(settings: LLMSettings, response: Any, messages: list[ChatMessage], text: str) -> Usage:
+    """What the call spent: the server's counts, or an estimate where they cannot be true (the run's log
+    says so once per model; a call outside a run, such as the model check, is counted nowhere)."""
+    reported = getattr(response, "usage", None)
+    usage = counted_usage(
+        getattr(reported, "prompt_tokens", None), getattr(reported, "completion_tokens", None), messages, text
+    )
+    if usage.doubted and settings.gate and settings.gate.first_time("usage", settings.model):
+        log.warning(
+            "%s reported token usage it cannot have spent (%s): its calls are counted by an estimate from the "
+            "prompt's and the reply's lengths",
+            settings.model,
+            usage.doubted,
+        )
+    return usage
 
 
 def _replayed(settings: LLMSettings, messages: list[ChatMessage]) -> Reply:
@@ -301,11 +355,11 @@ def _replayed(settings: LLMSettings, messages: list[ChatMessage]) -> Reply:
     return reply
 
 
-def _budget_spent(model: str, budget: Budget, retries: int, latency: float) -> LLMError:
+def _budget_spent(model: str, budget: Budget, retries: int, latency: float, asked: str) -> LLMError:
     """The error of a call the run's budget stopped before its request; recorded in the trace (with no
     reply and no tokens), so that a replay of the run refuses it too."""
-    message = f"{model}: the run's --{(budget.spent or '').replace('_', '-')} budget is spent: no further request"
-    return LLMError(message, BUDGET, retries=retries, model=model, latency=latency)
+    message = f"{model}: the run's --{budget.refusing().replace('_', '-')} budget is spent: no further request"
+    return LLMError(message, BUDGET, retries=retries, model=model, latency=latency, format=asked)
 
 
 def complete_prompt(
@@ -442,13 +496,13 @@ def _backoff(retries: int, rng: random.Random, retry_after: float | None) -> flo
     return rng.uniform(0, min(BACKOFF_CAP, BACKOFF_BASE * 2**retries))
 
 
-def _error(failure: _Failure, model: str, retries: int, latency: float) -> LLMError:
+def _error(failure: _Failure, model: str, retries: int, latency: float, asked: str) -> LLMError:
     status = f" (HTTP {failure.status})" if failure.status else ""
     tried = f" after {retries} {'retry' if retries == 1 else 'retries'}" if retries else ""
     message = f"{model}: {failure.kind} error{status}{tried}: {failure.detail}"
     if failure.kind == "auth":
         return AuthenticationFailed(message, failure.status, retries)
-    return LLMError(message, failure.kind, failure.status, retries, model, latency)
+    return LLMError(message, failure.kind, failure.status, retries, model, latency, format=asked)
 
 
 # ---- classifying failures ----------------------------------------------------------------------
@@ -457,6 +511,9 @@ def _error(failure: _Failure, model: str, retries: int, latency: float) -> LLMEr
 def _classify(error: BaseException) -> _Failure:
     """What went wrong. litellm reports a refused connection or an unreadable body as a 500,
     so the causes it wraps are looked at before the status code."""
+    unreadable = _unreadable_usage(_causes(error))
+    if unreadable:
+        return _Failure("bad_response", None, unreadable)
     detail = _clean(_LITELLM_PREFIX.sub("", getattr(error, "message", None) or str(error)))
     kind = _kind_from_causes(_causes(error))
     if kind:
@@ -473,6 +530,17 @@ def _causes(error: BaseException | None) -> list[BaseException]:
         chain.append(error)
         error = error.__cause__ or error.__context__
     return chain
+
+
+def _unreadable_usage(chain: list[BaseException]) -> str | None:
+    """What was wrong where litellm refused a reply for its usage ("abc", 1.5: not whole numbers), or None.
+    The reply is lost with it: litellm keeps no text of a response it could not read."""
+    for error in chain:
+        problems = getattr(error, "errors", None)  # pydantic's ValidationError, which litellm does not wrap
+        if type(error).__name__ == "ValidationError" and getattr(error, "title", None) == "Usage" and problems:
+            given = [f"{'.'.join(map(str, e['loc']))} {_clean(e.get('input'))[:24]!r}" for e in problems()]
+            return f"the reply's token usage is not whole numbers ({', '.join(given)})"
+    return None
 
 
 def _kind_from_causes(chain: list[BaseException]) -> str | None:
@@ -535,21 +603,22 @@ def _retry_after(error: BaseException) -> float | None:
 # ---- cost ---------------------------------------------------------------------------------------
 
 
-def _cost(
-    litellm: ModuleType,
-    response: Any,
-    settings: LLMSettings,
-    prompt_tokens: int,
-    completion_tokens: int,
-) -> float | None:
-    """litellm's price for the model if it has one, else the settings' prices, else None."""
+def _cost(litellm: ModuleType, response: Any, settings: LLMSettings, usage: Usage) -> float | None:
+    """litellm's price for the model if it has one, else the settings' prices, else None; of the usage
+    as counted (an estimate is priced as such, not the server's counts)."""
     try:
-        return litellm.completion_cost(completion_response=response)
+        if usage.doubted is None:
+            return litellm.completion_cost(completion_response=response)
+        prompt_cost, completion_cost = litellm.cost_per_token(
+            model=settings.model, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens
+        )
+        return prompt_cost + completion_cost
     except Exception as error:  # unknown models raise; a price is never worth failing a call for
         log.debug("%s: litellm has no price: %s", settings.model, _clean(error))
     if settings.price_in is None and settings.price_out is None:
         return None
-    return (prompt_tokens * (settings.price_in or 0.0) + completion_tokens * (settings.price_out or 0.0)) / 1e6
+    prompt_price, completion_price = settings.price_in or 0.0, settings.price_out or 0.0
+    return (usage.prompt_tokens * prompt_price + usage.completion_tokens * completion_price) / 1e6
 
 
 # ---- models -------------------------------------------------------------------------------------

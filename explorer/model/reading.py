@@ -5,6 +5,9 @@ YAML, JSON (which YAML reads), reasoning in <think> tags, tab indentation,
 `backticked` values. All of it is read here, always with a safe loader that
 takes no YAML aliases and no deep nesting, and every field is then kept as
 bounded text (`bounded_text`): what a reply holds grows with its length only.
+A JSON object is read whole, up to MAX_REPLY_CHARS; one cut short there, or
+by the token limit, keeps the members it completed (a schema puts the choice
+first), never the one it broke off in.
 """
 
 from __future__ import annotations
@@ -44,10 +47,11 @@ def read_structured(
     the block `unfenced_block(text)` cuts out of it (prose dropped). Raises
     ReplyError when a candidate is not valid YAML and none was usable.
     """
-    text = "\n".join(map(_cut_line, _REASONING.sub("", text or "").split("\n")))[:MAX_REPLY_CHARS]
+    text = _REASONING.sub("", text or "")
     whole = _json_object(text)
     if whole is not None and usable(whole):
         return whole
+    text = "\n".join(map(_cut_line, text.split("\n")))[:MAX_REPLY_CHARS]
     fenced = _FENCE.search(text)
     candidates = [fenced.group(1)] if fenced else [text, unfenced_block(text) if unfenced_block else ""]
     error = None
@@ -65,14 +69,52 @@ def read_structured(
 
 
 def _json_object(text: str) -> dict | None:
-    """The reply as a JSON object, where it is one, as a schema asks: read as JSON, not YAML, since a small
-    model's strings may hold raw newlines (and fences) that JSON's strict reading and YAML both refuse."""
+    """The reply as a JSON object, where it is one, as a schema asks: read whole (up to MAX_REPLY_CHARS) as
+    JSON, not YAML, since a small model's strings may hold raw newlines (and fences) that JSON's strict
+    reading and YAML both refuse, and its lines may be longer than a YAML reply's are kept. One cut short
+    gives the members it completed."""
+    text = text.strip()
+    kept = text[:MAX_REPLY_CHARS]
     try:
-        value = json.loads(text.strip(), strict=False)
+        value = json.loads(kept, strict=False) if kept == text else None
     except (ValueError, RecursionError):
-        return None
+        value = None
+    if value is None and kept.startswith("{") and (kept != text or not kept.endswith("}")):
+        value = _completed_members(kept)
     # Deep nesting is left to the YAML reader, which refuses it saying so.
     return value if isinstance(value, dict) and _depth(value) <= MAX_DEPTH else None
+
+
+_JSON = json.JSONDecoder(strict=False)
+_SPACE = re.compile(r"\s*")
+
+
+def _completed_members(cut: str) -> dict:
+    """The members of the JSON object `cut` begins, up to the first one it does not complete (a member is
+    complete once a comma or the closing brace follows it: a number at the cut may have lost digits)."""
+    members: dict = {}
+    at = 1  # past the "{"
+    try:
+        while True:
+            key, at = _JSON.raw_decode(cut, _past_space(cut, at))
+            at = _past_space(cut, at)
+            if not isinstance(key, str) or cut[at : at + 1] != ":":
+                return members
+            value, at = _JSON.raw_decode(cut, _past_space(cut, at + 1))
+            at = _past_space(cut, at)
+            if cut[at : at + 1] not in (",", "}"):
+                return members
+            members[key] = value
+            if cut[at] == "}":
+                return members
+            at += 1
+    except (ValueError, RecursionError):  # the member it broke off in
+        return members
+
+
+def _past_space(text: str, at: int) -> int:
+    space = _SPACE.match(text, at)
+    return space.end() if space else at
 
 
 def _depth(value: Any) -> int:

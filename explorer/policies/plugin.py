@@ -5,23 +5,28 @@ The class is imported by that path and called once per agent with a `PolicySetup
 The module is found as any import is (installed, or on PYTHONPATH), and in the current directory.
 `CheckedPolicy` holds each one to that contract: a policy with no name, or one that cannot be made, stops
 the run before its first step, and an answer that is no `DecisionOutcome`, or an action not available,
-stops it at once (exit code 2, one line); a message to someone not on the team goes to all, with a note,
-as a model's does.
+stops it at once (exit code 2, one line), as `model_calls` that are not `ModelCall`s of the right types
+do; a message to someone not on the team goes to all, with a note, as a model's does.
 """
 
 from __future__ import annotations
 
 import importlib
+import math
 import os
 import re
 import sys
+import types
+import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
+from functools import cache
 
 from explorer.policies.replies import addressed
 from explorer.records.errors import ConfigError
 from nodes.decision_context import DecisionContext
 from nodes.interfaces import Decision, DecisionOutcome, DecisionPolicy, StopRun
+from nodes.record import ModelCall
 
 # A dotted module path, ':', then a class (or a dotted path inside the module). A litellm model's name
 # never has this shape: its provider comes before a '/', and what follows a ':' is a tag such as 8b.
@@ -105,6 +110,9 @@ def _broken_contract(outcome: object, available_actions: Sequence[str]) -> str |
     """What is wrong with a plug-in's answer, as "returned ...", or None."""
     if not isinstance(outcome, DecisionOutcome):
         return f"returned {type(outcome).__name__}, not a DecisionOutcome"
+    wrong_calls = _broken_calls(outcome.model_calls)
+    if wrong_calls:
+        return wrong_calls
     decision = outcome.decision
     if decision is None:
         return None
@@ -116,3 +124,43 @@ def _broken_contract(outcome: object, available_actions: Sequence[str]) -> str |
     if decision.action not in available_actions:
         return f"returned the action {decision.action[:40]!r}, not one of {', '.join(available_actions)}"
     return None
+
+
+def _broken_calls(calls: object) -> str | None:
+    """What is wrong with a plug-in's `model_calls`, as "returned ...", or None: the run counts them."""
+    if not isinstance(calls, (tuple, list)):
+        return f"returned model_calls of type {type(calls).__name__}, not a tuple of ModelCall"
+    for number, call in enumerate(calls, 1):
+        if not isinstance(call, ModelCall):
+            return f"returned model_calls whose item {number} is a {type(call).__name__}, not a ModelCall"
+        for name, kinds in _call_fields().items():
+            value = getattr(call, name)
+            if not any(_is(value, kind) for kind in kinds):
+                wanted = " or ".join(_WANTED[kind] for kind in kinds)
+                return f"returned model_calls whose item {number} has {name} {repr(value)[:40]}, not {wanted}"
+    return None
+
+
+@cache
+def _call_fields() -> dict[str, tuple[type, ...]]:
+    """Each field of a ModelCall, with the types its annotation allows (`str | None`: str and NoneType)."""
+    hints = typing.get_type_hints(ModelCall)
+    return {f.name: typing.get_args(hints[f.name]) or (hints[f.name],) for f in fields(ModelCall)}
+
+
+def _is(value: object, kind: type) -> bool:
+    """`value` is of `kind`, as the run counts it: a number is 0 or more (and finite), no bool is a number."""
+    if kind is int:
+        return type(value) is int and value >= 0
+    if kind is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < math.inf
+    return type(value) is kind if kind in (bool, types.NoneType) else isinstance(value, kind)
+
+
+_WANTED = {
+    str: "text",
+    int: "a whole number, 0 or more",
+    float: "a number, 0 or more",
+    bool: "True or False",
+    types.NoneType: "None",
+}

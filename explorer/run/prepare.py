@@ -9,10 +9,11 @@ import os
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from explorer.config.options import declared
 from explorer.config.profiles import Profile
 from explorer.config.run_config import RunConfig
 from explorer.model.client import has_price, missing_api_keys
@@ -76,6 +77,8 @@ def prepare_model_client(config: RunConfig, agent_ids: list[str], profiles: list
     (unless --no-preflight), so that a server or a model that is not there is refused before the run starts."""
     models = [(agent_id, p.model) for agent_id, p in zip(agent_ids, profiles) if not decides_in_code(p.model)]
     if not models:
+        if config.mode == "mock":  # a game's screenshots are read by a model whoever decides
+            _warn_of_idle_budgets(config, [p.model for p in profiles])
         return
     if config.preflight and config.api_base:
         _server_reachable(config.api_base)
@@ -105,6 +108,19 @@ def _check_prices(config: RunConfig, models: list[str]) -> None:
             "give --price-in and --price-out (dollars per million tokens), or --max-calls or --max-tokens"
         )
     log.warning("--max-cost does not count the calls of %s: its price is unknown", ", ".join(unpriced))
+
+
+def _warn_of_idle_budgets(config: RunConfig, policies: list[str]) -> None:
+    """Budgets on a run that makes no model call bound nothing: said, not refused, since a sweep may vary
+    the model under one budget, and its runs without a model are as they were asked."""
+    flags = {field.name: spec.flag for field, spec in declared(RunConfig)}
+    given = [flags[name] for name, limit in asdict(config.limits()).items() if limit is not None]
+    if given:
+        log.warning(
+            "%s bound nothing: this run's policies (%s) make no model calls it counts",
+            " and ".join(given),
+            ", ".join(dict.fromkeys(policies)),
+        )
 
 
 def _server_reachable(api_base: str) -> None:
