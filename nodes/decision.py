@@ -4,7 +4,7 @@ from pocketflow import Node
 
 from nodes.context_from_state import decision_context
 from nodes.decision_context import DecisionContext, render_prompt
-from nodes.interfaces import Decision, DecisionOutcome, DecisionPolicy, StopRun
+from nodes.interfaces import Decision, DecisionOutcome, DecisionPolicy, RunStopped, StopRun
 from nodes.state import AgentState
 from perception.actions import safe_action
 
@@ -24,8 +24,8 @@ class DecisionNode(Node):
         return policy.decide(prompt, context)
 
     def exec_fallback(self, prep_res: DecisionPrep, exc: Exception) -> DecisionOutcome:
-        if isinstance(exc, StopRun):
-            raise exc  # every later step would fail the same way
+        if isinstance(exc, (StopRun, RunStopped)):
+            raise exc  # every later step would fail the same way; or the run is stopping
         # The policy itself failed (a bug, say): the agent scans and the run goes on.
         return DecisionOutcome(None, error=repr(exc))
 

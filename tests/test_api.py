@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +24,9 @@ from explorer.api import (
 from explorer.config.command_line import RunParser, config_from
 from explorer.policies.plugin import is_plugin
 from nodes.record import ModelCall
+from tests.support.paths import ROOT
+
+PROGRAM_SECONDS = 120  # a run that hangs, or will not stop, fails its test after this
 
 
 class TurnRight:
@@ -80,6 +88,34 @@ class CountsNothing(TurnRight):
 class WritesToNobody(TurnRight):
     def decide(self, prompt, context):
         return DecisionOutcome(Decision(action="look_right", message_to_others="hello", message_to="Agent9"))
+
+
+class ExitsAtItsSecondStep(TurnRight):
+    def decide(self, prompt, context):
+        if self.setup.agent_id == "Agent2" and context.team.step == 2:
+            sys.exit(3)
+        return super().decide(prompt, context)
+
+
+class AlwaysExits(TurnRight):
+    def decide(self, prompt, context):
+        sys.exit()
+
+
+class Interrupts(TurnRight):
+    def decide(self, prompt, context):
+        if context.team.step == 2:
+            raise KeyboardInterrupt
+        return super().decide(prompt, context)
+
+
+class NeverAnswersFromStep3(TurnRight):
+    """From step 3 on, its decide blocks for ever, as a network call with no timeout does."""
+
+    def decide(self, prompt, context):
+        if context.team.step >= 3:
+            threading.Event().wait()
+        return super().decide(prompt, context)
 
 
 def trace_lines(run_dir: Path) -> list[dict]:
@@ -185,3 +221,89 @@ def test_a_policy_class_that_cannot_be_named_is_refused(tmp_path):
     with pytest.raises(ConfigError, match="define the policy class at a module's top level"):
         run(make_config(steps=2, run_dir=tmp_path / "run"), policy=Local)
     assert not (tmp_path / "run").exists()
+
+
+def start(*args: str) -> subprocess.Popen[str]:
+    """main.py ARGS in a process of its own, from the checkout (where tests.test_api is found)."""
+    return subprocess.Popen(
+        [sys.executable, str(ROOT / "main.py"), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        # A harness may start us with SIGINT ignored, which children inherit.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+
+
+def ended(process: subprocess.Popen[str], signum: int | None = None) -> tuple[str, str]:
+    """(stdout, stderr) once the process has ended, after `signum` if given; killed if it has not within
+    PROGRAM_SECONDS, failing the test."""
+    try:
+        if signum is not None:
+            process.send_signal(signum)
+        return process.communicate(timeout=PROGRAM_SECONDS)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+@pytest.mark.parametrize(
+    ("policy", "raised"),
+    [
+        ("ExitsAtItsSecondStep", "SystemExit(3) at Agent2's step 2"),
+        ("AlwaysExits", "SystemExit() at Agent"),
+        ("Interrupts", "KeyboardInterrupt() at Agent"),
+    ],
+)
+def test_a_plug_in_that_exits_or_interrupts_fails_the_run_in_one_line(tmp_path, policy, raised):
+    run_dir, model = tmp_path / "run", f"tests.test_api:{policy}"
+    process = start("--model", model, "--agents", "2", "--steps", "4", "--run-dir", str(run_dir), "-q")
+    stdout, stderr = ended(process)
+    assert process.returncode == 1, stderr
+    [line] = stderr.strip().splitlines()
+    assert line.startswith(f"main.py: error: --model {model}: decide raised {raised}")
+    assert "Traceback" not in stdout + stderr
+    assert json.loads((run_dir / "summary.json").read_text())["status"] == "failed"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_stop_signal_stops_a_run_whose_plug_in_never_answers(tmp_path, signum):
+    run_dir = tmp_path / "run"
+    args = ("--model", "tests.test_api:NeverAnswersFromStep3", "--agents", "2", "--steps", "6")
+    process = start(*args, "--run-dir", str(run_dir), "-q")
+    trace = run_dir / "trace.jsonl"
+    deadline = time.monotonic() + PROGRAM_SECONDS
+    while time.monotonic() < deadline and (not trace.exists() or len(trace.read_text().splitlines()) < 4):
+        time.sleep(0.1)  # the second round is committed: both agents are in step 3's decide, or about to be
+    stdout, stderr = ended(process, signum)
+    assert process.returncode == 128 + signum, stderr
+    assert "Traceback" not in stdout + stderr
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "interrupted" and summary["steps"] == {"Agent1": 2, "Agent2": 2}
+    assert len(trace_lines(run_dir)) == 4  # the steps finished; the one in flight is not committed
+    for agent_id in ("Agent1", "Agent2"):
+        assert json.loads((run_dir / "memory" / agent_id / "meta.json").read_text())["count"] == 2
+
+
+def test_a_decide_past_the_timeout_fails_its_step_and_the_run_goes_on(tmp_path):
+    run_dir = tmp_path / "run"
+    args = ("--model", "tests.test_api:NeverAnswersFromStep3", "--agents", "2", "--steps", "4", "--timeout", "1")
+    process = start(*args, "--run-dir", str(run_dir), "-q")
+    _stdout, stderr = ended(process)
+    assert process.returncode == 0, stderr
+    lines = trace_lines(run_dir)
+    assert len(lines) == 8
+    for line in lines:
+        late = line["step"] >= 3  # each later call waits for the one abandoned, and is abandoned in turn
+        assert line["errors"] == (
+            ["decision failed: decide gave no answer within --timeout 1 s: abandoned"] if late else []
+        )
+        assert (line["decision"] is None) == late
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "completed"
+    assert {agent: figures["llm"]["errors"] for agent, figures in summary["per_agent"].items()} == {
+        "Agent1": 2,
+        "Agent2": 2,
+    }

@@ -4,6 +4,7 @@ commits in the recorded order."""
 import json
 import random
 import re
+import shutil
 import threading
 
 import pytest
@@ -21,6 +22,7 @@ from nodes.record import StepRecord
 from perception.base import Message
 from perception.mock import MockPerception
 from perception.world import load_world
+from tests.support.bounded import within
 from tests.support.openai_stub_server import ChatServer, Scripted, error
 from tests.support.paths import WORLDS
 
@@ -28,6 +30,7 @@ MODEL = "openai/test-model"
 ACTIONS = ("forward", "look_left", "forward", "look_right")
 CALL_COSTS = ("latency", "retries", "cost_usd", "replayed")  # what a replayed call does not repeat
 WAIT_SECONDS = 60  # a scripted reply held for another agent's step gives up after this: a test never hangs
+REPLAY_SECONDS = 60  # a replay that waits for a commit that cannot come fails its test after this
 
 
 def decision(agent, step):
@@ -206,6 +209,94 @@ def test_a_replay_of_another_schedules_run_is_refused_in_one_line(tmp_path, embe
         f"--replay-replies {tmp_path / 'recorded'}: the recorded run did not run under --schedule realtime "
         "(its trace keeps no commit order)" in str(failed.value)
     )
+
+
+@pytest.fixture(scope="module")
+def offline_run(tmp_path_factory, embedder):
+    """(run directory, trace) of three built-in explorers under --schedule realtime, four steps each."""
+    run_dir = tmp_path_factory.mktemp("realtime") / "recorded"
+    trace, _ = run(run_dir, embedder, agents=3, steps=4, model="offline")
+    assert [line["commit_index"] for line in trace] == list(range(12))  # the trace is in commit order
+    return run_dir, trace
+
+
+def replay_of(offline_run, lines, tmp_path, embedder, **settings):
+    """The replay of a copy of the offline run whose trace holds `lines`, failing the test if it hangs."""
+    copy = tmp_path / "recorded"
+    shutil.copytree(offline_run[0], copy)
+    (copy / "trace.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    settings = {"agents": 3, "steps": 4, "model": "offline", "replay_replies": copy, **settings}
+    return within(REPLAY_SECONDS, lambda: run(tmp_path / "replay", embedder, **settings))
+
+
+def saw_more_than_came(trace):
+    lines = [dict(line) for line in trace]
+    lines[4]["seen_commits"] = 6
+    return lines, f"{lines[4]['agent_id']}'s step {lines[4]['step']} saw 6 commits, but only 4 come before it"
+
+
+def missed_its_own_step(trace):
+    lines, first = [dict(line) for line in trace], trace[0]["agent_id"]  # its step 1 is the first commit
+    line_of(lines, first, 2)["seen_commits"] = 0
+    return lines, f"{first}'s step 2 saw 0 commits, so not its own step 1, commit 1"
+
+
+def lost_a_step(trace):
+    """The trace without one agent's step 2, its commit order closed up around the gap."""
+    first = trace[0]["agent_id"]
+    gone = line_of(trace, first, 2)["commit_index"]
+    lines = [dict(line) for line in trace if line is not line_of(trace, first, 2)]
+    for line in lines:
+        line["commit_index"] -= line["commit_index"] > gone
+        line["seen_commits"] -= line["seen_commits"] > gone
+    return lines, f"its trace has {first}'s step 3, but not step 2"
+
+
+@pytest.mark.parametrize(
+    "forged, settings, problem",
+    [
+        (saw_more_than_came, {}, None),
+        (missed_its_own_step, {}, None),
+        (lost_a_step, {}, None),
+        (None, {"agents": 2}, "its trace has Agent3's step 1, and Agent3 is not on this run's team"),
+        (None, {"steps": 3}, "step 4, past this run's 3 steps"),
+    ],
+    ids=[
+        "a step saw more commits than came before it",
+        "a step missed its own",
+        "a step is missing",
+        "a team of 2",
+        "3 steps",
+    ],
+)
+def test_a_replay_never_waits_for_a_commit_that_cannot_come(offline_run, tmp_path, embedder, forged, settings, problem):
+    lines, problem = forged(offline_run[1]) if forged else (offline_run[1], problem)
+    with pytest.raises(RunFailed) as failed:
+        replay_of(offline_run, lines, tmp_path, embedder, **settings)
+    assert failed.value.users_mistake and "\n" not in str(failed.value)
+    assert f"--replay-replies {tmp_path / 'recorded'}: " in str(failed.value) and problem in str(failed.value)
+    assert "no run commits its steps so" in str(failed.value)
+
+
+def test_a_cut_trace_replays_as_far_as_it_goes_and_says_it_was_cut(offline_run, tmp_path, embedder):
+    trace = offline_run[1]
+    # As a run killed after its seventh commit leaves it (or later, so that every agent has a step in it).
+    everyone_in = max(
+        next(i for i, line in enumerate(trace) if line["agent_id"] == a) for a in ("Agent1", "Agent2", "Agent3")
+    )
+    cut = trace[: max(7, everyone_in + 1)]
+    with pytest.raises(RunFailed) as failed:
+        replay_of(offline_run, cut, tmp_path, embedder)
+    last = {line["agent_id"]: line["step"] for line in cut}
+    ends = ", ".join(f"{agent} at step {last[agent]}" for agent in ("Agent1", "Agent2", "Agent3") if last[agent] < 4)
+    assert failed.value.users_mistake and "\n" not in str(failed.value)
+    assert (
+        f"its trace ends before the recorded run did ({ends}, of 4): it was cut short, as a killed run's is, "
+        "and the replay stops where it does" in str(failed.value)
+    )
+    assert comparable(read_trace(tmp_path / "replay" / "trace.jsonl")) == comparable(cut)
+    summary = json.loads((tmp_path / "replay" / "summary.json").read_text())
+    assert summary["status"] == "failed" and summary["steps"] == last
 
 
 def test_one_agents_failure_stops_the_others(tmp_path, embedder):

@@ -13,6 +13,7 @@ from explorer.run.stop import RunFailed
 from memory.embedder import EmbedderError
 from memory.vector_memory import MemoryFileError
 from perception.world import DEFAULT_WORLD, load_world
+from tests.support.bounded import within
 from tests.support.paths import WORLDS
 
 TRACE_FIELDS = {
@@ -69,7 +70,7 @@ class ScriptedModel:
     def __call__(self, prompt):
         reply = self.replies[len(self.prompts) % len(self.replies)]
         self.prompts.append(prompt)
-        if isinstance(reply, Exception):
+        if isinstance(reply, BaseException):
             raise reply
         return Reply(reply, "stub", prompt_tokens=7, completion_tokens=3)
 
@@ -190,6 +191,19 @@ def test_a_failing_policy_is_recorded_and_the_run_goes_on(tmp_path, embedder):
     assert summary["llm"]["errors"] == 2
     assert "ConnectionError('down')" in trace[0]["errors"][0]
     assert trace[0]["action"] == "look_right"
+
+
+def test_a_policy_that_exits_fails_the_run_and_its_teammate_does_not_wait_for_it(tmp_path, embedder):
+    def exits_at_its_second_step(profile, agent_id, config, gate):
+        return ModelPolicy(
+            "stub", ScriptedModel(["action: forward", SystemExit(3)] if agent_id == "Agent2" else ["action: forward"])
+        )
+
+    with pytest.raises(RunFailed) as failed:
+        within(60, lambda: run(tmp_path, embedder, agents=2, steps=4, policy_factory=exits_at_its_second_step))
+    assert str(failed.value).startswith("Agent2 failed: SystemExit(3) (see ") and not failed.value.users_mistake
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["status"] == "failed" and summary["steps"]["Agent2"] == 1
 
 
 def test_an_oversized_reply_is_read_and_kept_once_bounded(tmp_path, embedder):

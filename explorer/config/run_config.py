@@ -309,7 +309,7 @@ class RunConfig:
         default=60.0,
         metadata=option(
             "--timeout",
-            "seconds before a model call is cut off (default %(default)g)",
+            "seconds before a model call, or a plug-in's decide, is cut off (default %(default)g)",
             type=float,
             check=Seconds(),
         ),

@@ -25,6 +25,7 @@ from types import ModuleType, TracebackType
 from typing import Any, NamedTuple, Protocol
 
 from explorer.model.budget import Budget
+from explorer.model.deadline import Abandoned, within_deadline
 from explorer.model.reading import excerpt
 from explorer.model.reply_format import JSON, YAML, NoSchemaAccepted, ReplyFormat
 from explorer.model.schemas import JsonSchema
@@ -395,12 +396,17 @@ def _attempt(
     nothing raised later carries litellm's exception, whose text may hold the key."""
     failures: tuple[type[BaseException], ...] = (*_api_errors(litellm), TimeoutError)
     try:
-        response = _within_deadline(
-            lambda: litellm.completion(**_request(settings, messages, response_format)), settings.timeout, cancelled
+        # The HTTP client's own timeout bounds each read, not the call: a server that trickles a byte at a
+        # time would hold it for ever.
+        response = within_deadline(
+            lambda: litellm.completion(**_request(settings, messages, response_format)),
+            settings.timeout,
+            cancelled,
+            "model-call",
         )
     except failures as error:
         failure = _classify(error)
-    except _Abandoned:
+    except Abandoned:
         failure = _CANCELLED
     else:
         text = _reply_text(response)
@@ -410,43 +416,7 @@ def _attempt(
     return failure
 
 
-class _Abandoned(Exception):
-    """The run is stopping: the call was given up."""
-
-
 _CANCELLED = _Failure("cancelled", None, "the run is stopping: the call was abandoned")
-_POLL_SECONDS = 0.1  # how soon a stopping run, or a deadline, is noticed
-
-
-def _within_deadline(call: Callable[[], Any], timeout: float, cancelled: threading.Event) -> Any:
-    """call()'s result, or TimeoutError once `timeout` seconds have passed in all.
-
-    The HTTP client's own timeout bounds each read, not the call: a server that
-    trickles a byte at a time would hold it for ever. So the request runs on a
-    thread of its own, which is abandoned (left to end with its socket) if the
-    deadline passes or the run stops.
-    """
-    outcome = {}
-    done = threading.Event()
-
-    def run() -> None:
-        try:
-            outcome["response"] = call()
-        except BaseException as error:  # handed to the caller's thread
-            outcome["error"] = error
-        finally:
-            done.set()
-
-    threading.Thread(target=run, name="model-call", daemon=True).start()
-    deadline = time.monotonic() + timeout
-    while not done.wait(_POLL_SECONDS):
-        if cancelled.is_set():
-            raise _Abandoned()
-        if time.monotonic() >= deadline:
-            raise TimeoutError(f"no whole reply within {timeout:g} s")
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["response"]
 
 
 def _request(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import threading
 from functools import partial
 
 from explorer.config.profiles import Profile
@@ -21,7 +22,7 @@ from explorer.policies.fallback import OfflineFallback
 from explorer.policies.goals import GoalPolicy
 from explorer.policies.model import ModelPolicy
 from explorer.policies.offline import OfflineExplorer
-from explorer.policies.plugin import PolicySetup, is_plugin, make_plugin
+from explorer.policies.plugin import CallLimits, PolicySetup, is_plugin, make_plugin
 from nodes.decision_context import DecisionContext
 from nodes.interfaces import CoordinatorPolicy, Decision, DecisionOutcome, DecisionPolicy
 
@@ -63,7 +64,8 @@ def make_policy(profile: Profile, agent_id: str, config: RunConfig, gate: CallGa
     if profile.model == RANDOM:
         return RandomPolicy(agent_seed)
     if is_plugin(profile.model):
-        return make_plugin(profile.model, PolicySetup(agent_id, agent_seed))
+        cancelled = gate.cancelled if gate else threading.Event()
+        return make_plugin(profile.model, PolicySetup(agent_id, agent_seed), CallLimits(config.timeout, cancelled))
     ask = partial(complete_prompt, model_settings(profile, config, agent_id, gate))
     policy: DecisionPolicy
     if config.decide == "goals":

@@ -6,7 +6,10 @@ The module is found as any import is (installed, or on PYTHONPATH), and in the c
 `CheckedPolicy` holds each one to that contract: a policy with no name, or one that cannot be made, stops
 the run before its first step, and an answer that is no `DecisionOutcome`, or an action not available,
 stops it at once (exit code 2, one line), as `model_calls` that are not `ModelCall`s of the right types
-do; a message to someone not on the team goes to all, with a note, as a model's does.
+do; a message to someone not on the team goes to all, with a note, as a model's does. `decide` runs on a
+thread the run can abandon: a call past --timeout fails that step (the agent scans, as when `decide`
+raises), a stopping run does not wait for it, and a `decide` that exits or interrupts (SystemExit,
+KeyboardInterrupt) stops the run as a failure (exit code 1, one line).
 """
 
 from __future__ import annotations
@@ -16,16 +19,18 @@ import math
 import os
 import re
 import sys
+import threading
 import types
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
-from functools import cache
+from functools import cache, partial
 
+from explorer.model.deadline import Abandoned, PastDeadline, within_deadline
 from explorer.policies.replies import addressed
 from explorer.records.errors import ConfigError
 from nodes.decision_context import DecisionContext
-from nodes.interfaces import Decision, DecisionOutcome, DecisionPolicy, StopRun
+from nodes.interfaces import Decision, DecisionOutcome, DecisionPolicy, RunStopped, StopRun
 from nodes.record import ModelCall
 
 # A dotted module path, ':', then a class (or a dotted path inside the module). A litellm model's name
@@ -75,7 +80,15 @@ def load_plugin(name: str) -> PolicyClass:
     return found
 
 
-def make_plugin(model: str, setup: PolicySetup) -> CheckedPolicy:
+@dataclass(frozen=True)
+class CallLimits:
+    """How long a plug-in's `decide` may take (--timeout), and the run's switch that abandons it as it stops."""
+
+    timeout: float
+    cancelled: threading.Event
+
+
+def make_plugin(model: str, setup: PolicySetup, limits: CallLimits) -> CheckedPolicy:
     """The policy `model` names, made for one agent; ConfigError, one line, where making it fails."""
     policy_class = load_plugin(model)
     try:
@@ -83,20 +96,54 @@ def make_plugin(model: str, setup: PolicySetup) -> CheckedPolicy:
     except Exception as error:  # the user's constructor
         detail = " ".join(str(error).split())  # one line
         raise ConfigError(f"--model {model}: making the policy failed: {type(error).__name__}: {detail}") from None
-    return CheckedPolicy(policy, model)
+    return CheckedPolicy(policy, model, limits)
 
 
 class CheckedPolicy:
     """A plug-in's policy, held to the DecisionPolicy contract (see the module's docstring)."""
 
-    def __init__(self, policy: DecisionPolicy, model: str) -> None:
+    def __init__(self, policy: DecisionPolicy, model: str, limits: CallLimits) -> None:
         name = getattr(policy, "name", None)
         if not isinstance(name, str) or not name.strip():
             raise ConfigError(f"--model {model}: the policy has no `name` (a string; see explorer/api.py)")
-        self.name, self.model, self._policy = name, model, policy
+        self.name, self.model, self._policy, self._limits = name, model, policy, limits
+        self._deciding = threading.Lock()  # held by the call under way, which may be one abandoned at its deadline
 
     def decide(self, prompt: str, context: DecisionContext) -> DecisionOutcome:
-        outcome = self._policy.decide(prompt, context)
+        team, limits = context.team, self._limits
+        try:
+            outcome = within_deadline(
+                partial(self._decide_alone, prompt, context),
+                limits.timeout,
+                limits.cancelled,
+                f"{team.agent_id}-decide",
+            )
+        except Abandoned:
+            raise RunStopped() from None  # the run is stopping: this step is not committed
+        except PastDeadline:
+            return DecisionOutcome(
+                None, error=f"decide gave no answer within --timeout {limits.timeout:g} s: abandoned"
+            )
+        except Exception:
+            raise  # the agent scans for the step, with the error in the trace (nodes/decision.py)
+        except BaseException as error:  # SystemExit, KeyboardInterrupt: not the policy's to end the run with
+            detail = " ".join(repr(error).split())[:200]  # one line
+            raise StopRun(
+                f"--model {self.model}: decide raised {detail} at {team.agent_id}'s step {team.step}"
+            ) from None
+        return self._checked(outcome, context)
+
+    def _decide_alone(self, prompt: str, context: DecisionContext) -> DecisionOutcome:
+        """The policy's answer, one call at a time: a call abandoned at its deadline may still be running."""
+        if not self._deciding.acquire(timeout=self._limits.timeout):
+            raise PastDeadline("an earlier call past its deadline is still running")
+        try:
+            return self._policy.decide(prompt, context)
+        finally:
+            self._deciding.release()
+
+    def _checked(self, outcome: DecisionOutcome, context: DecisionContext) -> DecisionOutcome:
+        """The outcome held to the contract: StopRun where it breaks it, the message addressed to a teammate."""
         problem = _broken_contract(outcome, context.available_actions)
         if problem:
             raise StopRun(f"--model {self.model}: decide {problem} (see explorer/api.py)", users_mistake=True)

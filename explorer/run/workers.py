@@ -74,7 +74,7 @@ def _work_main(name: str, work: Work, stop: RunStop, failure: FirstFailure, fini
         log.error("%s: %s", name, error)
         failure.record(str(error), getattr(error, "users_mistake", False))
         stop()
-    except Exception as error:
+    except BaseException as error:  # a SystemExit too: a thread that ends unseen leaves its team waiting
         log.error("%s failed: %r", name, error)
         log.debug("%s traceback", name, exc_info=True)
         failure.record(f"{name} failed: {error!r}")

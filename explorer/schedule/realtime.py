@@ -12,7 +12,10 @@ by running it again: every trace line keeps its `commit_index`,
 `commit_time` and `seen_commits`, and a replay (--replay-replies) holds each
 step until the commits it saw are made, and each commit until its turn in
 the recorded order and until every step that saw the team before it has
-perceived. It takes the recorded clock too, so it writes the same trace.
+perceived. It takes the recorded clock too, so it writes the same trace. An
+order no run could have committed is refused before the first step (a replay
+never waits for a commit that cannot come), and a trace cut short, as a killed
+run leaves it, is replayed as far as it goes and then stops the run, saying so.
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ class RealtimeSchedule:
         self._to_see: Counter[int] = Counter()
         self._order: dict[tuple[str, int], RecordedCommit] | None = None  # read at the first step
         self._times: dict[int, float] = {}  # when each was committed, by its place in the order
+        self._ended: dict[str, int] = {}  # the agents whose record has ended, at their last step
         self.never_delivered: list[Message] = []  # a step's messages reach their mailboxes as it is committed
 
     def perceive(self, agent_id: str, step: int, look: Callable[[float], T]) -> T:
@@ -126,14 +130,26 @@ class RealtimeSchedule:
     def _goes_on(self, agent_id: str, step: int) -> bool:
         if self._recorded is None:
             return step < self._max_steps and not self._finishing
-        order = self._order or {}  # read by now: the step was found in it
-        if step < self._max_steps and (agent_id, step + 1) in order:
+        if (agent_id, step + 1) in (self._order or {}):  # read by now: the step was found in it
             return True
-        for (agent, later), recorded in order.items():  # steps it will not take see nothing
-            if agent == agent_id and later > step:
-                self._to_see[recorded.seen_commits] -= 1
-        self._commit_ready()
+        self._ended[agent_id] = step
+        if len(self._ended) == len(self._agents):
+            self._check_whole()
         return False
+
+    def _check_whole(self) -> None:
+        """A replay's, once every agent's record has ended: StopRun where one ended short of its steps
+        though nothing finished the run (a budget, every object found), as the trace of a killed run does."""
+        short = [
+            (agent_id, self._ended[agent_id]) for agent_id in self._agents if self._ended[agent_id] < self._max_steps
+        ]
+        if short and not self._finishing:
+            assert self._recorded is not None
+            ends = ", ".join(f"{agent_id} at step {step}" for agent_id, step in short)
+            raise self._recorded.stop(
+                f"its trace ends before the recorded run did ({ends}, of {self._max_steps}): it was cut short, "
+                "as a killed run's is, and the replay stops where it does"
+            )
 
     def _commit_one(self, report: StepReport, index: int, at: float, complete: bool = True) -> None:
         """Commit one step, `index`-th in the team's order, at `at`; a commit that fails stops the run."""
@@ -161,7 +177,7 @@ class RealtimeSchedule:
         """The step in the replayed run's commit order (read at the first step); StopRun where it is not there."""
         assert self._recorded is not None
         if self._order is None:
-            self._order = self._recorded.commit_order()
+            self._order = self._recorded.commit_order(self._agents, self._max_steps)
             self._to_see = Counter(commit.seen_commits for commit in self._order.values())
             self._times = {commit.index: commit.committed_at for commit in self._order.values()}
         recorded = self._order.get((agent_id, step))

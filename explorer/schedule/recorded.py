@@ -11,6 +11,7 @@ mistake, in one line, as a reply that cannot be replayed does.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,9 +81,10 @@ class RecordedClock:
             )
         return recorded.think_time
 
-    def commit_order(self) -> dict[tuple[str, int], RecordedCommit]:
+    def commit_order(self, team: Sequence[str], max_steps: int) -> dict[tuple[str, int], RecordedCommit]:
         """Every recorded step of a run under --schedule realtime, with its place in the commit order;
-        StopRun for a trace of another schedule's run, or one whose order has a gap."""
+        StopRun for a trace of another schedule's run, or an order this team, taking at most `max_steps`
+        steps each, could not have committed (a replay must never wait for a commit that cannot come)."""
         commits = {}
         for key, step in self.steps().items():
             if step.time is None or step.commit_index is None or step.commit_time is None or step.seen_commits is None:
@@ -93,6 +95,10 @@ class RecordedClock:
             commits[key] = RecordedCommit(step.time, step.commit_index, step.commit_time, step.seen_commits)
         if sorted(commit.index for commit in commits.values()) != list(range(len(commits))):
             raise self.stop("its trace's commit order has a gap or a repeat: it is not a whole run's trace")
+        for (agent_id, number), commit in sorted(commits.items(), key=lambda item: item[1].index):
+            problem = _out_of_order(agent_id, number, commit, commits.get((agent_id, number - 1)), team, max_steps)
+            if problem:
+                raise self.stop(f"{problem}: no run commits its steps so")
         return commits
 
     def stop(self, problem: str) -> StopRun:
@@ -115,3 +121,27 @@ class RecordedClock:
         if trace.skipped:
             raise self.stop(f"{trace.path}: line {trace.first_skipped} is damaged, and a replay needs every step")
         return steps
+
+
+def _out_of_order(
+    agent_id: str,
+    step: int,
+    commit: RecordedCommit,
+    before: RecordedCommit | None,
+    team: Sequence[str],
+    max_steps: int,
+) -> str | None:
+    """What makes an agent's recorded step impossible in a realtime run of `team` (its step before it, `before`,
+    where recorded), or None: a step waits for the commits it saw, and perceives after its own last commit."""
+    named = f"{agent_id}'s step {step}"
+    if agent_id not in team:
+        return f"its trace has {named}, and {agent_id} is not on this run's team"
+    if step > max_steps:
+        return f"its trace has {named}, past this run's {max_steps} steps"
+    if commit.seen_commits > commit.index:
+        return f"{named} saw {commit.seen_commits} commits, but only {commit.index} come before it"
+    if step > 1 and before is None:
+        return f"its trace has {named}, but not step {step - 1}"
+    if before is not None and commit.seen_commits <= before.index:
+        return f"{named} saw {commit.seen_commits} commits, so not its own step {step - 1}, commit {before.index + 1}"
+    return None
