@@ -10,6 +10,7 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from explorer.api import make_config, run
@@ -105,6 +106,15 @@ def test_a_bad_action_or_world_is_refused_in_one_line(pettingzoo_env):
         env.step({"Agent1": 12, "Agent2": 0})
     with pytest.raises(ValueError, match="no action for Agent2"):
         env.step({"Agent1": 0})
+    # Issue 50: True was taken as the action 1, and any seed was taken.
+    with pytest.raises(ValueError, match="index of one of the 12 ACTIONS, not True"):
+        env.step({"Agent1": True, "Agent2": 0})
+    with pytest.raises(ValueError, match="a message is text, not 5"):
+        env.step({"Agent1": {"action": 0, "message": 5}, "Agent2": 0})
+    for seed in ("abc", 1.5, True):
+        with pytest.raises(ValueError, match=f"seed must be a whole number or None, not {seed!r}"):
+            env.reset(seed=seed)
+    assert env.reset(seed=np.int64(3))[0].keys() == {"Agent1", "Agent2"}
     with pytest.raises(ConfigError, match="unknown world family 'castle'"):
         pettingzoo_env.ExplorationParallelEnv(world="gen:castle")
 
@@ -123,6 +133,10 @@ def test_the_gymnasium_view_passes_gymnasiums_checks(gymnasium_env):
         steps += 1
         assert not terminated and env.observation_space.contains(observation)
     assert steps == 30
+    with pytest.raises(ValueError, match="seed must be a whole number or None, not 'abc'"):
+        env.reset(seed="abc")
+    with pytest.raises(ValueError, match="not True"):
+        env.step(True)
 
 
 def trace_steps(run_dir: Path) -> dict[tuple[str, int], dict]:

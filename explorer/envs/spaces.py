@@ -70,8 +70,11 @@ def read_action(action: Any, comm: bool) -> tuple[str, str]:
     if isinstance(action, Mapping):
         if not comm and action.get("message"):
             raise ValueError("messages are off (comm=False): an action is the index of one of ACTIONS")
-        action, message = action.get("action"), str(action.get("message") or "")
-    if not isinstance(action, (int, np.integer)) or not 0 <= int(action) < len(ACTIONS):
+        action, message = action.get("action"), action.get("message") or ""
+        if not isinstance(message, str):
+            raise ValueError(f"a message is text, not {message!r}")
+    # True is an int to Python: as an action it is a mistake, not the index 1.
+    if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= int(action) < len(ACTIONS):
         raise ValueError(f"an action is the index of one of the {len(ACTIONS)} ACTIONS, not {action!r}")
     return ACTIONS[int(action)], _printable(message, MESSAGE_CHARS)
 
