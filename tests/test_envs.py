@@ -72,7 +72,7 @@ def test_a_message_reaches_the_team_at_the_next_step(pettingzoo_env):
     actions = {agent: {"action": turn, "message": ""} for agent in env.agents}
     actions["Agent1"]["message"] = "sofa ahead"
     observations, *_ = env.step(actions)
-    assert observations["Agent2"]["messages"] == observations["Agent3"]["messages"] == "Agent1: sofa ahead"
+    assert observations["Agent2"]["messages"] == observations["Agent3"]["messages"] == 'Agent1: "sofa ahead"'
     assert observations["Agent1"]["messages"] == ""
     observations, *_ = env.step({agent: {"action": turn, "message": ""} for agent in env.agents})
     assert observations["Agent2"]["messages"] == ""  # read once
@@ -160,7 +160,7 @@ def test_the_same_seed_and_actions_give_the_apps_episode(pettingzoo_env, tmp_pat
             line = trace[(agent, step)]
             assert infos[agent]["pose"] == line["pose"], (agent, step)
             assert infos[agent]["new_objects"] == line["new_objects"], (agent, step)
-            heard = "\n".join(f"{m['sender']}: {m['message']}" for m in line["messages_in"])
+            heard = "\n".join(f'{m["sender"]}: "{m["message"]}"' for m in line["messages_in"])
             assert observations[agent]["messages"] == heard, (agent, step)
         actions = {agent: action_of(trace[(agent, step)]) for agent in env.agents}
         observations, _, _, truncations, infos = env.step(actions)
