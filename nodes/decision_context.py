@@ -211,7 +211,8 @@ def render_prompt(context: DecisionContext, reply: str | None = None) -> str:
         visible=_clip(view.caption, CAPTION_CHARS),
         rooms=_rooms_text(view.rooms, view.rooms_entered),
         memories=_lines(
-            [f"{_clip(text, MEMORY_CHARS)} (distance {d:.2f})" for text, d in context.memories], "Nothing yet."
+            [f"{_clip(one_line(text), MEMORY_CHARS)} (distance {d:.2f})" for text, d in context.memories],
+            "Nothing yet.",
         ),
         messages=_messages_text(context.teammates.messages),
         team_objects=_latest(_found_text(team.discoveries), PROMPT_TEAM_OBJECTS),
@@ -233,10 +234,24 @@ def comm_note(context: DecisionContext) -> str:
 
 
 def _messages_text(messages: Sequence[HeardMessage]) -> str:
-    shown = [f"{m['sender']}: {_clip(m['message'], MESSAGE_CHARS)}" for m in messages[-PROMPT_MESSAGES:]]
+    shown = [said_by(m["sender"], m["message"], MESSAGE_CHARS) for m in messages[-PROMPT_MESSAGES:]]
     hidden = len(messages) - len(shown)
     text = _lines(shown, "No messages from other agents")
     return f"{text}\n({hidden} older messages this step not shown)" if hidden else text
+
+
+def said_by(sender: str, text: str, limit: int) -> str:
+    """`Agent2: "text"`: what a teammate wrote as one quoted item of a prompt, at most `limit` characters
+    inside its quotes. Its white space (new lines among it) is one space and its other unprintable characters
+    '?', and a double quote inside it becomes a single one, so that no message can open a line or a section
+    of the prompt, close its own quote, or seem to come from another agent."""
+    flat = "".join(c if c.isprintable() else "?" for c in " ".join(text.split())).replace('"', "'")
+    return f'{sender}: "{_clip(flat, limit)}"'
+
+
+def one_line(text: str) -> str:
+    """`text` with its white space, new lines among it, as one space: a line of the prompt stays one."""
+    return " ".join(text.split())
 
 
 def team_goal(team: TeamContext) -> str:

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 
 from pocketflow import Node
 
-from nodes.decision_context import HeardMessage
+from nodes.decision_context import HeardMessage, said_by
 from nodes.interfaces import Memory
 from nodes.state import AgentState
 from perception.base import objects_text
@@ -57,7 +57,8 @@ def context_from(messages: Sequence[HeardMessage]) -> str:
     parts: list[str] = []
     length = 0
     for message in messages:
-        part = f"{message['sender']}: {message['message']}"[:CONTEXT_CHARS]
+        sender = message["sender"]
+        part = said_by(sender, message["message"], CONTEXT_CHARS - len(f'{sender}: ""'))  # quotes closed
         if parts and length + len(part) > CONTEXT_CHARS:
             break
         parts.append(part)

@@ -10,6 +10,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from explorer.api import (
@@ -132,6 +133,40 @@ def test_options_from_python_are_read_and_checked_as_the_command_lines():
         make_config(steps="many")
     with pytest.raises(ConfigError, match="--agents must be from 1 to 1000, not 0"):
         make_config(agents=0)
+
+
+# Issue 50, defect 14: these ran with the wrong settings, or failed later with a raw TypeError or AttributeError.
+@pytest.mark.parametrize(
+    ("options", "problem"),
+    [
+        ({"comm": "false"}, "comm must be True or False, not 'false'"),
+        ({"agents": 2.5}, "agents must be a whole number, not 2.5"),
+        ({"agents": True}, "agents must be a whole number, not True"),
+        ({"steps": 2.5}, "steps must be a whole number or None, not 2.5"),
+        ({"steps": [1]}, "steps must be a whole number or None, not [1]"),
+        ({"seed": 1.5}, "seed must be a whole number, not 1.5"),
+        ({"world": 123}, "world must be a path, not 123"),
+        ({"run_dir": 5}, "run_dir must be a path or None, not 5"),
+        ({"model": None}, "model must be text, not None"),
+        ({"profiles": {"default": {}}}, "profiles must be a path or None, not {'default': {}}"),
+        ({"timeout": False}, "timeout must be a number, not False"),
+        ({"find": 5}, "find must be a list of text, not 5"),
+        ({"find": ["laptop", " "]}, "--find: ' ' is not a list of objects such as toothbrush,laptop"),
+        ({"verbosity": 2}, "verbosity must be -1 (quiet), 0 or 1 (verbose), not 2"),
+        ({"mode": "unity", "window_titles": "x", "regions": [(0, 0, 1, 1)]}, "--region: '0,0,1,1': X and Y must"),
+    ],
+)
+def test_an_option_of_the_wrong_kind_from_python_is_a_config_error_naming_it(options, problem):
+    with pytest.raises(ConfigError) as raised:
+        make_config(**options)
+    assert str(raised.value).startswith(problem)
+
+
+def test_values_of_their_fields_types_are_read_as_their_text_is():
+    given = make_config(agents=np.int64(3), timeout=5, world=Path("office"), find=["printer"], seed=np.int32(7))
+    assert (given.agents, given.timeout, given.seed, given.find) == (3, 5.0, 7, ("printer",))
+    assert type(given.agents) is int and type(given.timeout) is float and type(given.seed) is int
+    assert given == make_config(agents="3", timeout="5", world="office", find="printer", seed="7")
 
 
 def test_a_plug_in_policy_runs_from_python_and_the_summary_comes_back(tmp_path, embedder):

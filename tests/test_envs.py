@@ -10,6 +10,7 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from explorer.api import make_config, run
@@ -83,7 +84,7 @@ def test_a_message_reaches_the_team_at_the_next_step(pettingzoo_env):
     actions = {agent: {"action": turn, "message": ""} for agent in env.agents}
     actions["Agent1"]["message"] = "sofa ahead"
     observations, *_ = env.step(actions)
-    assert observations["Agent2"]["messages"] == observations["Agent3"]["messages"] == "Agent1: sofa ahead"
+    assert observations["Agent2"]["messages"] == observations["Agent3"]["messages"] == 'Agent1: "sofa ahead"'
     assert observations["Agent1"]["messages"] == ""
     observations, *_ = env.step({agent: {"action": turn, "message": ""} for agent in env.agents})
     assert observations["Agent2"]["messages"] == ""  # read once
@@ -117,6 +118,15 @@ def test_a_bad_action_or_world_is_refused_in_one_line(pettingzoo_env):
         env.step({"Agent1": 12, "Agent2": 0})
     with pytest.raises(ValueError, match="no action for Agent2"):
         env.step({"Agent1": 0})
+    # Issue 50: True was taken as the action 1, and any seed was taken.
+    with pytest.raises(ValueError, match="index of one of the 12 ACTIONS, not True"):
+        env.step({"Agent1": True, "Agent2": 0})
+    with pytest.raises(ValueError, match="a message is text, not 5"):
+        env.step({"Agent1": {"action": 0, "message": 5}, "Agent2": 0})
+    for seed in ("abc", 1.5, True):
+        with pytest.raises(ValueError, match=f"seed must be a whole number or None, not {seed!r}"):
+            env.reset(seed=seed)
+    assert env.reset(seed=np.int64(3))[0].keys() == {"Agent1", "Agent2"}
     with pytest.raises(ConfigError, match="unknown world family 'castle'"):
         pettingzoo_env.ExplorationParallelEnv(world="gen:castle")
 
@@ -135,6 +145,10 @@ def test_the_gymnasium_view_passes_gymnasiums_checks(gymnasium_env):
         steps += 1
         assert not terminated and env.observation_space.contains(observation)
     assert steps == 30
+    with pytest.raises(ValueError, match="seed must be a whole number or None, not 'abc'"):
+        env.reset(seed="abc")
+    with pytest.raises(ValueError, match="not True"):
+        env.step(True)
 
 
 def trace_steps(run_dir: Path) -> dict[tuple[str, int], dict]:
@@ -158,7 +172,7 @@ def test_the_same_seed_and_actions_give_the_apps_episode(pettingzoo_env, tmp_pat
             line = trace[(agent, step)]
             assert infos[agent]["pose"] == line["pose"], (agent, step)
             assert infos[agent]["new_objects"] == line["new_objects"], (agent, step)
-            heard = "\n".join(f"{m['sender']}: {m['message']}" for m in line["messages_in"])
+            heard = "\n".join(f'{m["sender"]}: "{m["message"]}"' for m in line["messages_in"])
             assert observations[agent]["messages"] == heard, (agent, step)
         actions = {agent: action_of(trace[(agent, step)]) for agent in env.agents}
         observations, _, _, truncations, infos = env.step(actions)

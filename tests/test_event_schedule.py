@@ -123,6 +123,7 @@ def test_timings_are_checked(tmp_path, embedder):
         ("default: {tick_interval: 0}\n", "tick_interval must be a number of simulated seconds, more than 0"),
         ("agents: [{msg_delay: -1}]\n", "msg_delay must be a number of simulated seconds, 0 or more"),
         ("coordinator: {obs_delay: late}\n", "obs_delay must be a number"),
+        ("default: {tick_interval: 20000000}\n", "tick_interval .* more than 0 and at most 1,000,000, not 20000000$"),
     ):
         path = tmp_path / "p.yaml"
         path.write_text(text)

@@ -79,6 +79,24 @@ def test_generated_world_mistakes_are_one_line(args, problem):
     assert problem in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
+# Issue 50: '' named the current directory as "there already", and a missing directory exited 1.
+def test_an_export_world_path_that_names_no_new_file_is_one_line(tmp_path, in_process):
+    (tmp_path / "file").write_text("")
+    for path, problem in (
+        ("", "argument --export-world: give the file to write, such as house.yaml"),
+        (" ", "argument --export-world: give the file to write, such as house.yaml"),
+        (str(tmp_path), f"--export-world {tmp_path}: that is a directory; name a new file"),
+        (
+            f"{tmp_path}/no/such/w.yaml",
+            f"--export-world {tmp_path}/no/such/w.yaml: {tmp_path}/no/such is not a directory",
+        ),
+        (f"{tmp_path}/file/w.yaml", f"--export-world {tmp_path}/file/w.yaml: {tmp_path}/file is not a directory"),
+    ):
+        result = in_process.run("--world", "gen:house", "--export-world", path)
+        assert (result.returncode, result.stdout, result.stderr) == (2, "", f"main.py: error: {problem}\n")
+    assert sorted(tmp_path.iterdir()) == [tmp_path / "file"]
+
+
 def test_the_world_seed_is_checked_however_the_config_is_made():
     with pytest.raises(ConfigError, match="the name gives seed 4 and the world seed is 5"):
         RunConfig(world=Path("gen:maze?seed=4"), world_seed=5).check()

@@ -156,8 +156,9 @@ def test_a_memory_keeps_what_fits_of_the_messages_read_and_counts_the_rest():
     ]
     context = context_from(messages)
     kept = context.split(" (and ")[0].split("; ")
-    assert kept == [f"{m['sender']}: {m['message']}" for m in messages[: len(kept)]]
+    assert kept == [f'{m["sender"]}: "{m["message"]}"' for m in messages[: len(kept)]]
     assert len(context.split(" (and ")[0]) <= CONTEXT_CHARS
     assert context.endswith(f" (and {len(messages) - len(kept)} more)") and len(kept) >= 2
-    assert context_from(messages[:1]) == f"Agent2: {messages[0]['message']}"
-    assert len(context_from([{"sender": "Agent2", "message": "x" * 1000}])) == CONTEXT_CHARS
+    assert context_from(messages[:1]) == f'Agent2: "{messages[0]["message"]}"'
+    long = context_from([{"sender": "Agent2", "message": "x" * 1000}])
+    assert len(long) == CONTEXT_CHARS and long.endswith('..."')  # cut inside its quotes

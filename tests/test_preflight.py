@@ -50,6 +50,38 @@ def test_an_unreachable_server_ends_the_run_in_one_line_before_its_directory_exi
     assert not run_dir.exists()
 
 
+# Issue 50, defect 15: a port that is no port printed a traceback from urllib, exit 1.
+@pytest.mark.parametrize(
+    "api_base",
+    [
+        "http://127.0.0.1:99999/v1",
+        "http://127.0.0.1:abc/v1",
+        "http://[::1/v1",
+        "http://127.0.0.1:0/v1",
+        "127.0.0.1:8000",
+    ],
+)
+def test_an_api_base_that_is_no_server_url_is_one_line_before_anything_runs(tmp_path, in_process, api_base):
+    run_dir = tmp_path / "run"
+    for skip in ([], ["--no-preflight"]):
+        result = in_process.run(
+            "--model", "openai/test-model", "--api-base", api_base, "--run-dir", str(run_dir), *skip
+        )
+        assert (result.returncode, result.stdout) == (2, "")
+        assert result.stderr == (
+            "main.py: error: --api-base must be an http or https URL with a host (and a port from 1 to 65535), "
+            f"such as http://127.0.0.1:8000/v1, not {api_base!r}\n"
+        )
+        assert not run_dir.exists()
+
+
+def test_an_api_base_that_does_not_parse_keeps_its_credentials_hidden():
+    with pytest.raises(ConfigError) as raised:
+        RunConfig(model="openai/test-model", api_base="http://me:s3cret@[::1/v1?api_key=k3y").check()
+    assert "s3cret" not in str(raised.value) and "k3y" not in str(raised.value)
+    assert str(raised.value).endswith("not 'http://***@[::1/v1?***'")
+
+
 def test_the_connection_check_tells_a_closed_port_and_an_unknown_host_from_a_listening_server():
     assert "cannot connect to 127.0.0.1:" in unreachable(closed_port_base())
     assert "cannot connect to no-such-host.invalid:80" in unreachable("http://no-such-host.invalid/v1")

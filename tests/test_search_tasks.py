@@ -78,6 +78,12 @@ def test_an_unknown_target_is_refused_in_one_line(tmp_path):
         load_world(world_file(tmp_path, task={"find": ["laptop"]}))
     with pytest.raises(ConfigError, match="unknown target 'banana': a generated world holds no such thing"):
         RunConfig(world=Path("gen:house"), world_seed=1, find=("banana",)).check()
+    # Issue 50: the error names the world and the targets as the user wrote them, not a name made of both.
+    with pytest.raises(ConfigError) as raised:
+        RunConfig(world=Path("gen:house?find=bed"), find=("toilet",)).check()
+    assert str(raised.value) == (
+        "gen:house?find=bed with --find toilet: unknown target 'toilet': a generated world holds no such thing"
+    )
 
 
 def test_the_run_ends_once_every_target_is_found_and_the_summary_says_when(tmp_path, embedder):

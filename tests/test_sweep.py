@@ -224,6 +224,7 @@ fixed: {{agents: 1, steps: 1, api_base: "http://127.0.0.1:9/v1", timeout: 1}}
         ("grid:\n  stop-when: [never]\n", ["--stop-when", "'never'"]),
         ("grid:\n  seed: [1, 2]\nfixed:\n  world: apartment\n", ["the seeds would repeat one run exactly"]),
         ("grid:\n  seed: [1, 2]\nfixed:\n  dry-run: true\n", ["`dry-run` cannot be set per run"]),
+        ("grid:\n  api-base: ['http://u:pw@[::1/v1']\n", ["--api-base must be an http or https URL", "***@[::1"]),
     ],
 )
 def test_a_bad_sweep_file_is_one_line_and_exit_2_before_anything_runs(tmp_path, text, words):

@@ -150,6 +150,8 @@ def test_think_times_are_checked(tmp_path, embedder):
         ("default: {think_time: slow}\n", "think_time must be 'measured' or a number of simulated seconds"),
         ("agents: [{think_time: -1}]\n", "think_time must be 'measured' or a number of simulated seconds, 0 or more"),
         ("default: {think_time: 0.0000001}\n", "below the clock's resolution"),
+        # Issue 50, defect 16: the cap was never said.
+        ("default: {think_time: 2000000}\n", "seconds, 0 or more and at most 1,000,000, not 2000000$"),
     ):
         path = tmp_path / "p.yaml"
         path.write_text(text)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import Sequence
@@ -33,7 +34,7 @@ def build_parser() -> RunParser:
     )
     parser.add_argument(
         "--export-world",
-        type=Path,
+        type=_file_to_write,
         metavar="FILE",
         help="write the generated world --world gen:FAMILY and --world-seed make as a YAML world file, and exit",
     )
@@ -68,6 +69,13 @@ def build_parser() -> RunParser:
     volume.add_argument("-v", "--verbose", action="store_true", help="log every agent-step")
     volume.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
     return parser
+
+
+def _file_to_write(text: str) -> Path:
+    """A path to write a file at: '' is none (as a path it would name the current directory)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("give the file to write, such as house.yaml")
+    return Path(text)
 
 
 def main(argv: Sequence[str] | None = None, started: float | None = None) -> int:
@@ -161,8 +169,12 @@ def _export_world(config, path):
 
     if not is_generated(str(config.world)):
         raise ConfigError(f"--export-world writes a generated world: give --world gen:FAMILY, not {config.world}")
+    if path.is_dir():
+        raise ConfigError(f"--export-world {path}: that is a directory; name a new file")
     if path.exists() or path.is_symlink():
         raise ConfigError(f"--export-world {path}: the file is there already; name a new one")
+    if not path.absolute().parent.is_dir():
+        raise ConfigError(f"--export-world {path}: {path.parent} is not a directory")
     mapping = generated_mapping(str(config.world), config.world_seed, config.find)
     write_text(path, world_to_yaml(with_run_starts(mapping, config.seed, config.agents)))
     print(

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import Field, dataclass, fields
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
+from urllib.parse import urlsplit
 
 from explorer.records.secrets import redact_url
 
@@ -86,6 +87,26 @@ class NotBlank:
 
     def problem(self, flag: str, value: Any) -> str | None:
         return None if value.strip() else f"{flag} must not be empty"
+
+
+@dataclass(frozen=True)
+class ServerUrl:
+    """An http or https URL with a host, and a port from 1 to 65535 where it gives one; None (not given) passes."""
+
+    def problem(self, flag: str, value: Any) -> str | None:
+        if value is None:
+            return None
+        try:
+            parts = urlsplit(value)
+            usable = parts.scheme in ("http", "https") and bool(parts.hostname) and parts.port != 0
+        except ValueError:  # a port that is no number, or out of range; an unclosed [ of an IPv6 address
+            usable = False
+        if usable:
+            return None
+        return (
+            f"{flag} must be an http or https URL with a host (and a port from 1 to 65535), such as "
+            f"http://127.0.0.1:8000/v1, not {redact_url(value)!r}"
+        )
 
 
 @dataclass(frozen=True)

@@ -128,7 +128,7 @@ class SimulatedSeconds:
         least = "more than 0" if self.positive else "0 or more"
         if not _number(value) or not ((value > 0 if self.positive else value >= 0) and value <= MAX_TIME):
             or_else = f"{MEASURED!r} or " if self.or_measured else ""
-            return f"{flag} must be {or_else}a number of simulated seconds, {least}, not {value!r}"
+            return f"{flag} must be {or_else}a number of simulated seconds, {least} and at most {MAX_TIME:,.0f}, not {value!r}"
         if 0 < value < CLOCK_RESOLUTION:
             return f"{flag} {value!r} is below the clock's resolution ({CLOCK_RESOLUTION:g} simulated seconds)"
         return None

@@ -22,6 +22,7 @@ from explorer.config.options import (
     NotBlank,
     OneOf,
     Seconds,
+    ServerUrl,
     first_problem,
     option,
     read_back,
@@ -200,6 +201,7 @@ class RunConfig:
         metadata=option(
             "--api-base",
             "base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1",
+            check=ServerUrl(),
             record=SECRET_URL,
         ),
     )

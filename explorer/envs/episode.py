@@ -9,6 +9,7 @@ step t + 1 begins with in the run's trace.jsonl (after the reset, those of its s
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -71,7 +72,9 @@ class Episode:
 
     def reset(self, seed: int | None = None) -> dict[str, AgentStep]:
         """A new episode, its agents placed as the run's --seed places them (`seed`, else the last one)."""
-        self.seed = self.seed if seed is None else seed
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
+            raise ValueError(f"seed must be a whole number or None, not {seed!r}")
+        self.seed = self.seed if seed is None else int(seed)
         self.taken = 0  # steps taken since the reset
         self.store = InProcessStore()
         self.perception = MockPerception(self.world, self.store, self.agent_ids, self.seed, self.config.random_starts)

@@ -41,8 +41,8 @@ class ExplorationEnv(Env):
         self.action_space = action_space(comm=False)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        view = self.episode.reset(seed)[self.agent]  # first: it refuses a seed that is no whole number in one line
         super().reset(seed=seed)
-        view = self.episode.reset(seed)[self.agent]
         return self._observation(view), view.info()
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:

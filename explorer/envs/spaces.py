@@ -8,7 +8,8 @@ An observation is a Dict:
   sight stands there) or OFF_GRID (4, outside the world).
 - `pose`: int64 [x, y, z, facing (0 north, 1 east, 2 south, 3 west), pitch, roll].
 - `caption`: what the agent sees, in words, as the app's prompt says it (at most CAPTION_CHARS).
-- `messages` (with messages on): the teammates' messages of the step just taken, one "Agent2: text" a line.
+- `messages` (with messages on): the teammates' messages of the step just taken, one `Agent2: "text"` a line,
+  each quoted as a prompt shows it (nodes/decision_context.py's `said_by`: no message opens a line).
 Text is printable ASCII and new lines; any other character is shown as '?'.
 
 An action is the index of one of the 12 actions (perception/actions.py's ACTIONS, in order) or, with
@@ -25,7 +26,7 @@ import numpy as np
 from gymnasium import spaces
 
 from explorer.envs.episode import AgentStep
-from nodes.decision_context import CAPTION_CHARS, MESSAGE_CHARS, PROMPT_MESSAGES
+from nodes.decision_context import CAPTION_CHARS, MESSAGE_CHARS, PROMPT_MESSAGES, said_by
 from perception.actions import ACTIONS
 from perception.base import FACINGS
 from perception.world import World
@@ -33,7 +34,7 @@ from perception.world import World
 Env = gymnasium.Env
 UNSEEN, FREE, WALL, OBJECT, OFF_GRID = range(5)
 CHARSET = frozenset(chr(code) for code in range(32, 127)) | {"\n"}
-SENDER_CHARS = 12  # "Agent1000: " and its new line
+SENDER_CHARS = 14  # 'Agent1000: ', the message's two quotes and its new line
 MESSAGES_CHARS = PROMPT_MESSAGES * (MESSAGE_CHARS + SENDER_CHARS)  # the newest PROMPT_MESSAGES, as a prompt shows
 
 
@@ -70,8 +71,11 @@ def read_action(action: Any, comm: bool) -> tuple[str, str]:
     if isinstance(action, Mapping):
         if not comm and action.get("message"):
             raise ValueError("messages are off (comm=False): an action is the index of one of ACTIONS")
-        action, message = action.get("action"), str(action.get("message") or "")
-    if not isinstance(action, (int, np.integer)) or not 0 <= int(action) < len(ACTIONS):
+        action, message = action.get("action"), action.get("message") or ""
+        if not isinstance(message, str):
+            raise ValueError(f"a message is text, not {message!r}")
+    # True is an int to Python: as an action it is a mistake, not the index 1.
+    if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= int(action) < len(ACTIONS):
         raise ValueError(f"an action is the index of one of the {len(ACTIONS)} ACTIONS, not {action!r}")
     return ACTIONS[int(action)], _printable(message, MESSAGE_CHARS)
 
@@ -86,7 +90,7 @@ def observation(world: World, step: AgentStep, comm: bool) -> dict[str, Any]:
         "caption": _printable(seen.caption, CAPTION_CHARS),
     }
     if comm:
-        lines = [f"{m.sender}: {_printable(m.message, MESSAGE_CHARS)}" for m in step.messages[-PROMPT_MESSAGES:]]
+        lines = [_printable(said_by(m.sender, m.message, MESSAGE_CHARS)) for m in step.messages[-PROMPT_MESSAGES:]]
         shown["messages"] = "\n".join(lines)[:MESSAGES_CHARS]
     return shown
 
@@ -114,5 +118,5 @@ def view_array(world: World, step: AgentStep) -> np.ndarray:
     return view
 
 
-def _printable(text: str, limit: int) -> str:
+def _printable(text: str, limit: int | None = None) -> str:
     return "".join(c if c in CHARSET else "?" for c in text[:limit])

@@ -22,8 +22,15 @@ def redact(text: str) -> str:
 
 
 def redact_url(url: str) -> str:
-    """`url` with any password, user name and query values replaced by ***: a base URL may carry a key."""
-    parts = urlsplit(url)
+    """`url` with any password, user name and query values replaced by ***: a base URL may carry a key. One
+    that does not parse (a bad port, an unclosed [) is cut before its query, and before its last @."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        base, query, _ = url.partition("?")
+        scheme, slashes, place = base.rpartition("//")
+        _, user, host = place.rpartition("@")
+        return redact(f"{scheme}{slashes}{'***@' if user else ''}{host}{'?***' if query else ''}")
     netloc = parts.netloc
     if "@" in netloc:
         netloc = "***@" + netloc.rsplit("@", 1)[1]

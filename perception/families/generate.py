@@ -53,6 +53,7 @@ def generate_world(family: str, seed: int, params: FamilyParams | None = None) -
 def _generated(name: str, world_seed: int | None, targets: tuple[str, ...] = ()) -> tuple[WorldMapping, World]:
     family, params, seed = parse_world_name(name)
     if targets:  # --find stands for the targets the name gives, as the world seed for its seed
+        check_findable_names(targets, f"{name} with --find {','.join(targets)}")  # named as the user wrote them
         params = replace(params, find=tuple(dict.fromkeys(targets)))
     if seed is None:
         seed = DEFAULT_WORLD_SEED if world_seed is None else world_seed

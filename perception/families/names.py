@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from perception.families.catalogue import check_params, family_named
 from perception.families.plan import Family, FamilyParams
-from perception.world import WorldError
+from perception.world import MAX_CELLS, MAX_VIEW_DISTANCE, WorldError
 
 PREFIX = "gen:"
 PARAMETERS = ("size", "walls", "objects", "view", "levels", "find", "seed")
@@ -23,6 +23,9 @@ SIZE = re.compile(r"([0-9]{1,7})x([0-9]{1,7})")
 WHOLE = re.compile(r"[0-9]{1,12}")
 TARGETS = re.compile(r"[a-z0-9_]{1,40}(,[a-z0-9_]{1,40}){0,19}")
 FRACTION = re.compile(r"[0-9]{0,6}(\.[0-9]{1,6})?")
+# What a parameter must be, as its error says.
+FRACTION_FORM = "a number from 0 to 1 such as 0.5, of at most 6 decimals"
+TARGETS_FORM = "names such as toothbrush,laptop: at most 20, each of at most 40 lowercase letters, digits or _"
 
 
 class WorldName(NamedTuple):
@@ -53,7 +56,7 @@ def parse_world_name(name: str) -> WorldName:
     params, seed = family.defaults, None
     for key, value in given.items():
         if key == "seed":
-            seed = int(_matched(WHOLE, value, "seed", "a whole number", name).group())
+            seed = int(_matched(WHOLE, value, "seed", "a whole number, 0 or more, of at most 12 digits", name).group())
         else:
             params = replace(params, **_parameter(family, key, value, name))
     check_params(family, params, name)
@@ -63,20 +66,18 @@ def parse_world_name(name: str) -> WorldName:
 def _parameter(family: Family, key: str, value: str, name: str) -> dict:
     """The FamilyParams fields one parameter sets."""
     if key == "size":
-        width, depth = _matched(SIZE, value, "size", "WIDTHxDEPTH, as in 40x30", name).groups()
+        form = f"WIDTHxDEPTH, as in 40x30 (whole numbers, at most {MAX_CELLS:,} cells)"
+        width, depth = _matched(SIZE, value, "size", form, name).groups()
         return {"width": int(width), "depth": int(depth)}
     if key in ("walls", "objects"):
-        return {key: float(_matched(FRACTION, value, key, "a number such as 0.5", name).group())}
+        return {key: float(_matched(FRACTION, value, key, FRACTION_FORM, name).group())}
     if key == "view":
-        return {"view_distance": int(_matched(WHOLE, value, key, "a whole number", name).group())}
+        form = f"a whole number from 1 to {MAX_VIEW_DISTANCE}"
+        return {"view_distance": int(_matched(WHOLE, value, key, form, name).group())}
     if key == "find":
-        return {
-            "find": tuple(
-                dict.fromkeys(_matched(TARGETS, value, key, "names such as toothbrush,laptop", name).group().split(","))
-            )
-        }
+        return {"find": tuple(dict.fromkeys(_matched(TARGETS, value, key, TARGETS_FORM, name).group().split(",")))}
     if key == "levels" and family.has_levels:
-        return {"levels": int(_matched(WHOLE, value, key, "a whole number", name).group())}
+        return {"levels": int(_matched(WHOLE, value, key, "a whole number, 1 or more", name).group())}
     allowed = [known for known in PARAMETERS if known != "levels" or family.has_levels]
     raise WorldError(name, f"unknown parameter {key!r} for a {family.name} (parameters: {', '.join(allowed)})")
 
