@@ -3,8 +3,8 @@ record of each model call it made."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields, replace
 from time import perf_counter
 from typing import Any
 
@@ -13,6 +13,45 @@ from nodes.decision_context import Directive, DirectiveFollowed
 # The shape of a trace line: 2 keeps each model call whole in `llm.calls`; 1 (no `trace_version`
 # field) kept its reply apart, in `attempts` (explorer/records/trace_versions.py reads both).
 TRACE_VERSION = 2
+REPLY_KEPT_CHARS = 4_000  # of each model reply, in the trace (with its full length)
+# What a step's line keeps of whatever a policy of the user's own, a model or a failure put in it, however long:
+# each text cut as a model reply is, saying its full length, and the first items of a list, saying how many it
+# had. A line then stays far within what the trace's readers take (explorer/records/trace.py's MAX_LINE_BYTES).
+TEXT_KEPT_CHARS = REPLY_KEPT_CHARS  # a failure's message, an error, a note
+NAME_KEPT_CHARS = 200  # who decided, a model's name; a call's purpose, reply format and kind of failure
+PROMPT_KEPT_CHARS = 100_000  # a prompt made here is a few thousand (nodes/decision_context.py's budget)
+ITEMS_KEPT = 20  # of a step's notes, errors and model calls (a model's step makes a few)
+
+
+def excerpt(text: str, limit: int) -> str:
+    """At most `limit` characters of `text`, saying how long it was when cut."""
+    return text if len(text) <= limit else text[:limit] + _cut_note(len(text))
+
+
+def is_excerpt(kept: str, length: int) -> bool:
+    """True when `kept` is excerpt()'s cut of a text `length` characters long, not the whole of it."""
+    return kept.endswith(_cut_note(length))
+
+
+def _cut_note(length: int) -> str:
+    return f"... [{length:,} characters in all]"
+
+
+_NOTE_ROOM = len(_cut_note(10**18))  # what a cut adds, at most
+
+
+def kept(value: Any, limit: int) -> Any:
+    """A text as a step's line keeps it: whole within `limit` characters, else excerpt()'s cut of it; an excerpt
+    made already is kept as it is (a split team's step is made a line twice). Anything else as it is."""
+    return value if not isinstance(value, str) or len(value) <= limit + _NOTE_ROOM else excerpt(value, limit)
+
+
+def _kept_texts(texts: Sequence[Any], what: str) -> list[str]:
+    """At most ITEMS_KEPT of `texts`, each as text, kept; where there are more, the last kept says how many."""
+    texts_kept = [kept(str(text), TEXT_KEPT_CHARS) for text in texts[:ITEMS_KEPT]]
+    if len(texts) > ITEMS_KEPT:
+        texts_kept[-1] = f"... {len(texts):,} {what} in all: the first {ITEMS_KEPT - 1} are kept"
+    return texts_kept
 
 
 @dataclass(frozen=True)
@@ -34,6 +73,22 @@ class ModelCall:
     error: str | None = None  # the kind of failure ("timeout", "not_found", ...); None when a reply came
     error_message: str | None = None  # the failure's one line, secrets redacted
     replayed: bool = False  # answered from an earlier run's record (--replay-replies): no request was made
+
+    def bounded(self) -> ModelCall:
+        """This call as a step's line keeps it: its reply cut as REPLY_KEPT_CHARS, with its full length; its
+        other texts cut likewise."""
+        names = {name: kept(getattr(self, name), NAME_KEPT_CHARS) for name in ("purpose", "model", "format", "error")}
+        reply, chars = kept(self.reply, REPLY_KEPT_CHARS), self.chars
+        if chars is None and isinstance(self.reply, str) and reply is not self.reply:
+            chars = len(self.reply)  # a policy of the user's own may not have said
+        return replace(
+            self,
+            **names,
+            reply=reply,
+            chars=chars,
+            reply_error=kept(self.reply_error, TEXT_KEPT_CHARS),
+            error_message=kept(self.error_message, TEXT_KEPT_CHARS),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         line = asdict(self)
@@ -104,9 +159,17 @@ class StepRecord:
         self._clock = now
 
     def to_dict(self) -> dict[str, Any]:
+        """The step's line in the trace, each text a policy or a failure put in it kept within bounds
+        (TEXT_KEPT_CHARS and the rest, above)."""
         line: dict[str, Any] = {"trace_version": TRACE_VERSION}
         line.update((f.name, getattr(self, f.name)) for f in fields(self) if f.compare)
-        line["llm"] = {"calls": [call.to_dict() for call in line.pop("model_calls")]}
+        calls = line.pop("model_calls")
+        line["llm"] = {"calls": [call.bounded().to_dict() for call in calls[:ITEMS_KEPT]]}
+        more_calls = [f"... {len(calls):,} model calls: the first {ITEMS_KEPT} are kept"] * (len(calls) > ITEMS_KEPT)
+        line["notes"] = _kept_texts([*self.notes, *more_calls], "notes")
+        line["errors"] = _kept_texts(self.errors, "errors")
+        line["policy"] = kept(self.policy, NAME_KEPT_CHARS)
+        line["prompt"] = kept(self.prompt, PROMPT_KEPT_CHARS)
         if self.room is None:
             del line["room"]  # a world without rooms keeps its lines' shape
         for name in SCHEDULE_FIELDS:

@@ -6,12 +6,16 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
+from explorer.config.run_config import RunConfig
+from explorer.run.recover import recover_summary
+from explorer.run.runner import ExplorationRun
 from tests.support.old_traces import as_version_1, rewrite_trace
 from tests.support.openai_stub_server import ChatServer, error
-from tests.support.paths import ROOT
+from tests.support.paths import ROOT, WORLDS
 from tests.test_cli import assert_one_line_error, main
 
 MAIN = str(ROOT / "main.py")
@@ -88,6 +92,62 @@ def test_a_killed_run_is_recovered_and_its_memories_resumed_from_its_trace(tmp_p
     assert "rebuilt from its trace.jsonl" in (resumed / "run.log").read_text()
     saved = {a: json.loads((resumed / "memory" / a / "meta.json").read_text())["count"] for a in ("Agent1", "Agent2")}
     assert sum(saved.values()) >= lines + 2 - 1  # every whole line of the killed run, plus this run's step each
+
+
+def test_a_run_still_going_is_not_recovered_nor_replayed_and_its_report_says_it_is_partial(tmp_path):
+    live = tmp_path / "live"
+    process = subprocess.Popen(
+        [sys.executable, MAIN, "--agents", "2", "--steps", "100000", "--run-dir", str(live), "-q"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        trace = live / "trace.jsonl"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and (not trace.exists() or len(trace.read_text().splitlines()) < 6):
+            time.sleep(0.1)
+        assert_one_line_error(main("--recover", str(live)), "is a run still going")
+        assert not (live / "summary.json").exists()
+        replayed = main("--steps", "1", "--run-dir", str(tmp_path / "replay"), "--replay-replies", str(live))
+        assert_one_line_error(replayed, "--replay-replies", "is a run still going")
+        report = main("--report", str(live))
+        assert report.returncode == 0, report.stderr
+        assert "still going: this report is partial" in report.stderr and "Wrote" in report.stdout
+        page = (live / "report.html").read_text()
+        assert "(running)</span>" in page and "The run is still going." in page
+        assert not (live / "summary.json").exists()  # the summary is the run's to write
+    finally:
+        process.kill()
+        process.wait(30)
+    # Killed, it is a run to recover, once.
+    assert main("--recover", str(live)).returncode == 0
+    summary = json.loads((live / "summary.json").read_text())
+    assert summary["status"] == "interrupted" and sum(summary["steps"].values()) >= 6
+    assert_one_line_error(main("--recover", str(live)), "already has its summary.json")
+
+
+GOOD_REPLY = "```yaml\naction: look_left\nreason: scan\n```"
+ENDINGS = {  # how a run ends before its steps are spent: the settings that end it so
+    "all-found": {"agents": 3, "steps": 60, "world": WORLDS / "office.yaml", "stop_when": "all-found"},
+    "targets-found": {"agents": 3, "steps": 80, "world": Path("gen:house"), "world_seed": 3, "find": ("toothbrush",)},
+    "max_calls": {"agents": 2, "steps": 8, "model": "openai/test-model", "max_calls": 5},
+    "max_tokens": {"agents": 2, "steps": 8, "model": "openai/test-model", "max_tokens": 360},
+}
+
+
+@pytest.mark.parametrize("ending", ENDINGS)
+def test_a_run_that_ended_before_its_steps_were_spent_is_recovered_with_what_ended_it(tmp_path, embedder, ending):
+    run_dir = tmp_path / "run"
+    with ChatServer(lambda request: GOOD_REPLY) as server:
+        config = RunConfig(run_dir=run_dir, verbosity=-1, api_base=server.api_base, **ENDINGS[ending])
+        written = ExplorationRun(config.check(), embedder=embedder).execute()
+    assert ending in (written["ended_by"], written["budget"]["exhausted"])
+    (run_dir / "summary.json").unlink()
+    rebuilt = recover_summary(run_dir).summary  # in this process too: the run let go of its directory
+    for summary in (written, rebuilt):
+        for key in ("wall_seconds", "startup", "store", "recovered_from_trace", "trace_lines_skipped"):
+            summary.pop(key, None)
+    assert rebuilt == written
 
 
 def test_a_cut_last_line_is_left_out(tmp_path):

@@ -32,9 +32,9 @@ def started(tmp_path: Path) -> Iterator[Callable[[Path], subprocess.Popen]]:
     """Starts a sweep as from a terminal (its own process group); every sweep and run it left is ended after."""
     processes: list[subprocess.Popen] = []
 
-    def start(sweep_file: Path) -> subprocess.Popen:
+    def start(sweep_file: Path, *args: str) -> subprocess.Popen:
         process = subprocess.Popen(
-            [sys.executable, MAIN, "--sweep", str(sweep_file)],
+            [sys.executable, MAIN, "--sweep", str(sweep_file), *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -146,6 +146,25 @@ def test_what_is_in_a_runs_place_and_no_run_is_refused_not_removed(tmp_path, mak
     error = one_line_error(sweep(sweep_file))
     assert f"{out / 'seed=1'} {words}, so it is no earlier attempt of that run" in error
     assert sorted(str(path) for path in tmp_path.rglob("*") if ".sweep" not in path.parts) == before
+
+
+def test_what_comes_into_a_pending_runs_place_is_refused_and_the_others_results_are_written(tmp_path, started):
+    out = tmp_path / "out"
+    process = started(write_sweep(tmp_path, TWO_CONDITIONS.format(out=out, seeds=[1], steps=LONG)), "--parallel", "1")
+    first, pending = out / "comm=true,seed=1", out / "comm=false,seed=1"
+    wait_until_running(first, process)  # every run was checked before it started
+    make_folder_of_ones_own(pending)
+    (pending / "summary.json").write_text('{"status": "completed"}')  # a summary, but not the run's own
+    for pid in processes_mentioning(str(first)):
+        os.kill(pid, signal.SIGINT)  # the first run ends; the sweep goes on to the next
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 2, stdout + stderr
+    assert "Traceback" not in stdout + stderr
+    assert f"{pending} holds 'notes.txt', which no run writes" in stdout
+    assert "1 of 2 runs refused" in stdout and f"Results: {out / 'results.csv'}" in stdout
+    results = [(row["run_dir"], row["status"], row["objects_found"]) for row in read_results(out)]
+    assert results[1] == (pending.name, "refused", "") and results[0][:2] == (first.name, "interrupted")
+    assert (pending / "notes.txt").read_text() == "mine"  # left as it was
 
 
 def test_an_attempt_with_other_settings_is_refused_and_one_with_the_same_is_run_again(tmp_path):

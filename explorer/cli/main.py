@@ -148,9 +148,11 @@ def _main(argv, started, signals):
 
 
 def _report(run_dir):
+    from explorer.records.run_lock import run_in_use
     from explorer.report.run_report import rebuild_report
+    from explorer.run.recover import report_so_far
 
-    report = rebuild_report(run_dir)
+    report = report_so_far(run_dir) if run_in_use(run_dir) else rebuild_report(run_dir)
     _warn(report.warnings)
     print(f"Wrote {report.path}")
     return 0

@@ -31,6 +31,7 @@ from explorer.config.options import (
 from explorer.model.budget import Limits
 from explorer.model.reply_format import REPLY_FORMATS
 from explorer.records.errors import ConfigError
+from explorer.records.run_lock import run_in_use
 from explorer.records.secrets import redact_url
 from explorer.schedule.catalogue import LOCKSTEP, SCHEDULES, ScheduleKind, schedules_help
 from explorer.team.topologies import SILENT, TOPOLOGIES, CommTopology
@@ -558,6 +559,10 @@ class RunConfig:
             raise ConfigError(f"--resume-memory: no such directory: {self.resume_memory}")
         if self.replay_replies is not None and not (self.replay_replies / "trace.jsonl").is_file():
             raise ConfigError(f"--replay-replies: {self.replay_replies} holds no run (no trace.jsonl there)")
+        if self.replay_replies is not None and run_in_use(self.replay_replies):
+            raise ConfigError(
+                f"--replay-replies: {self.replay_replies} is a run still going: replay it once it has ended"
+            )
         if self.profiles is not None and not self.profiles.is_file():
             raise ConfigError(f"profiles file not found: {self.profiles}")
         if self.embedder_cache is not None:

@@ -26,14 +26,13 @@ from typing import Any, NamedTuple, Protocol
 
 from explorer.model.budget import Budget
 from explorer.model.deadline import Abandoned, within_deadline
-from explorer.model.reading import excerpt
 from explorer.model.reply_format import JSON, YAML, NoSchemaAccepted, ReplyFormat
 from explorer.model.schemas import JsonSchema
 from explorer.model.usage import Usage, counted_usage
 from explorer.records.secrets import redact
 from explorer.records.trace import BUDGET
 from nodes.interfaces import StopRun
-from nodes.record import ModelCall
+from nodes.record import REPLY_KEPT_CHARS, ModelCall, excerpt
 
 log = logging.getLogger("explorer")
 
@@ -44,7 +43,6 @@ RETRYABLE = frozenset({"rate_limit", "server", "timeout", "connection"})
 BAD_REPLY_RETRIES = 1  # a reply with no text is asked again once; the same prompt tends to fail the same way
 MESSAGE_LIMIT = 400
 RAW_REPLY_LIMIT = 200
-REPLY_KEPT_CHARS = 4_000  # of each reply, in the trace (with its full length)
 _LITELLM_PREFIX = re.compile(r"^litellm\.\w+:\s*(?:\w+Error:\s*)?")
 _TRACEBACK = re.compile(r"\s*Traceback \(most recent call last\):.*", re.DOTALL)  # litellm puts some in its messages
 

@@ -178,20 +178,6 @@ def _cut_line(line: str) -> str:
     return key_value.group(1) + json.dumps(value[:LINE_CHARS])  # JSON's quoted string is YAML's too
 
 
-def excerpt(text: str, limit: int) -> str:
-    """At most `limit` characters of `text`, saying how long it was when cut."""
-    return text if len(text) <= limit else text[:limit] + _cut_note(len(text))
-
-
-def is_excerpt(kept: str, length: int) -> bool:
-    """True when `kept` is excerpt()'s cut of a text `length` characters long, not the whole of it."""
-    return kept.endswith(_cut_note(length))
-
-
-def _cut_note(length: int) -> str:
-    return f"... [{length:,} characters in all]"
-
-
 def _tidy(text: str) -> str:
     """What models write that YAML refuses: tab indentation, `backticked` values."""
     text = _LEADING_TABS.sub(lambda tabs: "  " * len(tabs.group()), text)

@@ -23,10 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from explorer.model.client import ChatMessage, LLMError, LLMSettings, Reply
-from explorer.model.reading import is_excerpt
 from explorer.records.trace_versions import TraceVersionError, current_line
 from nodes.interfaces import StopRun
-from nodes.record import ModelCall
+from nodes.record import ModelCall, is_excerpt
 
 SHOWN_CHARS = 60  # of each prompt, from the first difference, in the error
 

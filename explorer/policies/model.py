@@ -6,12 +6,11 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from explorer.model.client import AuthenticationFailed, LLMError, Reply
-from explorer.model.reading import excerpt
 from explorer.model.schemas import JsonSchema, decision_schema
 from explorer.policies.replies import ReplyError, addressed, parse_decision
 from nodes.decision_context import DecisionContext
 from nodes.interfaces import Decision, DecisionOutcome
-from nodes.record import ModelCall
+from nodes.record import ModelCall, excerpt
 from prompts import render
 
 REPLY_ATTEMPTS = 2  # the reply, then one re-prompt that says what was wrong

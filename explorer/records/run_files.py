@@ -31,6 +31,7 @@ from explorer.records.shapes import (
     text,
     whole,
 )
+from explorer.records.trace import MAX_LINE_BYTES
 from explorer.records.trace_versions import DamagedLine, TraceVersionError, current_line
 from perception.families.generate import open_world
 from perception.families.names import is_generated
@@ -38,7 +39,6 @@ from perception.files import FileTooLarge, NotARegularFile, file_kind, open_regu
 from perception.world import World, WorldError
 
 MAX_JSON_BYTES = 64_000_000  # config.json, summary.json: a summary of 100,000 steps is a few MB
-MAX_LINE_BYTES = 8_000_000  # a trace line: a step's prompt, replies and cells take tens of KB
 _DISCARD_BYTES = 1_000_000  # an overlong line is read past in pieces this large
 
 _CELL = list_of(whole, least=2, most=3)  # [x, y] or [x, y, level]

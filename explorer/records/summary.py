@@ -12,6 +12,7 @@ from perception.targets import first_finds
 
 BUDGET_EXHAUSTED = "budget_exhausted"  # a run's status once a budget ran out and it stopped cleanly
 FINISHED = ("completed", BUDGET_EXHAUSTED)  # the statuses of runs that ran to their end: their figures stand
+RUNNING = "running"  # the status of a summary made of a run still going, for its partial report; never written
 THRESHOLDS = (50, 90, 100)  # percent of the objects, and of the cells, the team has seen
 
 
@@ -323,7 +324,7 @@ def _ended_by(status, stats) -> str:
 def _run_block(config, environment, status, error) -> dict:
     """What was run: how it ended, and the settings it ran with."""
     return {
-        "status": status,  # completed, budget_exhausted, interrupted or failed
+        "status": status,  # completed, budget_exhausted, interrupted or failed (or running: not in a summary.json)
         "error": error,
         "mode": config.mode,
         "world": environment.name,

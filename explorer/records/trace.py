@@ -12,6 +12,9 @@ from perception.files import replace_whole
 
 # Fields that vary from run to run even with the same seed.
 TIMING_FIELDS = ("timings",)
+# The longest line the trace's readers take (explorer/records/run_files.py); a step's line takes tens of KB, and
+# what a policy or a failure puts in it is bounded far below this (nodes/record.py's TEXT_KEPT_CHARS and the rest).
+MAX_LINE_BYTES = 8_000_000
 # A model call's recorded error kind when the run's budget stopped it before any request.
 BUDGET = "budget"
 
@@ -37,7 +40,14 @@ class TraceWriter:
             raise _disk_error(self.path, error) from None
 
     def write(self, record):
+        """Append `record` as one line; DiskWriteError where the disk refuses it, or it is longer than its readers
+        take (nothing is written then)."""
         line = memoryview((json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8"))
+        if len(line) > MAX_LINE_BYTES:
+            raise DiskWriteError(
+                f"cannot write {self.path}: a line of {len(line):,} bytes, over the {MAX_LINE_BYTES:,} a trace's "
+                "readers take"
+            )
         with self._lock:
             end = os.lseek(self._fd, 0, os.SEEK_END)
             try:

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from explorer.model.reading import excerpt
+from nodes.record import excerpt
 
 MAX_DECISIONS = 300  # agent-steps shown; a longer run's report says how many it left out
 PROMPT_CHARS = 5_000  # of each prompt (a step's is about 3,000)

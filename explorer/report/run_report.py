@@ -11,6 +11,7 @@ read once, line by line, into views that keep only what the page shows
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 from explorer.records.errors import ConfigError
 from explorer.records.run_files import RUN_CONFIG, RUN_SUMMARY, TraceLines, read_run_json, world_of
 from explorer.records.shapes import list_of, number
+from explorer.records.summary import RUNNING
 from explorer.report.charts import agent_colour, replay_map
 from explorer.report.decisions import Decisions
 from explorer.report.page import write_page
@@ -46,12 +48,14 @@ def rebuild_report(run_dir: Path) -> WrittenReport:
     return write_report(run_dir)
 
 
-def write_report(run_dir: Path) -> WrittenReport:
-    """Write the run's report.html; ConfigError (or FileProblem, for a screenshot) where a file of the run
-    cannot be read or is not what it should be."""
+def write_report(run_dir: Path, summary: dict[str, Any] | None = None, notes: Sequence[str] = ()) -> WrittenReport:
+    """Write the run's report.html, of `summary` (by default its summary.json's), with `notes` first among the
+    page's; ConfigError (or FileProblem, for a screenshot) where a file of the run cannot be read or is not what
+    it should be."""
     run_dir = Path(run_dir)
     config = read_run_json(run_dir / "config.json", RUN_CONFIG, "a run's settings")
-    summary = read_run_json(run_dir / "summary.json", RUN_SUMMARY, "a run's summary")
+    if summary is None:
+        summary = read_run_json(run_dir / "summary.json", RUN_SUMMARY, "a run's summary")
     agents = [a for a in summary["agents"] if a in config.get("agent_ids", summary["agents"])]
     mock = config.get("mode") == "mock"
     world = world_of(config, run_dir / "config.json") if mock else None  # refused before the trace is read
@@ -84,14 +88,15 @@ def write_report(run_dir: Path) -> WrittenReport:
         ground = replay.world(world, summary["discoveries"])
         context["map"] = replay_map("map", ground, frames, agents) if frames and ground else None
         context["rooms"] = bool(context["map"] and ground and ground["rooms"])
-    notes = [
+    page_notes = [
+        *notes,
         trace.note(),
         replay.frames.note("The replay", "steps"),
         filmstrip.pictures.note("The filmstrip", "agent-steps"),
         decisions.note(),
     ]
     path = run_dir / REPORT
-    write_page(path, "run.html.j2", notes=[note for note in notes if note], **context)
+    write_page(path, "run.html.j2", notes=[note for note in page_notes if note], **context)
     return WrittenReport(path, [note] if (note := trace.note()) else [])
 
 
@@ -101,15 +106,15 @@ def _headline(summary, config):
     share = f" of {total} ({found / total:.0%})" if total else ""
     steps = max(summary["steps"].values(), default=0)
     full = summary.get("first_full_discovery_step")
+    if summary["status"] == RUNNING:
+        ending = ". The run is still going."
+    elif summary["status"] == "completed":
+        ending = "."
+    else:
+        ending = f". The run {summary['status']}: {summary.get('error') or 'stopped'}."
     return (
         f"{len(config.get('agent_ids', []))} agents explored {summary['world']} for {steps} steps with "
-        f"{summary['model']} and found {found}{share} objects"
-        + (f"; the last at step {full}" if full else "")
-        + (
-            "."
-            if summary["status"] == "completed"
-            else f". The run {summary['status']}: {summary.get('error') or 'stopped'}."
-        )
+        f"{summary['model']} and found {found}{share} objects" + (f"; the last at step {full}" if full else "") + ending
     )
 
 

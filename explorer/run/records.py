@@ -9,9 +9,10 @@ from pathlib import Path
 
 from explorer.config.run_config import RunConfig
 from explorer.records.logs import start_logging, stop_logging
+from explorer.records.run_lock import RunLock, hold_run_dir
 from explorer.records.run_view import RunShown, RunView, RunViewFactory
 from explorer.records.summary import RunStats
-from explorer.records.trace import TraceWriter, write_json
+from explorer.records.trace import DiskWriteError, TraceWriter, write_json
 from explorer.report.run_report import write_report
 from explorer.run.roster import Roster
 from explorer.run.world import World
@@ -22,8 +23,10 @@ log = logging.getLogger("explorer")
 
 @dataclass(frozen=True)
 class RunRecords:
-    """The run's records, written by the step commit as each step is committed."""
+    """The run's records, written by the step commit as each step is committed; the run directory, in use
+    (locked) until they are closed."""
 
+    lock: RunLock
     view: RunView
     logs: list[logging.Handler]
     trace: TraceWriter
@@ -39,7 +42,7 @@ class RunRecords:
         _write_report(run_dir)
 
     def close(self, summary: dict, run_dir: Path, status: str) -> None:
-        """The summary shown, run.log's closing line written, and the log closed."""
+        """The summary shown, run.log's closing line written, the log closed, and the run directory let go."""
         self.view.print_summary(summary, run_dir)
         log.debug(  # run.log's closing line; the console has just shown the summary
             "Run %s after %d agent-steps: %d of %s objects found",
@@ -49,6 +52,7 @@ class RunRecords:
             summary["total_objects"] if summary["total_objects"] is not None else "unknown",
         )
         stop_logging(self.logs)
+        self.lock.release()
 
 
 def start_records(
@@ -60,8 +64,12 @@ def start_records(
     process_started: float,
     view_of: RunViewFactory,
 ) -> RunRecords:
-    """The view `view_of` makes, run.log and trace.jsonl opened in `run_dir`, and the commit that fills them;
-    raises DiskWriteError."""
+    """`run_dir` locked, the view `view_of` makes, run.log and trace.jsonl opened in it, and the commit that
+    fills them; raises DiskWriteError."""
+    try:
+        lock = hold_run_dir(run_dir)  # before the trace is there: a reader that finds it finds the run in use
+    except OSError as error:
+        raise DiskWriteError(f"cannot lock the run directory {run_dir}: {error.strerror or error}") from None
     size = world.environment.size  # a mock world always has one
     world_size = size[:2] if config.mode == "mock" and size is not None else None
     view = view_of(RunShown(list(roster.members), steps, world.environment.total_objects, config.verbosity, world_size))
@@ -70,7 +78,7 @@ def start_records(
     directors = [member for member in roster.members if member not in roster.agent_ids]
     stats = RunStats(list(roster.members), directors[0] if directors else None, directors)
     commit = StepCommit(world.store, trace, stats, view, roster.coordinator_id, process_started)
-    return RunRecords(view, logs, trace, commit)
+    return RunRecords(lock, view, logs, trace, commit)
 
 
 def _write_report(run_dir: Path) -> None:

@@ -1,8 +1,10 @@
 """Recovering a run that was killed (SIGKILL, a power cut) from what it flushed: its trace.
 
 `python main.py --recover RUN_DIR` rebuilds `summary.json` from `trace.jsonl`
-and `config.json`; `--resume-memory RUN_DIR` rebuilds each agent's memory
-from the trace's memory texts when the saved memories are missing.
+and `config.json`, of a run no longer going (explorer/records/run_lock.py), with
+the status its trace shows; `--report RUN_DIR` of a run still going makes a
+partial report the same way; `--resume-memory RUN_DIR` rebuilds each agent's
+memory from the trace's memory texts when the saved memories are missing.
 """
 
 from __future__ import annotations
@@ -13,15 +15,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from explorer.config.run_config import RunConfig
+from explorer.config.run_config import ALL_FOUND, RunConfig
+from explorer.model.budget import Budget
 from explorer.records.clock import clock, step_at
 from explorer.records.errors import ConfigError
 from explorer.records.run_files import RECOVERABLE_CONFIG, RECOVERABLE_LINE, TraceLines, read_run_json, world_of
-from explorer.records.summary import RunStats, build_summary
+from explorer.records.run_lock import run_in_use
+from explorer.records.summary import BUDGET_EXHAUSTED, RUNNING, RunStats, build_summary
 from explorer.records.trace import write_json
+from explorer.report.run_report import WrittenReport, write_report
+from explorer.run.run_dir import CLAIM
 from memory.embedder import SentenceEmbedder
 from memory.vector_memory import VectorMemory
 from perception.base import EnvironmentInfo, Message
+from perception.targets import missing_targets
 
 # What a run from before an option existed ran with, where that is not RunConfig's default: torch was the only
 # embedder before --embedder.
@@ -37,9 +44,37 @@ class Recovered:
 
 
 def recover_summary(run_dir: Path) -> Recovered:
-    """Rebuild and write `summary.json` of a run that has none; ConfigError if it cannot be done."""
+    """Rebuild and write `summary.json` of a run that has none and is no longer going; ConfigError if it
+    cannot be done."""
+    if run_in_use(run_dir):
+        raise ConfigError(
+            f"{run_dir} is a run still going: --recover is for a run that was killed (--report shows it so far)"
+        )
     if (run_dir / "summary.json").exists():
         raise ConfigError(f"{run_dir} already has its summary.json; --recover is for a run that was killed")
+    recovered = _from_trace(run_dir, running=False)
+    write_json(run_dir / "summary.json", recovered.summary)
+    return recovered
+
+
+def report_so_far(run_dir: Path) -> WrittenReport:
+    """`--report` of a run still going: its report.html from what its trace holds so far, said to be partial
+    (the run writes the whole one when it ends); its summary.json is left to the run."""
+    if os.path.isfile(run_dir / CLAIM) and not os.path.getsize(run_dir / CLAIM):
+        raise ConfigError(f"{run_dir} is a run still starting: it has nothing to report yet")
+    recovered = _from_trace(run_dir, running=True)
+    steps = sum(recovered.summary["steps"].values())
+    partial = (
+        f"{run_dir} is a run still going: this report is partial, made of the {steps} agent-steps its trace "
+        "held; the run writes its whole report when it ends"
+    )
+    report = write_report(run_dir, recovered.summary, [partial])
+    return WrittenReport(report.path, [partial, *recovered.warnings])
+
+
+def _from_trace(run_dir: Path, running: bool) -> Recovered:
+    """The summary of the run in `run_dir` rebuilt from its trace and settings (of a run still going, with
+    the status RUNNING); ConfigError if it cannot be done."""
     missing = [name for name in ("config.json", "trace.jsonl") if not os.path.lexists(run_dir / name)]
     if missing:
         raise ConfigError(f"{run_dir} holds no run to recover: it has no {' or '.join(missing)}")
@@ -55,34 +90,79 @@ def recover_summary(run_dir: Path) -> Recovered:
     members = agent_ids + directors
     trace = TraceLines(run_dir / "trace.jsonl", members, RECOVERABLE_LINE)
     records = list(trace)
+    environment = _environment(config, run_dir / "config.json")
+    stops = _Stops(run_config, environment)
     stats = RunStats(members, directors[0] if directors else None, directors)
     if run_config.schedule_kind.wall_clock:
-        _replay_commits(records, len(members), stats)
+        _replay_commits(records, len(members), stats, stops)
     else:
-        _replay(records, config, stats, run_config.schedule_kind.rounds)
+        _replay(records, config, stats, run_config.schedule_kind.rounds, stops)
     profiles = config.get("agent_profiles") or {}
     finished = all(
         _ran_to_the_end(stats.steps[a], config["steps"], (profiles.get(a) or {}).get("tick_interval", 1.0))
         for a in agent_ids
     )
+    budget_spent = _budget_spent(run_config, stats)
     summary = build_summary(
         run_config,
-        _environment(config, run_dir / "config.json"),
+        environment,
         stats,
         wall_seconds=0.0,
-        status="completed" if finished else "interrupted",
+        status=RUNNING if running else _status(finished, stats, budget_spent),
         profiles=profiles or None,
         never_delivered=sum(len(_messages(r)) for r in records if not _arrives(r, config)),
+        budget_spent=budget_spent,
     )
     summary["recovered_from_trace"] = True  # wall time, start-up and commit times were not on record
     summary["trace_lines_skipped"] = trace.skipped  # damaged lines: what they held is not counted
     summary["wall_seconds"] = None
     summary["store"]["commit_ms"] = None
-    write_json(run_dir / "summary.json", summary)
     return Recovered(summary, [note] if (note := trace.note()) else [])
 
 
-def _replay(records: list[dict[str, Any]], config: dict[str, Any], stats: RunStats, rounds: bool) -> None:
+class _Stops:
+    """What ends a run before its steps are spent, as the run's commit watches for it (explorer/run/schedules.py):
+    every object found under --stop-when all-found, every target of a search task found."""
+
+    def __init__(self, config: RunConfig, environment: EnvironmentInfo) -> None:
+        total = environment.total_objects
+        self.all_found = total if config.stop_when == ALL_FOUND and total else None
+        self.targets = environment.targets
+
+    def note(self, stats: RunStats) -> None:
+        """After a step is committed: the team's step at which a stop was met, noted as the commit notes it."""
+        step, found = stats.discovery_curve[-1][0], stats.discoveries
+        if self.all_found and stats.all_found_stop is None and len(found) >= self.all_found:
+            stats.all_found_stop = step
+        if self.targets and stats.targets_found_stop is None and not missing_targets(self.targets, found):
+            stats.targets_found_stop = step
+
+
+def _budget_spent(config: RunConfig, stats: RunStats) -> str | None:
+    """The budget (max_calls, say) the trace's model calls spent, if one was; None where none was, as far as the
+    trace shows (it keeps each call's attempts, tokens and cost)."""
+    limits = config.limits()
+    if not limits:
+        return None
+    totals, budget = stats.totals(), Budget(limits)
+    cost = sum(cost for costs in stats.costs.values() for cost in costs)
+    budget.charge(totals["prompt_tokens"] + totals["completion_tokens"], cost, totals["calls"] + totals["retries"])
+    return budget.spent
+
+
+def _status(finished: bool, stats: RunStats, budget_spent: str | None) -> str:
+    """How a run that is no longer going ended, as far as its trace shows: a budget spent (a call refused for
+    it, or the counts at a limit), its steps spent or its stop met (completed), else interrupted."""
+    if budget_spent or stats.totals()["budget_refused"]:
+        return BUDGET_EXHAUSTED  # as the run has it: a budget spent ends it, whatever else does too
+    if finished or stats.all_found_stop is not None or stats.targets_found_stop is not None:
+        return "completed"
+    return "interrupted"
+
+
+def _replay(
+    records: list[dict[str, Any]], config: dict[str, Any], stats: RunStats, rounds: bool, stops: _Stops
+) -> None:
     """Add the trace's records to `stats` round by round, as the run committed them; `rounds`: every explorer
     takes every step (lock-step)."""
     agent_ids = config["agent_ids"]
@@ -99,9 +179,10 @@ def _replay(records: list[dict[str, Any]], config: dict[str, Any], stats: RunSta
         # A stopped run's last round may be partial: lock-step has every explorer in every round.
         if not rounds or len({r["agent_id"] for r in by_round[key]} & set(agent_ids)) == len(agent_ids):
             stats.step_completed(step_at(key), len(stats.discoveries), key)
+            stops.note(stats)
 
 
-def _replay_commits(records: list[dict[str, Any]], members: int, stats: RunStats) -> None:
+def _replay_commits(records: list[dict[str, Any]], members: int, stats: RunStats, stops: _Stops) -> None:
     """Add a realtime run's records to `stats` in its commit order, each at its commit time, as the run
     did (explorer/schedule/realtime.py): the team's step after the k-th commit is k / members."""
     for record in sorted(records, key=lambda r: r.get("commit_index", 0)):
@@ -109,6 +190,7 @@ def _replay_commits(records: list[dict[str, Any]], members: int, stats: RunStats
         stats.delivered(len(_messages(record)))  # a realtime step's messages arrive as it is committed
         index = record.get("commit_index", 0)
         stats.step_completed((index + 1) / members, len(stats.discoveries), record.get("commit_time"))
+        stops.note(stats)
 
 
 def _arrives(record: dict[str, Any], config: dict[str, Any]) -> bool:

@@ -14,8 +14,8 @@ from typing import Protocol
 
 from explorer.records.summary import FINISHED
 from explorer.sweep.console import SweepConsole
-from explorer.sweep.out_dir import SweepOut, run_summary
-from explorer.sweep.sweep_file import SweepRun
+from explorer.sweep.out_dir import REFUSED, SweepOut, run_summary
+from explorer.sweep.sweep_file import SweepError, SweepRun
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout, where main.py is (not there when installed)
 STOP_GRACE_SECONDS = 60  # for a run told to stop to write its summary and memories before it is killed
@@ -33,6 +33,18 @@ Log = Callable[[SweepRun], None]
 # An executor: runs the runs, `parallel` at once, until done or stopped, each logged as it ends;
 # {run name: status}.
 RunAll = Callable[[list[SweepRun], int, SweepOut, Stop, SweepConsole, Log], dict[str, str]]
+
+
+def claim(run: SweepRun, out: SweepOut, outcomes: dict[str, str], console: SweepConsole, total: int) -> int | None:
+    """The run's lock, held, and its earlier attempt removed (SweepOut.claim); None where its place has come to
+    hold, since the sweep checked it, what no attempt of it leaves: the run is then refused, and said so
+    (one of `total`), and the sweep goes on with the others."""
+    try:
+        return out.claim(run)
+    except SweepError as error:
+        outcomes[run.name] = REFUSED
+        console.finished(len(outcomes), total, run.name, REFUSED, str(error), {})
+        return None
 
 
 def run_command(run: SweepRun, run_dir: Path) -> list[str]:

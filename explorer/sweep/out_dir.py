@@ -46,6 +46,9 @@ PARTIAL = ".partial"  # a file a run was writing when it stopped: summary.json.<
 # Settings a run fills in when they are not given: its config.json may differ from the sweep's there.
 RESOLVED_BY_THE_RUN = ("steps", "run_id")
 NAMES_IN_AN_ERROR = 3
+# The status of a run whose place came to hold, while the sweep went on, what no attempt of it leaves: it is
+# not run, and its place is left as it is.
+REFUSED = "refused"
 
 
 class SweepOut:

@@ -32,7 +32,7 @@ import ray
 
 from explorer.run.signals import STOP_SIGNALS
 from explorer.sweep.console import SweepConsole
-from explorer.sweep.launch import POLL_SECONDS, STOP_GRACE_SECONDS, Log, Stop, outcome, run_command
+from explorer.sweep.launch import POLL_SECONDS, STOP_GRACE_SECONDS, Log, Stop, claim, outcome, run_command
 from explorer.sweep.out_dir import SweepOut, run_summary
 from explorer.sweep.sweep_file import SweepRun
 
@@ -104,7 +104,9 @@ def _run_tasks(
         while (waiting or running) and stop.signum is None:
             while waiting and len(running) < parallel:
                 run = waiting.popleft()
-                lock = out.claim(run)  # held by the sweep while the task lives: the run is on another node
+                lock = claim(run, out, outcomes, console, len(todo))  # held while the task lives: on another node
+                if lock is None:
+                    continue
                 task = _attempt.remote(run, out, run_command(run, out.directory / run.name), os.getcwd())
                 running[task] = (run, lock)
             done, _ = ray.wait(list(running), num_returns=1, timeout=POLL_SECONDS)

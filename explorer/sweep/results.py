@@ -15,7 +15,7 @@ from typing import Any
 
 from explorer.records.trace import write_text
 from explorer.sweep.compare import ConditionFigures, Metric, RunRow
-from explorer.sweep.out_dir import run_summary
+from explorer.sweep.out_dir import REFUSED, run_summary
 from explorer.sweep.sweep_file import SweepRun
 
 RESULTS, CONDITIONS = "results.csv", "conditions.csv"
@@ -25,7 +25,8 @@ def run_rows(directory: Path, runs: list[SweepRun], outcomes: dict[str, str]) ->
     """A row per run, in the sweep's order: the ones run now, the ones complete before, the ones never run."""
     rows = []
     for run in runs:
-        summary = run_summary(directory / run.name)
+        # A refused run's place holds what is not its own: no summary there is its.
+        summary = {} if outcomes.get(run.name) == REFUSED else run_summary(directory / run.name)
         rows.append(
             RunRow(
                 run.name,

@@ -32,15 +32,16 @@ from explorer.report.page import write_shared_plotly
 from explorer.run.signals import STOP_SIGNALS
 from explorer.sweep.compare import compare
 from explorer.sweep.console import SweepConsole
-from explorer.sweep.launch import POLL_SECONDS, STOP_GRACE_SECONDS, Log, RunAll, outcome, run_command
+from explorer.sweep.launch import POLL_SECONDS, STOP_GRACE_SECONDS, Log, RunAll, claim, outcome, run_command
 from explorer.sweep.metrics import sweep_metrics
-from explorer.sweep.out_dir import SweepOut, run_summary
+from explorer.sweep.out_dir import REFUSED, SweepOut, run_summary
 from explorer.sweep.page import write_sweep_page
 from explorer.sweep.results import CONDITIONS, RESULTS, run_rows, write_conditions, write_results
 from explorer.sweep.sweep_file import Sweep, SweepRun, chosen_tracker, load_sweep, unknown_executor
 from explorer.sweep.tidy import write_tables
 
 PAGE = "sweep.html"
+EXIT_REFUSED = 2  # a run refused (launch.claim): what is in its place is the user's to move
 # The figures shown beside each run on the page.
 PAGE_METRICS = (
     "objects_found",
@@ -157,6 +158,13 @@ def _run_and_report(
             f"Sweep stopped: {complete} of {len(runs)} runs complete. Run the same command again to run the rest."
         )
         return 128 + stop.signum
+    refused = [row.name for row in rows if row.status == REFUSED]
+    if refused:
+        console.say(
+            f"{len(refused)} of {len(runs)} runs refused, their places holding what no attempt of them leaves: "
+            f"{', '.join(refused)}. Move that away and run the same command again."
+        )
+        return EXIT_REFUSED
     if complete < len(runs):
         console.say(f"{len(runs) - complete} of {len(runs)} runs did not complete: see their run.log.")
         return 1
@@ -197,11 +205,11 @@ class _StopRequest:
 class _Child:
     """One run in its own process; its stderr kept in a temporary file, for the line that says why it failed."""
 
-    def __init__(self, run: SweepRun, out: SweepOut) -> None:
+    def __init__(self, run: SweepRun, out: SweepOut, lock: int) -> None:
+        """Start the run, whose `lock` (launch.claim) it passes on to the run's process and closes here."""
         self.run = run
         self.run_dir = out.directory / run.name
         self.told_to_stop = False
-        lock = out.claim(run)  # an interrupted or failed attempt is removed: the run starts again
         try:
             self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the child; outcome() closes it
             self.process = subprocess.Popen(
@@ -243,7 +251,10 @@ def _run_all(todo, parallel, out, stop, console, log):
     try:
         while (waiting or running) and stop.signum is None:
             while waiting and len(running) < parallel:
-                running.append(_Child(waiting.popleft(), out))
+                run = waiting.popleft()
+                lock = claim(run, out, outcomes, console, len(todo))  # an earlier attempt removed: run again
+                if lock is not None:
+                    running.append(_Child(run, out, lock))
             time.sleep(POLL_SECONDS)
             for child in [child for child in running if child.process.poll() is not None]:
                 running.remove(child)
