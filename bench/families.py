@@ -16,7 +16,7 @@ generated worlds:
 
 For each world and team size (2 and 4 agents), real runs of the product (bench/exploration.py's run)
 under three conditions, against the full-knowledge reference team of bench/full_knowledge.py from the
-same start poses (the world's own: a corridor's team starts at one end):
+same start poses (the run's seed places the team, perception/starts.py):
 
 - offline: the built-in explorer, with messages;
 - no-comm: the same with --no-comm;

@@ -3,8 +3,8 @@
 Each held-out house (`gen:house`, world seeds HELD_OUT_SEEDS, fixed before any tuning; the prior's
 SHARPNESS was tuned on DEV_SEEDS only, `--seeds dev`: 6, 12 and 20 tried, and floors under the weights, 12
 and none kept) gets two targets placed by the kind of room, with
-the product's noise (perception/families/placement.py), and a team of 2 agents from the house's start poses
-searches for them, in real runs of the product (real embeddings, the real team store, each step traced),
+the product's noise (perception/families/placement.py), and a team of 2 agents placed by the run's seed
+(perception/starts.py) searches for them, in real runs of the product (real embeddings, the real team store, each step traced),
 until it has found both or spent the house's step budget. The steps to find both, under:
 
 - frontier: the built-in explorer without the prior (`--no-prior`), today's explorer;
