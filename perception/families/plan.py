@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TypedDict
 
 from perception.base import FACING_VECTORS, FACINGS
+from perception.families.repair import SetOrder, fewest_walls_way
 from perception.findable import ground_parts
 from perception.world import DEFAULT_VIEW_DISTANCE
 
@@ -156,11 +157,14 @@ class Plan:
         """Repair: join every part of the free ground to the largest through the fewest walls."""
         parts = ground_parts(self.width, self.depth, self.walls)
         joined = set(parts[0]) if parts else set()
+        order = SetOrder(joined)  # the ways follow its order: `joined` must grow as it always has
         for part in parts[1:]:
             if not part <= joined:  # a way carved earlier may have joined it already
-                way = _fewest_walls_between(self, joined, part)
+                way = fewest_walls_way((self.width, self.depth), self.walls, order, part)
                 self.walls.difference_update(way)
                 joined |= part | set(way)
+                order.grew(part)
+                order.grew(way)
 
     def to_mapping(self, name: str, view_distance: int) -> WorldMapping:
         free = self.width * self.depth - len(self.walls)
@@ -216,31 +220,3 @@ def nearest_free(plan: Plan, cell: Cell, count: int) -> list[Cell]:
                 found.append(near)
                 queue.append(near)
     return found[:count]
-
-
-def _fewest_walls_between(plan: Plan, source: set[Cell], target: set[Cell]) -> list[Cell]:
-    """The wall cells on a way from `source` to `target` that crosses the fewest walls (0-1 breadth first)."""
-    came_from: dict[Cell, Cell | None] = dict.fromkeys(source)
-    cost = dict.fromkeys(source, 0)
-    queue = deque(source)
-    while queue:
-        cell = queue.popleft()
-        if cell in target:
-            break
-        x, y = cell
-        for near in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
-            if not (0 <= near[0] < plan.width and 0 <= near[1] < plan.depth):
-                continue
-            step = 1 if near in plan.walls else 0
-            if near not in cost or cost[cell] + step < cost[near]:
-                cost[near], came_from[near] = cost[cell] + step, cell
-                if step == 0:
-                    queue.appendleft(near)
-                else:
-                    queue.append(near)
-    way: list[Cell] = []
-    walk: Cell | None = cell
-    while walk is not None:
-        way.append(walk)
-        walk = came_from[walk]
-    return [cell for cell in way if cell in plan.walls]
