@@ -6,8 +6,10 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import filterfalse, product, starmap
+from operator import add
 from typing import TypedDict
 
 from perception.base import FACING_VECTORS, FACINGS
@@ -79,6 +81,7 @@ class Plan:
     levels: int = 1
     walls: set[Cell] = field(default_factory=set)
     objects: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    occupied: set[tuple[int, int, int]] = field(default_factory=set)  # the places the objects hold
     rooms: list[PlannedRoom] = field(default_factory=list)
     starts: list[tuple[Cell, str]] = field(default_factory=list)  # (cell, facing)
     name_uses: Counter[str] = field(default_factory=Counter)  # objects named from each base name so far
@@ -96,7 +99,11 @@ class Plan:
 
     def free_cells(self, rect: Rect | None = None) -> list[Cell]:
         """The free cells of `rect` (the whole grid when None), in order."""
-        return [cell for cell in cells_of(rect or (0, 0, self.width - 1, self.depth - 1)) if cell not in self.walls]
+        return list(filterfalse(self.walls.__contains__, cells_of(rect or self.grid)))
+
+    @property
+    def grid(self) -> Rect:
+        return (0, 0, self.width - 1, self.depth - 1)
 
     def object_count(self, cells: int, density: float) -> int:
         """How many objects `cells` free ground cells hold at `density` per cell of every level: at least one."""
@@ -113,9 +120,7 @@ class Plan:
     ) -> None:
         """Put `count` objects, named from `names` in a shuffled cycle, on distinct cells of `cells` at
         one of `levels` each (fewer when the places run out), each of `category` where given."""
-        places = [(x, y, z) for x, y in cells for z in levels]
-        taken = set(self.objects.values())
-        places = [place for place in places if place not in taken]
+        places = list(filterfalse(self.occupied.__contains__, starmap(add, product(cells, [(z,) for z in levels]))))
         chosen = rng.sample(places, min(count, len(places)))
         order = list(names)
         rng.shuffle(order)
@@ -130,8 +135,15 @@ class Plan:
             self.name_uses[base] += 1
             name = f"{base}_{self.name_uses[base]}"
         self.objects[name] = place
+        self.occupied.add(place)
         if category:
             self.categories[name] = category
+
+    def keep_objects(self, kept: Callable[[str], bool]) -> None:
+        """Take away the objects whose names are not `kept`, with their categories."""
+        self.objects = {name: place for name, place in self.objects.items() if kept(name)}
+        self.categories = {name: kind for name, kind in self.categories.items() if name in self.objects}
+        self.occupied = set(self.objects.values())
 
     def start_near(self, *anchors: Cell, count: int = START_POSES) -> None:
         """`count` start poses on the free cells nearest the anchors by walking, taking the anchors in
@@ -171,7 +183,7 @@ class Plan:
         mapping: WorldMapping = {
             "name": name,
             "size": [self.width, self.depth, self.levels],
-            "walls": [list(cell) for cell in sorted(self.walls)],
+            "walls": list(map(list, filter(self.walls.__contains__, cells_of(self.grid)))),  # in order: all on the grid
             "objects": [self._object_entry(key, place) for key, place in self.objects.items()],
             "rooms": [
                 {"name": r.name, "kind": r.kind, "rect": [list(r.rect[:2]), list(r.rect[2:])]} for r in self.rooms
@@ -201,17 +213,17 @@ def numbered(kinds: Sequence[str]) -> list[str]:
     return names
 
 
-def cells_of(rect: Rect) -> Iterable[Cell]:
+def cells_of(rect: Rect) -> list[Cell]:
+    """The cells of `rect`, column by column from the west, each from the south."""
     x0, y0, x1, y1 = rect
-    return [(x, y) for x in range(min(x0, x1), max(x0, x1) + 1) for y in range(min(y0, y1), max(y0, y1) + 1)]
+    return list(product(range(min(x0, x1), max(x0, x1) + 1), range(min(y0, y1), max(y0, y1) + 1)))
 
 
 def nearest_free(plan: Plan, cell: Cell, count: int) -> list[Cell]:
     """Up to `count` free cells, nearest `cell` by walking (breadth first, from the free cell nearest it)."""
-    free = plan.free_cells()
-    if not free:
+    start = _nearest_free_cell(plan, cell)
+    if start is None:
         return []
-    start = min(free, key=lambda near: (abs(near[0] - cell[0]) + abs(near[1] - cell[1]), near))
     found, queue = [start], deque([start])
     while queue and len(found) < count:
         x, y = queue.popleft()
@@ -220,3 +232,20 @@ def nearest_free(plan: Plan, cell: Cell, count: int) -> list[Cell]:
                 found.append(near)
                 queue.append(near)
     return found[:count]
+
+
+def _nearest_free_cell(plan: Plan, cell: Cell) -> Cell | None:
+    """The free cell fewest steps from `cell` as if there were no walls (the first in order of those), found
+    ring by ring; None on a grid with no free cell."""
+    x, y = cell
+    farthest = max(abs(x), abs(x - plan.width + 1)) + max(abs(y), abs(y - plan.depth + 1))
+    for steps in range(farthest + 1):
+        ring = [
+            (near_x, y + sign * (steps - abs(near_x - x)))
+            for near_x in range(x - steps, x + steps + 1)
+            for sign in (1, -1)
+        ]
+        free = [near for near in ring if plan.is_free(near)]
+        if free:
+            return min(free)
+    return None
