@@ -261,6 +261,18 @@ def test_a_world_at_the_limits_is_generated_in_seconds():
     assert generated_in_a_subprocess("gen:hall?size=1000x1000&objects=0.005&walls=1") == "249246 walls 3754 objects"
 
 
+def test_a_world_over_the_objects_limit_is_refused_in_seconds():
+    assert generated_in_a_subprocess("gen:hall?size=1000x1000&walls=1") == (
+        "gen:hall?size=1000x1000&walls=1&seed=0: 22,523 objects: at most 10,000"
+    )
+
+
+def test_a_world_over_the_objects_limit_is_refused_before_it_is_mapped_and_checked(monkeypatch):
+    monkeypatch.setattr(Plan, "to_mapping", lambda *_: pytest.fail("mapped"))
+    too_many = FamilyParams(width=100, depth=100, walls=0.5, objects=1, levels=4)
+    assert one_line_error(generate_world, "warehouse", 0, too_many).endswith(": 21,062 objects: at most 10,000")
+
+
 def test_the_parameters_shape_the_world():
     hall = open_world("gen:hall?walls=0&view=6&size=20x10")
     assert (hall.walls, hall.view_distance, hall.size) == (frozenset(), 6, (20, 10, 1))
