@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Collection
+from itertools import filterfalse, product
 
 from perception.world import World
 
@@ -23,25 +24,24 @@ Cell = tuple[int, int]
 
 def ground_parts(width: int, depth: int, walls: Collection[Cell]) -> list[set[Cell]]:
     """The free ground split into the parts an agent can walk between, largest first (ties: the
-    part whose first cell comes first)."""
-    part_of: dict[Cell, int] = {}
-    parts: list[set[Cell]] = []
-    for x in range(width):
-        for y in range(depth):
-            if (x, y) in walls or (x, y) in part_of:
-                continue
-            part = _flood((x, y), width, depth, walls)
-            part_of.update(dict.fromkeys(part, len(parts)))
-            parts.append(part)
+    part whose first cell comes first); each part's cells in the order a breadth-first walk from its
+    first cell meets them."""
+    border = [(-1, y) for y in range(depth)] + [(width, y) for y in range(depth)]
+    border += [(x, -1) for x in range(width)] + [(x, depth) for x in range(width)]
+    taken = {*walls, *border}  # every cell a walk may not enter again, the grid's rim around it too
+    parts = [_flood(start, taken) for start in filterfalse(taken.__contains__, product(range(width), range(depth)))]
     return sorted(parts, key=len, reverse=True)
 
 
-def _flood(start: Cell, width: int, depth: int, walls: Collection[Cell]) -> set[Cell]:
+def _flood(start: Cell, taken: set[Cell]) -> set[Cell]:
+    """The cells reached from `start` without entering one taken; each is taken as it is reached."""
+    taken.add(start)
     reached, queue = {start}, deque([start])
     while queue:
         x, y = queue.popleft()
         for cell in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
-            if 0 <= cell[0] < width and 0 <= cell[1] < depth and cell not in walls and cell not in reached:
+            if cell not in taken:
+                taken.add(cell)
                 reached.add(cell)
                 queue.append(cell)
     return reached

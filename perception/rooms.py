@@ -45,11 +45,11 @@ def read_rooms(entries: list, grid: Bounds) -> tuple[Room, ...]:
     """Check the entries of a world file's `rooms:` list against the grid; any problem raises Invalid."""
     if len(entries) > MAX_ROOMS:
         raise Invalid(f"{len(entries):,} rooms: at most {MAX_ROOMS:,}")
-    rooms: list[Room] = []
+    rooms: dict[str, Room] = {}
     owner: dict[Cell, str] = {}  # grows at most to the grid's area before an overlap stops it
     for entry in entries:
         name, kind = _name_and_kind(entry)
-        if any(room.name == name for room in rooms):
+        if name in rooms:
             raise Invalid(f"room name '{name}' is used twice")
         cells = []
         for cell in _cells(entry, name, grid):
@@ -57,8 +57,8 @@ def read_rooms(entries: list, grid: Bounds) -> tuple[Room, ...]:
                 raise Invalid(_overlap(owner[cell], name, cell))
             owner[cell] = name
             cells.append(cell)
-        rooms.append(Room(name, kind, frozenset(cells)))
-    return tuple(rooms)
+        rooms[name] = Room(name, kind, frozenset(cells))
+    return tuple(rooms.values())
 
 
 def _overlap(first: str, second: str, cell: Cell) -> str:

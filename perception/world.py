@@ -132,8 +132,9 @@ def _build_world(data, path):
     entries = _list(data, "objects")
     if not entries:
         raise Invalid("'objects' must be a non-empty list")
-    if len(entries) > MAX_OBJECTS:
-        raise Invalid(f"{len(entries):,} objects: at most {MAX_OBJECTS:,}")
+    too_many = too_many_objects(len(entries))
+    if too_many:
+        raise Invalid(too_many)
     objects, categories = {}, {}
     for entry in entries:
         object_name, cell = _object(grid, entry)
@@ -159,6 +160,11 @@ def _build_world(data, path):
         categories=categories,
         targets=_task(data.get("task"), objects),
     )
+
+
+def too_many_objects(count: int) -> str | None:
+    """Why no world holds `count` objects, or None when one may."""
+    return f"{count:,} objects: at most {MAX_OBJECTS:,}" if count > MAX_OBJECTS else None
 
 
 def with_targets(world: World, targets: tuple[str, ...]) -> World:

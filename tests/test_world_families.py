@@ -1,8 +1,11 @@
 """Procedural world families (perception/families/), the findability check and room labels in world files."""
 
+import hashlib
 import json
+import random
 import subprocess
 import sys
+from collections import Counter, deque
 from dataclasses import replace
 
 import pytest
@@ -12,7 +15,8 @@ from perception.families.catalogue import FAMILIES
 from perception.families.export import world_picture, world_to_yaml
 from perception.families.generate import generate_world, generated_mapping, open_world
 from perception.families.names import parse_world_name, world_name
-from perception.families.plan import Family, FamilyParams, Plan
+from perception.families.plan import Family, FamilyParams, Plan, cells_of
+from perception.families.repair import SetOrder, fewest_walls_way
 from perception.families.things import ROOM_OBJECTS
 from perception.findable import findability_problems, ground_parts
 from perception.world import World, WorldError, load_world, world_from_mapping
@@ -145,6 +149,76 @@ def test_the_repair_joins_pockets_through_the_fewest_walls():
     assert len(ground_parts(5, 3, plan.walls)) == 1
 
 
+def searched_way(size, walls, joined, part):
+    """The wall cells the repair opens, as a 0-1 breadth-first search from every joined cell, in the order
+    their set iterates, first reaches `part`: what the repair did before it was made to take time near the
+    grid's size, kept here as what it must still do."""
+    width, depth = size
+    came_from, cost, queue = dict.fromkeys(joined), dict.fromkeys(joined, 0), deque(joined)
+    while (cell := queue.popleft()) not in part:
+        x, y = cell
+        for near in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
+            step = 1 if near in walls else 0
+            if 0 <= near[0] < width and 0 <= near[1] < depth and (near not in cost or cost[cell] + step < cost[near]):
+                cost[near], came_from[near] = cost[cell] + step, cell
+                queue.appendleft(near) if step == 0 else queue.append(near)
+    way: list = []
+    while cell is not None:
+        way.append(cell)
+        cell = came_from[cell]
+    return [cell for cell in way if cell in walls]
+
+
+def test_the_repair_opens_the_walls_a_search_from_all_the_joined_ground_would():
+    # Random blocks leave pockets behind one wall and behind several, and pockets that a way opened earlier
+    # joins; the joined set grows through resizes and without them (SetOrder's two passes).
+    rng = random.Random(5)
+    ways, placed_later = Counter[int](), False
+    for _ in range(300):
+        width, depth = rng.randint(3, 60), rng.randint(3, 60)
+        walls: set = set()
+        while len(walls) < width * depth * rng.choice((0.3, 0.45, 0.6)):
+            x, y, block_width, block_depth = (
+                rng.randrange(width),
+                rng.randrange(depth),
+                rng.randint(1, 4),
+                rng.randint(1, 3),
+            )
+            walls.update(cells_of((x, y, min(x + block_width, width) - 1, min(y + block_depth, depth) - 1)))
+        parts = ground_parts(width, depth, walls)
+        joined = set(parts[0]) if parts else set()
+        order = SetOrder(joined)
+        for part in parts[1:]:
+            if not part <= joined:
+                way = fewest_walls_way((width, depth), walls, order, part)
+                assert way == searched_way((width, depth), walls, joined, part)
+                walls.difference_update(way)
+                joined |= part | set(way)
+                order.grew(part | set(way))
+                ways[min(len(way), 3)] += 1
+                placed_later |= bool(order.added_places)
+    assert min(ways[walls] for walls in (0, 1, 2, 3)) >= 10 and placed_later  # every kind of way was met
+
+
+WORLD_FILES = {  # sha256 of each exported world, as generated before the generators were made faster (issue 50)
+    "gen:hall?size=200x200&walls=1&seed=5": "1e47b2867dcfc66b9ad8a3696e303af80cc28654b5143c38f33777c2aad6f244",
+    "gen:hall?size=60x40&walls=0.8&seed=2": "3ea0e69a925b38fb9c899a83b1965c53eed95a3a788aca924cb3527ab66926a2",
+    "gen:hall?find=teddy_bear&seed=9": "0c4a016ce4ceee4e030f1ca34f962ea00190db99c09c75cae784648a2b421048",
+    "gen:house?size=60x40&find=toothbrush,laptop,keys&seed=1": "e4e7660e5404f3ec3ded4109cd24bb0461be29e507839ff11e84a0e0ff3ab9d7",
+    "gen:office?size=80x50&walls=0.3&seed=2": "48a1aecf5a49a11f6cfa8186df023a1f6553d4232137706d743c0763015868a0",
+    "gen:maze?size=61x41&walls=0.2&seed=4": "48487a2c9a35611a5102e24926f391d8bf03441579baf17bc07404afdf370856",
+    "gen:corridor?size=90x11&walls=0.8&seed=5": "2044fffd41799a981469440b8df20e6237e87045832f2940eca2e6509010eeae",
+    "gen:warehouse?size=60x40&levels=4&seed=6": "5a5c2d925dea9b6db8400a6e699df435eb6390908ea5aaa841b8a2a193710028",
+}
+
+
+@pytest.mark.parametrize("name", WORLD_FILES)
+def test_a_generated_world_is_the_world_it_always_was(name):
+    # Benches and tests rest on these worlds: a faster generator must make the same ones, wall for wall.
+    exported = world_to_yaml(generated_mapping(name))
+    assert hashlib.sha256(exported.encode()).hexdigest() == WORLD_FILES[name]
+
+
 # Limits and parameters
 
 
@@ -166,6 +240,37 @@ def test_parameters_past_the_limits_are_refused_in_one_line(name, expected):
 def test_a_generated_world_falls_under_the_world_files_limits():
     too_many = FamilyParams(width=100, depth=100, walls=0.5, objects=1, levels=4)
     assert "objects: at most 10,000" in one_line_error(generate_world, "warehouse", 0, too_many)
+
+
+def generated_in_a_subprocess(name):
+    """Make the world in a process of its own, ended after two minutes (these took ten and more before issue
+    50, a few seconds after): what it printed, the world's walls and objects or the one line refusing it."""
+    script = (
+        "import sys; from perception.families.generate import generated_mapping; from perception.world import WorldError\n"
+        "try: world = generated_mapping(sys.argv[1])\n"
+        "except WorldError as error: print(error)\n"
+        "else: print(len(world['walls']), 'walls', len(world['objects']), 'objects')"
+    )
+    made = subprocess.run([sys.executable, "-c", script, name], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stderr
+    return made.stdout.strip()
+
+
+def test_a_world_at_the_limits_is_generated_in_seconds():
+    # A million cells of hall, its clutter leaving 700 pockets: each was joined by a search of the whole grid.
+    assert generated_in_a_subprocess("gen:hall?size=1000x1000&objects=0.005&walls=1") == "249246 walls 3754 objects"
+
+
+def test_a_world_over_the_objects_limit_is_refused_in_seconds():
+    assert generated_in_a_subprocess("gen:hall?size=1000x1000&walls=1") == (
+        "gen:hall?size=1000x1000&walls=1&seed=0: 22,523 objects: at most 10,000"
+    )
+
+
+def test_a_world_over_the_objects_limit_is_refused_before_it_is_mapped_and_checked(monkeypatch):
+    monkeypatch.setattr(Plan, "to_mapping", lambda *_: pytest.fail("mapped"))
+    too_many = FamilyParams(width=100, depth=100, walls=0.5, objects=1, levels=4)
+    assert one_line_error(generate_world, "warehouse", 0, too_many).endswith(": 21,062 objects: at most 10,000")
 
 
 def test_the_parameters_shape_the_world():

@@ -21,7 +21,7 @@ def world_to_yaml(mapping: WorldMapping) -> str:
         lines += ["#", *(f"#   {row}" for row in world_picture(world)), f"#   {LEGEND}"]
     lines.append(f"name: {flow_text(mapping['name'])}")
     lines.append(f"size: {flow_text(mapping['size'])}")
-    walls = [flow_text(wall) for wall in mapping["walls"]]
+    walls = [f"[{x}, {y}]" for x, y in mapping["walls"]]  # flow_text's, without YAML's time a wall: checked ints
     lines.append("walls: [")
     lines += ["  " + ", ".join(walls[at : at + WALLS_PER_LINE]) + "," for at in range(0, len(walls), WALLS_PER_LINE)]
     lines.append("]")

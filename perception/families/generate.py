@@ -22,7 +22,7 @@ from perception.families.names import is_generated, parse_world_name, world_name
 from perception.families.placement import check_findable_names, place_targets
 from perception.families.plan import Family, FamilyParams, WorldMapping
 from perception.findable import findability_problems
-from perception.world import World, WorldError, load_world, with_targets, world_from_mapping
+from perception.world import World, WorldError, load_world, too_many_objects, with_targets, world_from_mapping
 
 MAX_ATTEMPTS = 20
 DEFAULT_WORLD_SEED = 0
@@ -72,6 +72,9 @@ def _make(family: Family, seed: int, params: FamilyParams) -> tuple[WorldMapping
         plan = family.build(rng, params)
         if params.find:
             place_targets(rng, plan, params.find)
+        too_many = too_many_objects(len(plan.objects))
+        if too_many:  # as the world check would say, without mapping the world first
+            raise WorldError(name, too_many)
         mapping = plan.to_mapping(name, params.view_distance)
         world = world_from_mapping(dict(mapping), name)
         problems = findability_problems(world)

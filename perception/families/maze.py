@@ -9,6 +9,7 @@ making loops. Half the objects sit at dead ends.
 from __future__ import annotations
 
 import random
+from itertools import product
 
 from perception.families.plan import Cell, Family, FamilyParams, Plan
 from perception.families.things import MAZE_OBJECTS
@@ -46,26 +47,28 @@ def _junction(plan: Plan, cell: Cell) -> bool:
 def _carve_passages(rng: random.Random, plan: Plan) -> None:
     """Depth-first search over the junctions (even cells), carving each junction and the wall to it."""
     plan.carve((0, 0, 0, 0))
-    visited, stack = {(0, 0)}, [(0, 0)]
+    unvisited = set(product(range(0, plan.width, 2), range(0, plan.depth, 2))) - {(0, 0)}
+    stack = [(0, 0)]
     while stack:
         x, y = stack[-1]
-        unvisited = [(x + dx, y + dy) for dx, dy in STEPS if _junction(plan, (x + dx, y + dy))]
-        unvisited = [near for near in unvisited if near not in visited]
-        if not unvisited:
+        ahead = [near for near in ((x + 2, y), (x - 2, y), (x, y + 2), (x, y - 2)) if near in unvisited]  # STEPS
+        if not ahead:
             stack.pop()
             continue
-        near = rng.choice(unvisited)
-        plan.carve(((x + near[0]) // 2, (y + near[1]) // 2, *near))
-        visited.add(near)
+        near = rng.choice(ahead)
+        plan.walls -= {((x + near[0]) // 2, (y + near[1]) // 2), near}
+        unvisited.discard(near)
         stack.append(near)
 
 
 def _dead_ends(plan: Plan) -> list[Cell]:
     """Free cells with one free neighbour, in order."""
+    cells = plan.free_cells()
+    free = set(cells)
     return [
         (x, y)
-        for x, y in plan.free_cells()
-        if sum(plan.is_free(near) for near in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1))) == 1
+        for x, y in cells
+        if ((x + 1, y) in free) + ((x - 1, y) in free) + ((x, y + 1) in free) + ((x, y - 1) in free) == 1
     ]
 
 

@@ -25,12 +25,11 @@ def place_targets(rng: random.Random, plan: Plan, targets: tuple[str, ...]) -> N
     """One object per target, named as the target, in a room of its kind (or, one time in TARGET_NOISE,
     of another), on a free cell no object holds; the objects the family scattered that are targets go,
     so that each target is where this placed it. A world without rooms takes them anywhere on its ground."""
-    plan.objects = {name: place for name, place in plan.objects.items() if target_of(name, targets) is None}
-    plan.categories = {name: kind for name, kind in plan.categories.items() if name in plan.objects}
+    plan.keep_objects(lambda name: target_of(name, targets) is None)
     for target in targets:
         plan.name_uses[target] = 0  # its copies are gone: the one placed takes the target's own name
         kinds = home_kinds(target)
-        taken = set(plan.objects.values())
+        taken = plan.occupied
         rooms = [room for room in plan.rooms if any((*cell, 0) not in taken for cell in plan.free_cells(room.rect))]
         cells = plan.free_cells(_chosen_room(rng, rooms, kinds).rect) if rooms else plan.free_cells()
         places = [(*cell, 0) for cell in cells if (*cell, 0) not in taken]

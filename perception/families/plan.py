@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import math
 import random
-from collections import Counter, deque
-from collections.abc import Callable, Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import filterfalse, product, starmap
+from operator import add
 from typing import TypedDict
 
 from perception.base import FACINGS
+from perception.families.repair import SetOrder, fewest_walls_way
 from perception.findable import ground_parts
 from perception.geometry import nearest_by_walking, open_run
 from perception.world import DEFAULT_VIEW_DISTANCE
@@ -79,6 +82,7 @@ class Plan:
     levels: int = 1
     walls: set[Cell] = field(default_factory=set)
     objects: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    occupied: set[tuple[int, int, int]] = field(default_factory=set)  # the places the objects hold
     rooms: list[PlannedRoom] = field(default_factory=list)
     starts: list[tuple[Cell, str]] = field(default_factory=list)  # (cell, facing)
     name_uses: Counter[str] = field(default_factory=Counter)  # objects named from each base name so far
@@ -96,7 +100,11 @@ class Plan:
 
     def free_cells(self, rect: Rect | None = None) -> list[Cell]:
         """The free cells of `rect` (the whole grid when None), in order."""
-        return [cell for cell in cells_of(rect or (0, 0, self.width - 1, self.depth - 1)) if cell not in self.walls]
+        return list(filterfalse(self.walls.__contains__, cells_of(rect or self.grid)))
+
+    @property
+    def grid(self) -> Rect:
+        return (0, 0, self.width - 1, self.depth - 1)
 
     def object_count(self, cells: int, density: float) -> int:
         """How many objects `cells` free ground cells hold at `density` per cell of every level: at least one."""
@@ -113,9 +121,7 @@ class Plan:
     ) -> None:
         """Put `count` objects, named from `names` in a shuffled cycle, on distinct cells of `cells` at
         one of `levels` each (fewer when the places run out), each of `category` where given."""
-        places = [(x, y, z) for x, y in cells for z in levels]
-        taken = set(self.objects.values())
-        places = [place for place in places if place not in taken]
+        places = list(filterfalse(self.occupied.__contains__, starmap(add, product(cells, [(z,) for z in levels]))))
         chosen = rng.sample(places, min(count, len(places)))
         order = list(names)
         rng.shuffle(order)
@@ -130,8 +136,15 @@ class Plan:
             self.name_uses[base] += 1
             name = f"{base}_{self.name_uses[base]}"
         self.objects[name] = place
+        self.occupied.add(place)
         if category:
             self.categories[name] = category
+
+    def keep_objects(self, kept: Callable[[str], bool]) -> None:
+        """Take away the objects whose names are not `kept`, with their categories."""
+        self.objects = {name: place for name, place in self.objects.items() if kept(name)}
+        self.categories = {name: kind for name, kind in self.categories.items() if name in self.objects}
+        self.occupied = set(self.objects.values())
 
     def start_near(self, *anchors: Cell, count: int = START_POSES) -> None:
         """`count` start poses on the free cells nearest the anchors by walking, taking the anchors in
@@ -153,18 +166,21 @@ class Plan:
         """Repair: join every part of the free ground to the largest through the fewest walls."""
         parts = ground_parts(self.width, self.depth, self.walls)
         joined = set(parts[0]) if parts else set()
+        order = SetOrder(joined)  # the ways follow its order: `joined` must grow as it always has
         for part in parts[1:]:
             if not part <= joined:  # a way carved earlier may have joined it already
-                way = _fewest_walls_between(self, joined, part)
+                way = fewest_walls_way((self.width, self.depth), self.walls, order, part)
                 self.walls.difference_update(way)
                 joined |= part | set(way)
+                order.grew(part)
+                order.grew(way)
 
     def to_mapping(self, name: str, view_distance: int) -> WorldMapping:
         free = self.width * self.depth - len(self.walls)
         mapping: WorldMapping = {
             "name": name,
             "size": [self.width, self.depth, self.levels],
-            "walls": [list(cell) for cell in sorted(self.walls)],
+            "walls": list(map(list, filter(self.walls.__contains__, cells_of(self.grid)))),  # in order: all on the grid
             "objects": [self._object_entry(key, place) for key, place in self.objects.items()],
             "rooms": [
                 {"name": r.name, "kind": r.kind, "rect": [list(r.rect[:2]), list(r.rect[2:])]} for r in self.rooms
@@ -194,43 +210,32 @@ def numbered(kinds: Sequence[str]) -> list[str]:
     return names
 
 
-def cells_of(rect: Rect) -> Iterable[Cell]:
+def cells_of(rect: Rect) -> list[Cell]:
+    """The cells of `rect`, column by column from the west, each from the south."""
     x0, y0, x1, y1 = rect
-    return [(x, y) for x in range(min(x0, x1), max(x0, x1) + 1) for y in range(min(y0, y1), max(y0, y1) + 1)]
+    return list(product(range(min(x0, x1), max(x0, x1) + 1), range(min(y0, y1), max(y0, y1) + 1)))
 
 
 def nearest_free(plan: Plan, cell: Cell, count: int) -> list[Cell]:
     """Up to `count` free cells, nearest `cell` by walking (breadth first, from the free cell nearest it)."""
-    free = plan.free_cells()
-    if not free:
+    start = _nearest_free_cell(plan, cell)
+    if start is None:
         return []
-    start = min(free, key=lambda near: (abs(near[0] - cell[0]) + abs(near[1] - cell[1]), near))
     return nearest_by_walking(start, count, plan.is_free)
 
 
-def _fewest_walls_between(plan: Plan, source: set[Cell], target: set[Cell]) -> list[Cell]:
-    """The wall cells on a way from `source` to `target` that crosses the fewest walls (0-1 breadth first)."""
-    came_from: dict[Cell, Cell | None] = dict.fromkeys(source)
-    cost = dict.fromkeys(source, 0)
-    queue = deque(source)
-    while queue:
-        cell = queue.popleft()
-        if cell in target:
-            break
-        x, y = cell
-        for near in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
-            if not (0 <= near[0] < plan.width and 0 <= near[1] < plan.depth):
-                continue
-            step = 1 if near in plan.walls else 0
-            if near not in cost or cost[cell] + step < cost[near]:
-                cost[near], came_from[near] = cost[cell] + step, cell
-                if step == 0:
-                    queue.appendleft(near)
-                else:
-                    queue.append(near)
-    way: list[Cell] = []
-    walk: Cell | None = cell
-    while walk is not None:
-        way.append(walk)
-        walk = came_from[walk]
-    return [cell for cell in way if cell in plan.walls]
+def _nearest_free_cell(plan: Plan, cell: Cell) -> Cell | None:
+    """The free cell fewest steps from `cell` as if there were no walls (the first in order of those), found
+    ring by ring; None on a grid with no free cell."""
+    x, y = cell
+    farthest = max(abs(x), abs(x - plan.width + 1)) + max(abs(y), abs(y - plan.depth + 1))
+    for steps in range(farthest + 1):
+        ring = [
+            (near_x, y + sign * (steps - abs(near_x - x)))
+            for near_x in range(x - steps, x + steps + 1)
+            for sign in (1, -1)
+        ]
+        free = [near for near in ring if plan.is_free(near)]
+        if free:
+            return min(free)
+    return None
