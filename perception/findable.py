@@ -29,7 +29,8 @@ def ground_parts(width: int, depth: int, walls: Collection[Cell]) -> list[set[Ce
     border = [(-1, y) for y in range(depth)] + [(width, y) for y in range(depth)]
     border += [(x, -1) for x in range(width)] + [(x, depth) for x in range(width)]
     taken = {*walls, *border}  # every cell a walk may not enter again, the grid's rim around it too
-    parts = [_flood(start, taken) for start in filterfalse(taken.__contains__, product(range(width), range(depth)))]
+    unwalked = filterfalse(taken.__contains__, product(range(width), range(depth)))  # asked as each walk ends
+    parts = [_flood(start, taken) for start in unwalked]
     return sorted(parts, key=len, reverse=True)
 
 

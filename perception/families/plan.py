@@ -104,6 +104,7 @@ class Plan:
 
     @property
     def grid(self) -> Rect:
+        """The whole grid, as a rect."""
         return (0, 0, self.width - 1, self.depth - 1)
 
     def object_count(self, cells: int, density: float) -> int:
@@ -121,7 +122,8 @@ class Plan:
     ) -> None:
         """Put `count` objects, named from `names` in a shuffled cycle, on distinct cells of `cells` at
         one of `levels` each (fewer when the places run out), each of `category` where given."""
-        places = list(filterfalse(self.occupied.__contains__, starmap(add, product(cells, [(z,) for z in levels]))))
+        every = starmap(add, product(cells, [(z,) for z in levels]))  # (x, y, z): each cell at each level in turn
+        places = list(filterfalse(self.occupied.__contains__, every))
         chosen = rng.sample(places, min(count, len(places)))
         order = list(names)
         rng.shuffle(order)
@@ -180,7 +182,7 @@ class Plan:
         mapping: WorldMapping = {
             "name": name,
             "size": [self.width, self.depth, self.levels],
-            "walls": list(map(list, filter(self.walls.__contains__, cells_of(self.grid)))),  # in order: all on the grid
+            "walls": list(map(list, filter(self.walls.__contains__, cells_of(self.grid)))),  # sorted: all on the grid
             "objects": [self._object_entry(key, place) for key, place in self.objects.items()],
             "rooms": [
                 {"name": r.name, "kind": r.kind, "rect": [list(r.rect[:2]), list(r.rect[2:])]} for r in self.rooms
