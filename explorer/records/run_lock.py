@@ -54,12 +54,18 @@ def _flock(run_dir: Path, wait: bool) -> RunLock | None:
     if sys.platform == "win32":
         return RunLock(None)
     descriptor = os.open(run_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    return RunLock(descriptor) if locked(descriptor, wait) else None
+
+
+def locked(descriptor: int, wait: bool = False) -> bool:
+    """Whether the exclusive flock on `descriptor` was taken; where it was not, or failing, the descriptor is
+    closed (a lock another process holds is False unless `wait`)."""
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
     except BlockingIOError:
         os.close(descriptor)
-        return None
+        return False
     except BaseException:
         os.close(descriptor)
         raise
-    return RunLock(descriptor)
+    return True

@@ -20,7 +20,6 @@ stopped before it wrote them). Anything else in its place is refused, in one lin
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import shutil
 import stat
@@ -30,6 +29,7 @@ from typing import Any
 
 from explorer.records.errors import ConfigError
 from explorer.records.run_files import read_run_json
+from explorer.records.run_lock import locked
 from explorer.records.shapes import record
 from explorer.records.summary import FINISHED
 from explorer.records.trace import write_json
@@ -149,17 +149,10 @@ class SweepOut:
             descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         except OSError as error:
             raise SweepError(path, f"cannot open the sweep's lock: {error.strerror}") from None
-        try:
-            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-                raise SweepError(path, "is not a regular file, so it cannot be the sweep's lock")
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
             os.close(descriptor)
-            return None
-        except BaseException:
-            os.close(descriptor)
-            raise
-        return descriptor
+            raise SweepError(path, "is not a regular file, so it cannot be the sweep's lock")
+        return descriptor if locked(descriptor) else None
 
     def check_attempt(self, run: SweepRun) -> None:
         """Refuse, in one line, a directory in the run's place that is no earlier attempt of it; writes nothing."""
