@@ -228,3 +228,40 @@ def test_empty_and_wrong_inputs(embedder, naive):
         assert model.encode([]).shape == (0, 384)
         with pytest.raises(TypeError):
             model.encode(["fine", None])
+
+
+HELD = 6
+
+
+@pytest.fixture(scope="module")
+def holding():
+    """A service that holds back up to HELD deferred texts."""
+    model = SentenceEmbedder(deferred_batch=HELD)
+    model.wait_ready()
+    return model
+
+
+def test_deferred_texts_are_held_back_until_a_batch_is_full_then_encoded_together(holding, naive, monkeypatch):
+    encoded = []
+    real = holding._model.encode
+    monkeypatch.setattr(holding._model, "encode", lambda texts: encoded.append(list(texts)) or real(texts))
+    texts = same_length(holding, "h", HELD)
+    held = [holding.submit([text], deferred=True) for text in texts[:-1]]
+    assert encoded == []  # nothing encoded yet: the dispatcher was given none of them
+    held.append(holding.submit(texts[-1:], deferred=True))  # the batch is full: all go together
+    rows = soon(lambda: [pending.result()[0] for pending in held])
+    assert sorted(flat(encoded)) == sorted(texts) and len(encoded) <= holding.workers  # one gathering
+    reference = singles(naive, texts)
+    assert all(np.array_equal(row, reference[text]) for row, text in zip(rows, texts))
+
+
+def test_a_held_text_asked_for_is_encoded_at_once_with_every_text_held(holding, naive, monkeypatch):
+    encoded = []
+    real = holding._model.encode
+    monkeypatch.setattr(holding._model, "encode", lambda texts: encoded.append(list(texts)) or real(texts))
+    texts = sentences("g", 3, seed=5)
+    held = [holding.submit([text], deferred=True) for text in texts]
+    last = soon(held[-1].result)  # a search or a save asks for one: every held text goes with it
+    assert sorted(flat(encoded)) == sorted(texts)
+    assert np.array_equal(last[0], singles(naive, texts[-1:])[texts[-1]])
+    assert np.array_equal(soon(held[0].result)[0], singles(naive, texts[:1])[texts[0]])
