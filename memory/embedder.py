@@ -86,6 +86,7 @@ class _Request:
         self.texts = texts
         self.vectors = None
         self.error = None
+        self.deferred = False
         self.held = False  # deferred, and not given to the dispatcher yet
         self.done = threading.Event()
 
@@ -100,11 +101,7 @@ class PendingRows:
         """The rows, waiting for them; EmbedderError if the model failed (every call that waits says so)."""
         request = self.request
         if request is not None:
-            if request.held:
-                self.service.release_deferred()  # wanted now: encoded with every text held back
-            while not request.done.wait(1.0):
-                if not self.service.dispatching():  # never expected; better an error than a hang
-                    raise EmbedderError("the embedding dispatcher has stopped")
+            self.service.wait_for(request)
             if request.error is not None:
                 raise EmbedderError(f"the embedding model failed: {request.error}") from request.error
             self.found.update(request.vectors)
@@ -154,6 +151,7 @@ class SentenceEmbedder:
         self._pending = []
         self._deferred: list[_Request] = []  # held back, in order of arrival (under _arrived's lock)
         self._deferred_texts = 0
+        self._deferred_outstanding = 0  # deferred texts given to the dispatcher and not answered yet
         self._arrived = threading.Condition()
         threading.Thread(target=self._load, name="embedder-load", daemon=True).start()
         if batching:
@@ -220,8 +218,13 @@ class SentenceEmbedder:
             self._queue(request)
         return PendingRows(texts, found, request, self)
 
-    def dispatching(self) -> bool:
-        return self._dispatcher.is_alive()
+    def wait_for(self, request):
+        """Until the dispatcher has answered `request`; one held back is given to it first, with every other."""
+        if request.held:
+            self.release_deferred()
+        while not request.done.wait(1.0):
+            if not self._dispatcher.is_alive():  # never expected; better an error than a hang
+                raise EmbedderError("the embedding dispatcher has stopped")
 
     def _queue(self, request):
         with self._arrived:
@@ -229,8 +232,15 @@ class SentenceEmbedder:
             self._arrived.notify()
 
     def _hold(self, request):
+        """Hold `request` back, and once a batch is held give it to the dispatcher. While a whole batch
+        given before is still being encoded, wait: callers that make texts faster than they are encoded
+        slow down to its pace, so that at most two batches wait (in memory, and for a run's last save)."""
         with self._arrived:
-            request.held = True
+            while self._deferred_outstanding >= self.deferred_batch:
+                self._arrived.wait(1.0)
+                if not self._dispatcher.is_alive():  # never expected; better an error than a hang
+                    raise EmbedderError("the embedding dispatcher has stopped")
+            request.deferred = request.held = True
             self._deferred.append(request)
             self._deferred_texts += len(request.texts)
             if self._deferred_texts >= self.deferred_batch:
@@ -245,6 +255,7 @@ class SentenceEmbedder:
         """Under _arrived's lock: the held requests join the pending ones, in order."""
         for request in self._deferred:
             request.held = False
+        self._deferred_outstanding += self._deferred_texts
         self._pending += self._deferred
         self._deferred, self._deferred_texts = [], 0
         self._arrived.notify()
@@ -276,6 +287,9 @@ class SentenceEmbedder:
         finally:
             for request in batch:
                 request.done.set()
+            with self._arrived:  # callers holding texts back may go on
+                self._deferred_outstanding -= sum(len(request.texts) for request in batch if request.deferred)
+                self._arrived.notify_all()
 
     def _encode_exact(self, texts):
         """{text: read-only vector}, bit-identical to encoding each text alone.

@@ -265,3 +265,26 @@ def test_a_held_text_asked_for_is_encoded_at_once_with_every_text_held(holding, 
     assert sorted(flat(encoded)) == sorted(texts)
     assert np.array_equal(last[0], singles(naive, texts[-1:])[texts[-1]])
     assert np.array_equal(soon(held[0].result)[0], singles(naive, texts[:1])[texts[0]])
+
+
+def test_a_caller_that_defers_faster_than_texts_are_encoded_waits_for_the_batch_before(holding, monkeypatch):
+    # At most a batch being encoded and a batch held: a run's memory and its last save's wait stay bounded.
+    real, go_on, order = holding._model.encode, threading.Event(), []
+
+    def slow(texts):
+        go_on.wait(TIMEOUT)
+        order.append("encoded")
+        return real(texts)
+
+    monkeypatch.setattr(holding._model, "encode", slow)
+    first = [holding.submit([text], deferred=True) for text in sentences("p", HELD, seed=6)]  # given to encode
+    later = threading.Thread(
+        target=lambda: order.append(holding.submit(sentences("q", 1, seed=7), deferred=True) and "submitted")
+    )
+    later.start()
+    later.join(0.2)  # it waits for the batch before, which cannot be encoded yet
+    go_on.set()
+    later.join(TIMEOUT)
+    assert all(soon(pending.result).shape == (1, 384) for pending in first)
+    assert order.index("submitted") > order.index("encoded")
+    holding.release_deferred()
