@@ -13,9 +13,11 @@ Every row is bit-identical to encoding its text alone, so the batches that
 thread timing happens to form never change a run's results.
 
 A text nobody will read soon (the memory of an agent whose policy reads no
-memories) is submitted `deferred`: it is held back, with every agent's, until
-DEFERRED_BATCH texts are held or one of their rows is asked for (a search, a
-save), and then encoded in one gathering, across agents and steps.
+memories) is submitted `deferred`: it waits, with every agent's, while the
+service has other work, and is encoded when the service is free, when
+DEFERRED_BATCH texts are held or when one of their rows is asked for (a search,
+a save): no one waits for it, and while the service is busy the texts held
+gather into one batch across agents and steps.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSION = 384
 BACKENDS = ("onnx", "torch")
 SMALL_GEMM_ROWS = 16  # below this many token rows MKL rounds differently (measured, AVX-512, 1 thread)
-# Deferred texts held back before they are encoded together: each pass holds texts of one token length,
+# The most deferred texts held back while the service is busy: each pass holds texts of one token length,
 # so a few hundred memory texts give passes of several texts; and the gathering that encodes them, a
 # second or so of both cores, stays short for a reader of the same team whose query waits behind it.
 DEFERRED_BATCH = 256
@@ -136,7 +138,7 @@ class SentenceEmbedder:
         deferred_batch=DEFERRED_BATCH,
     ):
         """`cache_dir`: where the ONNX export is kept (memory.onnx_export.default_cache_dir() when None);
-        `deferred_batch`: how many deferred texts are held back before they are encoded (1: none is)."""
+        `deferred_batch`: the most deferred texts held back while the service is busy (1: none is)."""
         self.backend = backend
         self.cache_dir = cache_dir
         self.batching = batching
@@ -192,8 +194,8 @@ class SentenceEmbedder:
 
         A caller that needs the rows only later (a step's memory, searched from the next
         step on) lets the encoding run meanwhile, gathered with the other agents' texts.
-        `deferred`: the rows may wait; the texts are held back with the others deferred until
-        `deferred_batch` texts are held, or until one of their rows is asked for.
+        `deferred`: the rows may wait; the texts are held back with the others deferred until the
+        service is free, `deferred_batch` texts are held, or one of their rows is asked for.
         """
         texts = list(texts)
         if not all(isinstance(t, str) for t in texts):  # caught here, not in a batch shared with others
@@ -232,9 +234,10 @@ class SentenceEmbedder:
             self._arrived.notify()
 
     def _hold(self, request):
-        """Hold `request` back, and once a batch is held give it to the dispatcher. While a whole batch
-        given before is still being encoded, wait: callers that make texts faster than they are encoded
-        slow down to its pace, so that at most two batches wait (in memory, and for a run's last save)."""
+        """Hold `request` back: the dispatcher takes it when it has nothing else to do, or with the others
+        once a batch is held. While a whole batch given before is still being encoded, wait: callers that
+        make texts faster than they are encoded slow down to its pace, so that at most two batches wait
+        (in memory, and for a run's last save)."""
         with self._arrived:
             while self._deferred_outstanding >= self.deferred_batch:
                 self._arrived.wait(1.0)
@@ -245,6 +248,7 @@ class SentenceEmbedder:
             self._deferred_texts += len(request.texts)
             if self._deferred_texts >= self.deferred_batch:
                 self._release_held()
+            self._arrived.notify()  # an idle dispatcher takes it at once
 
     def release_deferred(self):
         """Give every text held back to the dispatcher now."""
@@ -263,8 +267,10 @@ class SentenceEmbedder:
     def _serve(self):
         while True:
             with self._arrived:
-                while not self._pending:
+                while not self._pending and not self._deferred:
                     self._arrived.wait()
+                if not self._pending:  # nothing else to do: what is held back is encoded now, before it is needed
+                    self._release_held()
                 deadline = time.monotonic() + self.max_wait
                 while len(self._pending) < (self.expected_callers or float("inf")):
                     left = deadline - time.monotonic()

@@ -241,50 +241,60 @@ def holding():
     return model
 
 
-def test_deferred_texts_are_held_back_until_a_batch_is_full_then_encoded_together(holding, naive, monkeypatch):
-    encoded = []
-    real = holding._model.encode
-    monkeypatch.setattr(holding._model, "encode", lambda texts: encoded.append(list(texts)) or real(texts))
-    texts = same_length(holding, "h", HELD)
-    held = [holding.submit([text], deferred=True) for text in texts[:-1]]
-    assert encoded == []  # nothing encoded yet: the dispatcher was given none of them
-    held.append(holding.submit(texts[-1:], deferred=True))  # the batch is full: all go together
+class Stalled:
+    """The service busy with a text whose pass waits for `go_on`; `passes` are its passes from then on."""
+
+    def __init__(self, service, monkeypatch):
+        self.passes, self.go_on, started = [], threading.Event(), threading.Event()
+        real = service._model.encode
+
+        def encode(texts):
+            self.passes.append(list(texts))
+            started.set()
+            self.go_on.wait(TIMEOUT)
+            return real(texts)
+
+        monkeypatch.setattr(service._model, "encode", encode)
+        self.blocker = service.submit(sentences(f"busy {id(self)}", 1, seed=9))
+        assert started.wait(TIMEOUT), "the service never took the first text"
+
+    def resume(self):
+        self.go_on.set()
+        soon(self.blocker.result)
+
+
+def test_deferred_texts_wait_while_the_service_is_busy_then_go_together(holding, naive, monkeypatch):
+    stalled = Stalled(holding, monkeypatch)
+    texts = same_length(holding, "h", HELD - 1)
+    held = [holding.submit([text], deferred=True) for text in texts]
+    assert len(stalled.passes) == 1  # held: no pass has taken them
+    stalled.resume()
     rows = soon(lambda: [pending.result()[0] for pending in held])
-    assert sorted(flat(encoded)) == sorted(texts) and len(encoded) <= holding.workers  # one gathering
+    passes = stalled.passes[1:]
+    assert sorted(flat(passes)) == sorted(texts) and len(passes) <= holding.workers  # one gathering, in one go
     reference = singles(naive, texts)
     assert all(np.array_equal(row, reference[text]) for row, text in zip(rows, texts))
 
 
-def test_a_held_text_asked_for_is_encoded_at_once_with_every_text_held(holding, naive, monkeypatch):
-    encoded = []
-    real = holding._model.encode
-    monkeypatch.setattr(holding._model, "encode", lambda texts: encoded.append(list(texts)) or real(texts))
-    texts = sentences("g", 3, seed=5)
-    held = [holding.submit([text], deferred=True) for text in texts]
-    last = soon(held[-1].result)  # a search or a save asks for one: every held text goes with it
-    assert sorted(flat(encoded)) == sorted(texts)
-    assert np.array_equal(last[0], singles(naive, texts[-1:])[texts[-1]])
-    assert np.array_equal(soon(held[0].result)[0], singles(naive, texts[:1])[texts[0]])
+def test_an_idle_service_encodes_a_deferred_text_before_anyone_asks(holding, naive):
+    [text] = sentences("idle", 1, seed=8)
+    pending = holding.submit([text], deferred=True)
+    assert pending.request.done.wait(TIMEOUT)  # nobody asked for it
+    assert np.array_equal(pending.result()[0], singles(naive, [text])[text])
 
 
 def test_a_caller_that_defers_faster_than_texts_are_encoded_waits_for_the_batch_before(holding, monkeypatch):
     # At most a batch being encoded and a batch held: a run's memory and its last save's wait stay bounded.
-    real, go_on, order = holding._model.encode, threading.Event(), []
-
-    def slow(texts):
-        go_on.wait(TIMEOUT)
-        order.append("encoded")
-        return real(texts)
-
-    monkeypatch.setattr(holding._model, "encode", slow)
-    first = [holding.submit([text], deferred=True) for text in sentences("p", HELD, seed=6)]  # given to encode
+    stalled = Stalled(holding, monkeypatch)
+    first = [holding.submit([text], deferred=True) for text in sentences("p", HELD, seed=6)]  # a full batch: given
+    order = []
     later = threading.Thread(
         target=lambda: order.append(holding.submit(sentences("q", 1, seed=7), deferred=True) and "submitted")
     )
     later.start()
     later.join(0.2)  # it waits for the batch before, which cannot be encoded yet
-    go_on.set()
+    order.append("encoding")
+    stalled.resume()
     later.join(TIMEOUT)
     assert all(soon(pending.result).shape == (1, 384) for pending in first)
-    assert order.index("submitted") > order.index("encoded")
-    holding.release_deferred()
+    assert order == ["encoding", "submitted"]
