@@ -105,8 +105,8 @@ class VectorMemory:
 
     def embed_later(self, text, searched_soon=True) -> PendingRows:
         """Start embedding `text`; `add` takes what this returns before the encoding is done.
-        `searched_soon=False`: nothing searches this memory soon, so the text waits to be encoded in a
-        batch with other deferred texts (memory/embedder.py), at the latest when it is searched or saved."""
+        `searched_soon=False`: nothing searches this memory soon, so the text is deferred: encoded when the
+        service is free or in a batch with others (memory/embedder.py), at the latest when searched or saved."""
         return self.embedder.submit([text], deferred=not searched_soon)
 
     def add(self, text, vector):
