@@ -9,6 +9,7 @@ class Wanderer:
     """Walks straight ahead; where its last step was blocked, turns left or right."""
 
     name = "wanderer"  # the trace and the summary name the policy so
+    reads_memories = False  # it never reads context.memories, so none are retrieved for it
 
     def __init__(self, setup: PolicySetup) -> None:
         self.seed = setup.seed  # the agent's own seed: the same on every run

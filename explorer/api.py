@@ -8,7 +8,9 @@ policy of your own is written against.
 
 A policy is a class made with a `PolicySetup` (its agent's id and seed) that has a `name` and
 `decide(prompt, context) -> DecisionOutcome`: `context` is the `DecisionContext` the prompt is made from
-(nodes/decision_context.py), and a `Decision` names one of `context.available_actions`. Name it on the command
+(nodes/decision_context.py), and a `Decision` names one of `context.available_actions`. A policy that never
+reads `context.memories` says so with `reads_memories = False`: none are then retrieved for it, which saves
+much of a step's time. Name it on the command
 line as `--model package.module:Class`, in a profile's `model:`, in `make_config(model=...)`, or give the
 class itself to `run(config, policy=Class)`.
 

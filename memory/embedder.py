@@ -11,6 +11,13 @@ together from a few batched forward passes, since a sentence costs 2-3 times
 less in a batch than alone on this CPU; repeated texts come from an LRU cache.
 Every row is bit-identical to encoding its text alone, so the batches that
 thread timing happens to form never change a run's results.
+
+A text nobody will read soon (the memory of an agent whose policy reads no
+memories) is submitted `deferred`: it waits, with every agent's, while the
+service has other work, and is encoded when the service is free, when
+DEFERRED_BATCH texts are held or when one of their rows is asked for (a search,
+a save): no one waits for it, and while the service is busy the texts held
+gather into one batch across agents and steps.
 """
 
 from __future__ import annotations
@@ -30,6 +37,10 @@ MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSION = 384
 BACKENDS = ("onnx", "torch")
 SMALL_GEMM_ROWS = 16  # below this many token rows MKL rounds differently (measured, AVX-512, 1 thread)
+# The most deferred texts held back while the service is busy: each pass holds texts of one token length,
+# so a few hundred memory texts give passes of several texts; and the gathering that encodes them, a
+# second or so of both cores, stays short for a reader of the same team whose query waits behind it.
+DEFERRED_BATCH = 256
 
 
 class EmbedderError(RuntimeError):
@@ -77,22 +88,22 @@ class _Request:
         self.texts = texts
         self.vectors = None
         self.error = None
+        self.deferred = False
+        self.held = False  # deferred, and not given to the dispatcher yet
         self.done = threading.Event()
 
 
 class PendingRows:
-    """The rows of one `submit` call: those found at once, and a request the dispatcher answers."""
+    """The rows of one `submit` call: those found at once, and a request the service answers."""
 
-    def __init__(self, texts, found, request=None, dispatcher=None):
-        self.texts, self.found, self.request, self.dispatcher = texts, found, request, dispatcher
+    def __init__(self, texts, found, request=None, service=None):
+        self.texts, self.found, self.request, self.service = texts, found, request, service
 
     def result(self) -> np.ndarray:
         """The rows, waiting for them; EmbedderError if the model failed (every call that waits says so)."""
         request = self.request
         if request is not None:
-            while not request.done.wait(1.0):
-                if not self.dispatcher.is_alive():  # never expected; better an error than a hang
-                    raise EmbedderError("the embedding dispatcher has stopped")
+            self.service.wait_for(request)
             if request.error is not None:
                 raise EmbedderError(f"the embedding model failed: {request.error}") from request.error
             self.found.update(request.vectors)
@@ -124,8 +135,10 @@ class SentenceEmbedder:
         expected_callers=None,
         cache_size=10_000,
         workers=None,
+        deferred_batch=DEFERRED_BATCH,
     ):
-        """`cache_dir`: where the ONNX export is kept (memory.onnx_export.default_cache_dir() when None)."""
+        """`cache_dir`: where the ONNX export is kept (memory.onnx_export.default_cache_dir() when None);
+        `deferred_batch`: the most deferred texts held back while the service is busy (1: none is)."""
         self.backend = backend
         self.cache_dir = cache_dir
         self.batching = batching
@@ -136,7 +149,11 @@ class SentenceEmbedder:
         self._model: EmbeddingModel | None = None
         self._error = None
         self._loaded = threading.Event()
+        self.deferred_batch = deferred_batch
         self._pending = []
+        self._deferred: list[_Request] = []  # held back, in order of arrival (under _arrived's lock)
+        self._deferred_texts = 0
+        self._deferred_outstanding = 0  # deferred texts given to the dispatcher and not answered yet
         self._arrived = threading.Condition()
         threading.Thread(target=self._load, name="embedder-load", daemon=True).start()
         if batching:
@@ -172,11 +189,13 @@ class SentenceEmbedder:
         """L2-normalised float32 vectors, one row per text."""
         return self.submit(texts).result()
 
-    def submit(self, texts) -> PendingRows:
+    def submit(self, texts, deferred=False) -> PendingRows:
         """Start encoding `texts` and return at once (after the model has loaded); `result()` waits for the rows.
 
         A caller that needs the rows only later (a step's memory, searched from the next
         step on) lets the encoding run meanwhile, gathered with the other agents' texts.
+        `deferred`: the rows may wait; the texts are held back with the others deferred until the
+        service is free, `deferred_batch` texts are held, or one of their rows is asked for.
         """
         texts = list(texts)
         if not all(isinstance(t, str) for t in texts):  # caught here, not in a batch shared with others
@@ -192,20 +211,66 @@ class SentenceEmbedder:
                 raise EmbedderError(f"the embedding model failed: {exc}") from exc
         found = self.cache.get(texts)
         missing = [t for t in dict.fromkeys(texts) if t not in found]
-        return PendingRows(texts, found, self._queue(missing) if missing else None, self._dispatcher)
+        if not missing:
+            return PendingRows(texts, found)
+        request = _Request(missing)
+        if deferred:
+            self._hold(request)
+        else:
+            self._queue(request)
+        return PendingRows(texts, found, request, self)
 
-    def _queue(self, texts):
-        request = _Request(texts)
+    def wait_for(self, request):
+        """Until the dispatcher has answered `request`; one held back is given to it first, with every other."""
+        if request.held:
+            self.release_deferred()
+        while not request.done.wait(1.0):
+            if not self._dispatcher.is_alive():  # never expected; better an error than a hang
+                raise EmbedderError("the embedding dispatcher has stopped")
+
+    def _queue(self, request):
         with self._arrived:
             self._pending.append(request)
             self._arrived.notify()
-        return request
+
+    def _hold(self, request):
+        """Hold `request` back: the dispatcher takes it when it has nothing else to do, or with the others
+        once a batch is held. While a whole batch given before is still being encoded, wait: callers that
+        make texts faster than they are encoded slow down to its pace, so that at most two batches wait
+        (in memory, and for a run's last save)."""
+        with self._arrived:
+            while self._deferred_outstanding >= self.deferred_batch:
+                self._arrived.wait(1.0)
+                if not self._dispatcher.is_alive():  # never expected; better an error than a hang
+                    raise EmbedderError("the embedding dispatcher has stopped")
+            request.deferred = request.held = True
+            self._deferred.append(request)
+            self._deferred_texts += len(request.texts)
+            if self._deferred_texts >= self.deferred_batch:
+                self._release_held()
+            self._arrived.notify()  # an idle dispatcher takes it at once
+
+    def release_deferred(self):
+        """Give every text held back to the dispatcher now."""
+        with self._arrived:
+            self._release_held()
+
+    def _release_held(self):
+        """Under _arrived's lock: the held requests join the pending ones, in order."""
+        for request in self._deferred:
+            request.held = False
+        self._deferred_outstanding += self._deferred_texts
+        self._pending += self._deferred
+        self._deferred, self._deferred_texts = [], 0
+        self._arrived.notify()
 
     def _serve(self):
         while True:
             with self._arrived:
-                while not self._pending:
+                while not self._pending and not self._deferred:
                     self._arrived.wait()
+                if not self._pending:  # nothing else to do: what is held back is encoded now, before it is needed
+                    self._release_held()
                 deadline = time.monotonic() + self.max_wait
                 while len(self._pending) < (self.expected_callers or float("inf")):
                     left = deadline - time.monotonic()
@@ -228,6 +293,9 @@ class SentenceEmbedder:
         finally:
             for request in batch:
                 request.done.set()
+            with self._arrived:  # callers holding texts back may go on
+                self._deferred_outstanding -= sum(len(request.texts) for request in batch if request.deferred)
+                self._arrived.notify_all()
 
     def _encode_exact(self, texts):
         """{text: read-only vector}, bit-identical to encoding each text alone.

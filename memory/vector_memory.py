@@ -18,6 +18,7 @@ import json
 import os
 import stat
 import uuid
+from collections import deque
 from pathlib import Path
 
 import faiss
@@ -94,7 +95,7 @@ class VectorMemory:
         self._rows: dict[str, int] = {}  # distinct text -> its row in the index
         self._row_texts: list[str] = []
         self._copies: list[int] = []  # per row: how many times it was stored
-        self._unindexed: list[PendingRows] = []  # rows still being encoded, in row order
+        self._unindexed: deque[PendingRows] = deque()  # rows still being encoded (or held back), in row order
 
     def __len__(self):
         return len(self.texts)
@@ -102,9 +103,11 @@ class VectorMemory:
     def embed(self, text) -> np.ndarray:
         return self.embedder.encode([text])
 
-    def embed_later(self, text) -> PendingRows:
-        """Start embedding `text`; `add` takes what this returns before the encoding is done."""
-        return self.embedder.submit([text])
+    def embed_later(self, text, searched_soon=True) -> PendingRows:
+        """Start embedding `text`; `add` takes what this returns before the encoding is done.
+        `searched_soon=False`: nothing searches this memory soon, so the text is deferred: encoded when the
+        service is free or in a batch with others (memory/embedder.py), at the latest when searched or saved."""
+        return self.embedder.submit([text], deferred=not searched_soon)
 
     def add(self, text, vector):
         """Store one memory; `vector` is `embed(text)`, or `embed_later(text)`, whose row the index
@@ -120,7 +123,7 @@ class VectorMemory:
         """Add the rows of earlier `embed_later` calls, in order; those not yet encoded are waited for."""
         while self._unindexed:
             self.index.add(np.ascontiguousarray(self._unindexed[0].result(), dtype="float32"))
-            self._unindexed.pop(0)  # only once added: a failed encoding stays to be reported again
+            self._unindexed.popleft()  # only once added: a failed encoding stays to be reported again
 
     def add_many(self, texts, vectors):
         """Store memories; row i of `vectors` is the embedding of `texts[i]`."""

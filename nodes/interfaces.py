@@ -116,6 +116,10 @@ class DecisionPolicy(Protocol):
     """
 
     name: str  # "offline", "random", or the model's name; the trace records it
+    # Whether `decide` reads the memories retrieved for it (`context.memories`, the prompt's). A policy
+    # that does not is given none: its steps embed no query and search nothing, and its memory texts
+    # are embedded later, in batches (docs/design.md, the seams).
+    reads_memories: bool
 
     def decide(self, prompt: str, context: DecisionContext) -> DecisionOutcome: ...
 
@@ -136,13 +140,15 @@ class CoordinatorPolicy(Protocol):
 
 class Memory(Protocol):
     """An agent's private memory (memory/vector_memory.py): searched each step for what it knows of
-    where it is; a step's memory is embedded while the step goes on, and added once the step is committed."""
+    where it is (where its policy reads memories); a step's memory is embedded while the step goes on,
+    or later in a batch, and added once the step is committed."""
 
     def search(self, query: str, top_k: int) -> list[tuple[str, float]]:
         """(text, distance) of the `top_k` memories nearest `query`, nearest first."""
 
-    def embed_later(self, text: str) -> PendingRows:
-        """Start embedding `text`; `add` takes what this returns, done or not."""
+    def embed_later(self, text: str, searched_soon: bool) -> PendingRows:
+        """Start embedding `text` (`searched_soon`: at once, for the next step's search; else whenever
+        it is first needed); `add` takes what this returns, done or not."""
 
     def add(self, text: str, vector: PendingRows) -> None: ...
 

@@ -23,10 +23,11 @@ class UpdateMemoryNode(Node):
     """Make the step's memory (where it was, what it saw and did, and why): its text, added to the
     private index when the team commits the step, so that a step is in both the trace and the
     memory, or in neither. Its embedding is only started here: it is encoded while the step is
-    committed and the next one perceives, and the next search waits for it (docs/internals.md,
-    "When a memory is searchable")."""
+    committed and the next one perceives, and the next search waits for it; for a policy that
+    reads no memories it waits to be encoded in a batch (docs/internals.md, "When a memory is
+    searchable")."""
 
-    def prep(self, shared: AgentState) -> tuple[str, Memory]:
+    def prep(self, shared: AgentState) -> tuple[str, Memory, bool]:
         observation = shared["observation"]
         assert observation is not None, "a step's memory is made once it has looked"
         text = (
@@ -37,14 +38,14 @@ class UpdateMemoryNode(Node):
         )
         if shared["other_agent_messages"]:
             text += f" | Context from others: {context_from(shared['other_agent_messages'])}"
-        return text, shared["memory_index"]
+        return text, shared["memory_index"], shared["policy"].reads_memories
 
-    def exec(self, prep_res: tuple[str, Memory]) -> PendingRows:
-        text, memory = prep_res
-        return memory.embed_later(text)
+    def exec(self, prep_res: tuple[str, Memory, bool]) -> PendingRows:
+        text, memory, searched_soon = prep_res
+        return memory.embed_later(text, searched_soon)
 
-    def post(self, shared: AgentState, prep_res: tuple[str, Memory], embedding: PendingRows) -> str:
-        text, _ = prep_res
+    def post(self, shared: AgentState, prep_res: tuple[str, Memory, bool], embedding: PendingRows) -> str:
+        text, _, _ = prep_res
         shared["memory_entry"] = (text, embedding)
         record = shared["step_record"]
         record.memory_text = text

@@ -86,6 +86,14 @@ class CountsNothing(TurnRight):
         return DecisionOutcome(Decision(action="look_right"), model_calls=5)
 
 
+class ReadsNothing(TurnRight):
+    reads_memories = False
+
+
+class ReadsMaybe(TurnRight):
+    reads_memories = "no"
+
+
 class WritesToNobody(TurnRight):
     def decide(self, prompt, context):
         return DecisionOutcome(Decision(action="look_right", message_to_others="hello", message_to="Agent9"))
@@ -179,6 +187,18 @@ def test_a_plug_in_policy_runs_from_python_and_the_summary_comes_back(tmp_path, 
     assert {line["policy"] for line in lines} == {"turn-right"}
     reasons = {line["agent_id"]: line["decision"]["reason"] for line in lines}
     assert reasons["Agent1"] != reasons["Agent2"] and reasons["Agent1"].startswith("Agent1 ")  # made once per agent
+    # Saying nothing of its memories, it is given them, as a model is.
+    assert all(line["memory_query"] for line in lines)
+    assert all(line["retrieved_memories"] for line in lines if line["step"] > 1)
+
+
+def test_a_plug_in_that_reads_no_memories_has_none_retrieved_and_keeps_them_all(tmp_path, embedder):
+    result = run(make_config(agents=2, steps=4, run_dir=tmp_path / "run"), policy=ReadsNothing, embedder=embedder)
+    lines = trace_lines(result.run_dir)
+    assert {(line["memory_query"], str(line["retrieved_memories"])) for line in lines} == {("", "[]")}
+    for agent_id in ("Agent1", "Agent2"):
+        meta = json.loads((result.run_dir / "memory" / agent_id / "meta.json").read_text())
+        assert meta["count"] == 4
 
 
 def test_a_plug_in_policy_runs_from_the_command_line(tmp_path, in_process):
@@ -214,6 +234,7 @@ def test_a_bad_plug_in_is_refused_in_one_line_before_the_run_starts(tmp_path, in
     ("policy", "problem"),
     [
         ("Nameless", "the policy has no `name` (a string; see explorer/api.py)"),
+        ("ReadsMaybe", "the policy's `reads_memories` is not True or False (see explorer/api.py)"),
         ("Grumpy", "making the policy failed: ValueError: will not play"),
         ("AnswersNone", "decide returned NoneType, not a DecisionOutcome (see explorer/api.py)"),
         ("SaysNone", "decide returned a Decision whose message_to_others is not a string (see explorer/api.py)"),

@@ -228,3 +228,73 @@ def test_empty_and_wrong_inputs(embedder, naive):
         assert model.encode([]).shape == (0, 384)
         with pytest.raises(TypeError):
             model.encode(["fine", None])
+
+
+HELD = 6
+
+
+@pytest.fixture(scope="module")
+def holding():
+    """A service that holds back up to HELD deferred texts."""
+    model = SentenceEmbedder(deferred_batch=HELD)
+    model.wait_ready()
+    return model
+
+
+class Stalled:
+    """The service busy with a text whose pass waits for `go_on`; `passes` are its passes from then on."""
+
+    def __init__(self, service, monkeypatch):
+        self.passes, self.go_on, started = [], threading.Event(), threading.Event()
+        real = service._model.encode
+
+        def encode(texts):
+            self.passes.append(list(texts))
+            started.set()
+            self.go_on.wait(TIMEOUT)
+            return real(texts)
+
+        monkeypatch.setattr(service._model, "encode", encode)
+        self.blocker = service.submit(sentences(f"busy {id(self)}", 1, seed=9))
+        assert started.wait(TIMEOUT), "the service never took the first text"
+
+    def resume(self):
+        self.go_on.set()
+        soon(self.blocker.result)
+
+
+def test_deferred_texts_wait_while_the_service_is_busy_then_go_together(holding, naive, monkeypatch):
+    stalled = Stalled(holding, monkeypatch)
+    texts = same_length(holding, "h", HELD - 1)
+    held = [holding.submit([text], deferred=True) for text in texts]
+    assert len(stalled.passes) == 1  # held: no pass has taken them
+    stalled.resume()
+    rows = soon(lambda: [pending.result()[0] for pending in held])
+    passes = stalled.passes[1:]
+    assert sorted(flat(passes)) == sorted(texts) and len(passes) <= holding.workers  # one gathering, in one go
+    reference = singles(naive, texts)
+    assert all(np.array_equal(row, reference[text]) for row, text in zip(rows, texts))
+
+
+def test_an_idle_service_encodes_a_deferred_text_before_anyone_asks(holding, naive):
+    [text] = sentences("idle", 1, seed=8)
+    pending = holding.submit([text], deferred=True)
+    assert pending.request.done.wait(TIMEOUT)  # nobody asked for it
+    assert np.array_equal(pending.result()[0], singles(naive, [text])[text])
+
+
+def test_a_caller_that_defers_faster_than_texts_are_encoded_waits_for_the_batch_before(holding, monkeypatch):
+    # At most a batch being encoded and a batch held: a run's memory and its last save's wait stay bounded.
+    stalled = Stalled(holding, monkeypatch)
+    first = [holding.submit([text], deferred=True) for text in sentences("p", HELD, seed=6)]  # a full batch: given
+    order = []
+    later = threading.Thread(
+        target=lambda: order.append(holding.submit(sentences("q", 1, seed=7), deferred=True) and "submitted")
+    )
+    later.start()
+    later.join(0.2)  # it waits for the batch before, which cannot be encoded yet
+    order.append("encoding")
+    stalled.resume()
+    later.join(TIMEOUT)
+    assert all(soon(pending.result).shape == (1, 384) for pending in first)
+    assert order == ["encoding", "submitted"]

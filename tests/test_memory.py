@@ -1,3 +1,5 @@
+import json
+
 import numpy as np
 import pytest
 
@@ -71,7 +73,10 @@ def test_a_memory_embedded_later_is_stored_at_once_and_searched_with_its_own_row
     assert VectorMemory.load(tmp_path / "saved", embedder).texts == texts + texts[1:2]
 
 
-def test_a_failed_later_embedding_is_reported_by_every_search_that_follows(embedder, monkeypatch):
+@pytest.mark.parametrize("searched_soon", [True, False])
+def test_a_failed_later_embedding_is_reported_by_every_search_and_save_that_follows(
+    embedder, monkeypatch, tmp_path, searched_soon
+):
     memory = VectorMemory(embedder)
     remember(memory, "a lamp on the desk")
 
@@ -79,9 +84,25 @@ def test_a_failed_later_embedding_is_reported_by_every_search_that_follows(embed
         raise RuntimeError("out of memory")
 
     monkeypatch.setattr(embedder._model, "encode", broken)
-    memory.add("a cup on the stove, failing", memory.embed_later("a cup on the stove, failing"))
+    text = f"a cup on the stove, failing {searched_soon}"
+    memory.add(text, memory.embed_later(text, searched_soon))
     with pytest.raises(EmbedderError, match="out of memory"):
         memory.search("a cup")
     monkeypatch.undo()  # the model works again, but that row was never made: not skipped silently
     with pytest.raises(EmbedderError, match="out of memory"):
         memory.search("a cup")
+    with pytest.raises(EmbedderError, match="out of memory"):
+        memory.save(tmp_path / "saved")
+
+
+def test_memories_embedded_in_a_batch_are_searched_and_saved_as_those_embedded_at_once(embedder, tmp_path):
+    texts = [f"At ({x}, 2, 0) I saw a {thing}." for x, thing in enumerate(["lamp", "desk", "sofa", "desk", "bed"])]
+    later, now = VectorMemory(embedder), VectorMemory(embedder)
+    for text in texts:
+        later.add(text, later.embed_later(text, searched_soon=False))
+        now.add(text, now.embed_later(text, searched_soon=True))
+    later.save(tmp_path / "later")  # waits for the held texts
+    now.save(tmp_path / "now")
+    saved = [json.loads((tmp_path / name / "meta.json").read_text()) for name in ("later", "now")]
+    assert saved[0]["index_sha256"] == saved[1]["index_sha256"] and saved[0]["texts_sha256"] == saved[1]["texts_sha256"]
+    assert later.search("a desk", 3) == now.search("a desk", 3)

@@ -13,15 +13,17 @@ from perception.world import DEFAULT_WORLD, load_world
 
 
 class RememberingMemory:
-    """A stand-in for VectorMemory: no embeddings, only what was added."""
+    """A stand-in for VectorMemory: no embeddings, only what was added, and what it was asked."""
 
     def __init__(self):
-        self.texts = []
+        self.texts, self.queries, self.searched_soon = [], [], []
 
     def search(self, query, top_k):
+        self.queries.append(query)
         return [(text, 0.5) for text in self.texts[-top_k:]]
 
-    def embed_later(self, text):
+    def embed_later(self, text, searched_soon):
+        self.searched_soon.append(searched_soon)
         return len(text)
 
     def add(self, text, vector):
@@ -31,8 +33,8 @@ class RememberingMemory:
 class FixedPolicy:
     name = "fixed"
 
-    def __init__(self, outcome):
-        self.outcome = outcome
+    def __init__(self, outcome, reads_memories=True):
+        self.outcome, self.reads_memories = outcome, reads_memories
 
     def decide(self, prompt, context):
         if isinstance(self.outcome, Exception):
@@ -110,6 +112,24 @@ def test_a_flow_fills_every_part_of_each_step_record_and_ends_when_the_schedule_
     # The flow writes no key the schema does not have.
     assert set(state) == set(AgentState.__annotations__)
     assert state["step_count"] == 2 and len(state["action_history"]) == 2
+
+
+def test_a_policy_that_reads_no_memories_has_none_retrieved_and_its_memories_embedded_later():
+    schedule = CountingSchedule(steps=3)
+    state, _ = agent_state(FixedPolicy(DecisionOutcome(Decision("look_left")), reads_memories=False), schedule)
+    build_agent_flow().run(state)
+    memory = state["memory_index"]
+    assert memory.queries == []  # no query embedded, nothing searched
+    lines = [report.record.to_dict() for report in schedule.reports]
+    assert [(line["memory_query"], line["retrieved_memories"]) for line in lines] == [("", [])] * 3
+    assert "retrieve_memory" in lines[0]["timings"]
+    # Its memories are kept all the same, their embeddings left to be made in a batch.
+    assert memory.texts == [line["memory_text"] for line in lines] and memory.searched_soon == [False] * 3
+    # A policy that reads them has them searched each step, its memory embedded for the next search.
+    reader = CountingSchedule(steps=2)
+    state, _ = agent_state(FixedPolicy(DecisionOutcome(Decision("look_left"))), reader)
+    build_agent_flow().run(state)
+    assert len(state["memory_index"].queries) == 2 and state["memory_index"].searched_soon == [True] * 2
 
 
 def test_a_step_that_is_never_committed_is_not_remembered():

@@ -1,4 +1,5 @@
-"""The ONNX Runtime embedder: a one-time export, the same rows as torch, and rows that no batch changes."""
+"""The ONNX Runtime embedder: a one-time export, the same rows as torch, rows that no batch changes, and
+retrieval on real runs' memories as fp32's."""
 
 import json
 import random
@@ -8,11 +9,13 @@ import sys
 import numpy as np
 import pytest
 
+from bench.retrieval_set import agreement, load_set
 from explorer.config.run_config import RunConfig
 from explorer.run.runner import ExplorationRun
 from memory.embedder import SentenceEmbedder
 from memory.onnx_export import export_dir
 from memory.vector_memory import VectorMemory
+from tests.support.hash_embedder import HashEmbedder
 from tests.support.paths import ROOT
 from tests.test_cli import assert_one_line_error, main
 
@@ -50,6 +53,16 @@ def test_onnx_rows_agree_with_torch_rows(embedder, torch_embedder):
     assert onnx_rows.dtype == np.float32 and onnx_rows.shape == torch_rows.shape == (len(texts), 384)
     assert np.abs(onnx_rows - torch_rows).max() < AGREEMENT
     assert np.allclose(np.linalg.norm(onnx_rows, axis=1), 1.0, atol=1e-5)
+
+
+def test_the_default_embedder_finds_fp32s_nearest_memories_on_the_fixed_set(embedder):
+    # bench/retrieval_set.json: queries and memories from real runs, with fp32's nearest three for each.
+    # An embedder that does not agree on 90% of them may not be the default (int8 agreed on about half:
+    # bench/int8_embedder.json).
+    rows = load_set()
+    found = agreement(embedder.encode, rows)
+    assert found["queries"] == len(rows) >= 200 and found["same_three"] >= 0.9
+    assert agreement(HashEmbedder(dimension=384).encode, rows)["same_three"] < 0.5  # it tells embedders apart
 
 
 def test_onnx_rows_do_not_depend_on_the_batch_they_are_in(embedder):

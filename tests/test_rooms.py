@@ -60,7 +60,7 @@ class RememberingMemory:
     def search(self, query, top_k):
         return [(text, 0.5) for text in self.texts[-top_k:]]
 
-    def embed_later(self, text):
+    def embed_later(self, text, searched_soon):
         return len(text)
 
     def add(self, text, rows):
@@ -71,6 +71,7 @@ class Actions:
     """A policy taking the given actions in turn, saying what step it is."""
 
     name = "walk"
+    reads_memories = True
 
     def __init__(self, actions):
         self.actions, self.taken = actions, 0

@@ -7,6 +7,7 @@ import pytest
 from explorer.config.run_config import RunConfig
 from explorer.model.client import Reply
 from explorer.policies.model import ModelPolicy
+from explorer.policies.offline import OfflineExplorer
 from explorer.records.trace import TIMING_FIELDS, read_trace
 from explorer.run.runner import ExplorationRun
 from explorer.run.stop import RunFailed
@@ -127,9 +128,10 @@ def test_two_agents_explore_the_default_world_and_record_everything(tmp_path, em
         other = "Agent2" if sender == "Agent1" else "Agent1"
         if step < 40:
             assert (step + 1, other, text) in received
-    # Memory: one memory per step, recalled from the second step on.
-    assert trace[0]["retrieved_memories"] == []
-    assert all(len(r["retrieved_memories"]) == min(3, r["step"] - 1) for r in trace)
+    # Memory: the explorer reads none, so none is recalled; one is kept per step all the same.
+    assert all(r["memory_query"] == "" and r["retrieved_memories"] == [] for r in trace)
+    for agent_id in ("Agent1", "Agent2"):
+        assert json.loads((tmp_path / "run" / "memory" / agent_id / "meta.json").read_text())["count"] == 40
 
 
 def without_timings(trace):
@@ -326,7 +328,7 @@ class UnloadableEmbedder:
     def wait_ready(self):
         raise EmbedderError("cannot load the embedding model broken: no model files")
 
-    def submit(self, texts):
+    def submit(self, texts, deferred=False):
         self.wait_ready()
 
     def encode(self, texts):
@@ -340,9 +342,23 @@ def test_a_model_that_cannot_load_fails_the_run_with_its_reason(tmp_path):
     assert summary["status"] == "failed" and summary["error"].startswith("cannot load the embedding model")
 
 
+class ReadingExplorer(OfflineExplorer):
+    """The built-in explorer, saying it reads the memories retrieved for it."""
+
+    reads_memories = True
+
+
 def test_memories_are_saved_with_the_run_and_resumed_by_a_later_one(tmp_path, embedder):
     run(tmp_path, embedder, name="first", agents=2, steps=3)
-    _, trace = run(tmp_path, embedder, name="second", agents=2, steps=1, resume_memory=tmp_path / "first")
+    _, trace = run(
+        tmp_path,
+        embedder,
+        name="second",
+        agents=2,
+        steps=1,
+        resume_memory=tmp_path / "first",
+        policy_factory=lambda *args: ReadingExplorer(),
+    )
     first_step = {r["agent_id"]: r for r in trace}
     # At its first step each agent already recalls what it did in the first run.
     assert all(len(first_step[a]["retrieved_memories"]) == 3 for a in ("Agent1", "Agent2"))

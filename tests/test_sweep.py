@@ -135,7 +135,7 @@ def test_the_page_shows_each_metric_with_intervals_offline(finished_sweep, brows
 
 def test_ctrl_c_stops_every_run_and_the_same_command_resumes(tmp_path):
     out = tmp_path / "out"
-    sweep_file = write_sweep(tmp_path, f"out: {out}\ngrid:\n  seed: [1, 2, 3]\nfixed:\n  world: office\n  steps: 40\n")
+    sweep_file = write_sweep(tmp_path, f"out: {out}\ngrid:\n  seed: [1, 2, 3]\nfixed:\n  world: office\n  steps: 400\n")
     # As from a terminal: the sweep leads its own process group, and Ctrl-C goes to the whole group.
     process = subprocess.Popen(
         [sys.executable, MAIN, "--sweep", str(sweep_file), "--parallel", "2"],
@@ -150,9 +150,9 @@ def test_ctrl_c_stops_every_run_and_the_same_command_resumes(tmp_path):
     while running is None and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.1)
         completed = [d for d in out.glob("seed=*") if (d / "summary.json").is_file()]
-        # Stop once a run has completed and another is part-way through its 80 agent-steps.
+        # Stop once a run has completed and another is part-way through its 800 agent-steps.
         started = [d for d in out.glob("seed=*") if (d / "trace.jsonl").is_file() and not (d / "summary.json").exists()]
-        if completed and any(4 <= len((d / "trace.jsonl").read_text().splitlines()) < 40 for d in started):
+        if completed and any(4 <= len((d / "trace.jsonl").read_text().splitlines()) < 400 for d in started):
             running = started
     assert running, "no run was part-way when the test meant to stop the sweep"
     statuses = {row["run_dir"]: row["status"] for row in stop_sweep(process, out)}

@@ -24,7 +24,7 @@ ONE_RUN = "out: {out}\ngrid:\n  seed: [1]\nfixed:\n  world: office\n  agents: 1\
 TWO_CONDITIONS = (
     "out: {out}\ngrid:\n  comm: [true, false]\n  seed: {seeds}\nfixed: {{world: office, agents: 1, steps: {steps}}}\n"
 )
-LONG = 5000  # steps: a run that goes on for as long as a test needs it to (it is ended before it ends)
+LONG = 50_000  # steps: a run that goes on for as long as a test needs it to (it is ended before it ends)
 
 
 @pytest.fixture

@@ -35,6 +35,7 @@ class DirectedPolicy:
     ) -> None:
         self.policy = policy
         self.name = policy.name
+        self.reads_memories = policy.reads_memories  # a directive needs none
         self.coordinator = coordinator  # who sent the directive it follows (its coordinator, at first)
         self.directors = {coordinator, *above, *others}  # whose messages are directives: any coordinator's
         self.above = set(above)  # whose directives a coordinator's does not replace: the system agent's

@@ -45,6 +45,7 @@ class RandomPolicy:
     """A uniformly random available action each step: the baseline."""
 
     name = RANDOM
+    reads_memories = False
 
     def __init__(self, seed: int) -> None:
         self.seed = seed

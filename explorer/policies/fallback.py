@@ -22,6 +22,7 @@ class OfflineFallback:
     def __init__(self, policy: DecisionPolicy) -> None:
         self.policy = policy
         self.name = policy.name
+        self.reads_memories = policy.reads_memories
         self.explorer = OfflineExplorer()
 
     def decide(self, prompt: str, context: DecisionContext) -> DecisionOutcome:

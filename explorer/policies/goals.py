@@ -50,6 +50,8 @@ COMPASS = {
 
 
 class GoalPolicy:
+    reads_memories = True  # its prompt shows them
+
     def __init__(self, name: str, ask: Ask, constrained: bool = False) -> None:
         self.name = name
         self.model = ModelPolicy(name, ask, constrained)

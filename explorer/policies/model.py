@@ -27,6 +27,8 @@ class ModelPolicy:
     (explorer/model/schemas.py); the model client sends it where the agent's reply format has a dialect.
     """
 
+    reads_memories = True  # its prompt shows them
+
     def __init__(self, name: str, ask: Ask, constrained: bool = False) -> None:
         self.name = name
         self.ask = ask

@@ -52,6 +52,7 @@ WALL_NEWS = 12
 
 class OfflineExplorer:
     name = "offline"
+    reads_memories = False  # it decides from its map
 
     def __init__(self, prior: SemanticPrior | None = None) -> None:
         self.map = GridMap()

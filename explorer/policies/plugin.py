@@ -1,7 +1,9 @@
 """A decision policy of the user's own: `--model package.module:Class` (or a profile's `model:`).
 
 The class is imported by that path and called once per agent with a `PolicySetup`; what it makes meets the
-`DecisionPolicy` protocol (nodes/interfaces.py): a `name`, and `decide(prompt, context) -> DecisionOutcome`.
+`DecisionPolicy` protocol (nodes/interfaces.py): a `name`, and `decide(prompt, context) -> DecisionOutcome`;
+`reads_memories = False` says it never reads `context.memories`, so none are retrieved for it (one that says
+nothing is given them, as a model is).
 The module is found as any import is (installed, or on PYTHONPATH), and in the current directory.
 `CheckedPolicy` holds each one to that contract: a policy with no name, or one that cannot be made, stops
 the run before its first step, and an answer that is no `DecisionOutcome`, or an action not available,
@@ -106,7 +108,13 @@ class CheckedPolicy:
         name = getattr(policy, "name", None)
         if not isinstance(name, str) or not name.strip():
             raise ConfigError(f"--model {model}: the policy has no `name` (a string; see explorer/api.py)")
+        reads_memories = getattr(policy, "reads_memories", True)  # saying nothing, it is given them
+        if not isinstance(reads_memories, bool):
+            raise ConfigError(
+                f"--model {model}: the policy's `reads_memories` is not True or False (see explorer/api.py)"
+            )
         self.name, self.model, self._policy, self._limits = name, model, policy, limits
+        self.reads_memories = reads_memories
         self._deciding = threading.Lock()  # held by the call under way, which may be one abandoned at its deadline
 
     def decide(self, prompt: str, context: DecisionContext) -> DecisionOutcome:

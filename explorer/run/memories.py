@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from explorer.run.recover import rebuild_memories
-from memory.embedder import SentenceEmbedder
+from memory.embedder import EmbedderError, SentenceEmbedder
 from memory.vector_memory import MemoryFileError, VectorMemory
 
 log = logging.getLogger("explorer")
@@ -64,9 +64,10 @@ def load_memories(run_dir: Path, agent_ids: list[str], embedder: SentenceEmbedde
 
 
 def save_memories(memories: dict[str, VectorMemory], run_dir: Path) -> None:
-    """Each agent's memory into <run>/memory/<agent>/, for a later --resume-memory."""
+    """Each agent's memory into <run>/memory/<agent>/, for a later --resume-memory. The first save embeds
+    every memory text still held back, all agents' in one gathering (memory/embedder.py)."""
     for agent_id, memory in memories.items():
         try:
             memory.save(run_dir / MEMORY_DIR / agent_id)
-        except MemoryFileError as error:
+        except (MemoryFileError, EmbedderError) as error:
             log.error("%s's memory was not saved: %s", agent_id, error)

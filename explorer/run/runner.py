@@ -172,9 +172,9 @@ class ExplorationRun:
         self.stopping()
         if self.team:
             self.team.leave()
-        wall = time.perf_counter() - began if began else 0.0
         records.trace.close()
-        save_memories(self.crew.memories, self.run_dir)
+        save_memories(self.crew.memories, self.run_dir)  # it embeds the texts held back: the wall time counts it
+        wall = time.perf_counter() - began if began else 0.0
         summary = build_summary(
             self.config,
             world.environment,

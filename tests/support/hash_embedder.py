@@ -31,7 +31,8 @@ class HashEmbedder:
             rows.append(row / np.linalg.norm(row))
         return np.asarray(rows, dtype="float32").reshape(len(rows), self.dimension)
 
-    def submit(self, texts: Sequence[str]) -> PendingRows:
+    def submit(self, texts: Sequence[str], deferred: bool = False) -> PendingRows:
+        """The rows, at once (`deferred` or not: nothing is worth holding back here)."""
         texts = list(texts)
         return PendingRows(texts, dict(zip(texts, self.encode(texts))))
 
