@@ -48,7 +48,8 @@ MAX_AGENTS = 1000  # a thread each
 VISION_CALLS = ("combined", "split")  # one call for caption and objects, or two (caption, then objects)
 
 
-DECIDE_LEVELS = ("actions", "goals")
+GOALS = "goals"  # --decide goals: a goal the planner walks to
+DECIDE_LEVELS = ("actions", GOALS)
 COORDINATOR = "Coordinator"  # the coordinator's id: the team's last member, after Agent1..N
 SYSTEM = "System"  # the system agent's id, above two coordinators or more (--coordinators K)
 FALLBACKS = ("scan", "offline")

@@ -13,11 +13,12 @@ import threading
 from functools import partial
 
 from explorer.config.profiles import Profile
-from explorer.config.run_config import COORDINATOR, RunConfig
+from explorer.config.run_config import COORDINATOR, GOALS, RunConfig
 from explorer.model.client import CallGate, LLMSettings, complete_prompt, takes_response_schema
 from explorer.model.replay import RecordedReplies
 from explorer.model.reply_format import YAML, ReplyFormat
 from explorer.policies.coordinator import ModelCoordinator, OfflineCoordinator
+from explorer.policies.explorer_goals import ExplorerGoals
 from explorer.policies.fallback import OfflineFallback
 from explorer.policies.goals import GoalPolicy
 from explorer.policies.model import ModelPolicy
@@ -61,7 +62,7 @@ def make_policy(profile: Profile, agent_id: str, config: RunConfig, gate: CallGa
     `gate` the semaphore that bounds the run's model calls in flight."""
     agent_seed = stable_seed(config.seed, agent_id)
     if profile.model == OFFLINE:
-        return OfflineExplorer()
+        return ExplorerGoals() if config.decide == GOALS else OfflineExplorer()
     if profile.model == RANDOM:
         return RandomPolicy(agent_seed)
     if is_plugin(profile.model):
@@ -69,7 +70,7 @@ def make_policy(profile: Profile, agent_id: str, config: RunConfig, gate: CallGa
         return make_plugin(profile.model, PolicySetup(agent_id, agent_seed), CallLimits(config.timeout, cancelled))
     ask = partial(complete_prompt, model_settings(profile, config, agent_id, gate))
     policy: DecisionPolicy
-    if config.decide == "goals":
+    if config.decide == GOALS:
         policy = GoalPolicy(profile.model, ask, constrained=True)
     else:
         policy = ModelPolicy(profile.model, ask, constrained=True)

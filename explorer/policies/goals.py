@@ -17,6 +17,7 @@ model knows of where things are reaches the world through the goal it picks.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import replace
 
@@ -49,13 +50,16 @@ COMPASS = {
 }
 
 
-class GoalPolicy:
+class GoalLoop(ABC):
+    """The goal-level loop: a goal chosen from the ranked list when there is something to decide, the planner
+    walking there between. Who chooses is `choose_goal`'s: a model (GoalPolicy), or the explorer itself
+    (explorer/policies/explorer_goals.py)."""
+
     reads_memories = True  # its prompt shows them
 
-    def __init__(self, name: str, ask: Ask, constrained: bool = False) -> None:
+    def __init__(self, name: str, explorer: OfflineExplorer | None = None) -> None:
         self.name = name
-        self.model = ModelPolicy(name, ask, constrained)
-        self.explorer = OfflineExplorer()  # the map, the goal ranking, the planner and the team's sentences
+        self.explorer = explorer or OfflineExplorer()  # the map, the goal ranking, the planner and the team's sentences
         self.rooms = KnownRooms()  # to say which room each goal leads into
         self.goal: PoseKey | None = None  # the pose the model chose
         self.asked_at = 0  # the step the model was last asked (it is, before a goal is first chosen)
@@ -103,17 +107,7 @@ class GoalPolicy:
             reask_steps=REASK_STEPS,
             comm_note=comm_note(context),
         )
-        choices = (
-            f"a `goal` that is one of {', '.join(f'G{n}' for n in range(1, len(goals) + 1))}, or "
-            + action_choices(context.available_actions)
-        )
-        outcome, number = self.model.ask_for(
-            render_prompt(context, reply),
-            lambda text: parse_goal_decision(text, context.available_actions, len(goals)),
-            choices,
-            context,
-            goal_schema([f"G{n}" for n in range(1, len(goals) + 1)], recipients(context)),
-        )
+        outcome, number = self.choose_goal(render_prompt(context, reply), context, goals, current)
         if outcome.decision is None or number is None:  # no usable reply, or an action: asked again next step
             self.goal = None
             return outcome
@@ -127,6 +121,13 @@ class GoalPolicy:
             reason=outcome.decision.reason or f"goal G{number}",
         )
         return replace(outcome, decision=decision, notes=outcome.notes + (f"{why}; chose G{number}",))
+
+    @abstractmethod
+    def choose_goal(
+        self, prompt: str, context: DecisionContext, goals: list[Goal], current: Goal | None
+    ) -> tuple[DecisionOutcome, int | None]:
+        """(outcome, the number of the goal chosen among `goals`, or None) for the goals `prompt` lists;
+        `current` is the goal being walked to, where it is still among them."""
 
     def _look_around(self, goals: list[Goal], here: PoseKey) -> PoseKey | None:
         """At its goal `here`, the agent looks around there on its own: the best goal within AROUND cells
@@ -214,6 +215,27 @@ class GoalPolicy:
         shown = (self.rooms.room_at(cell[:2]) for cell in grid.unseen(grid.sight(goal.pose), goal.pose))
         rooms = Counter(room for room in shown if room is not None)
         return max(rooms, key=lambda room: (rooms[room], room.name)) if rooms else None
+
+
+class GoalPolicy(GoalLoop):
+    """A language model chooses the goal (`--decide goals`)."""
+
+    def __init__(self, name: str, ask: Ask, constrained: bool = False) -> None:
+        super().__init__(name)
+        self.model = ModelPolicy(name, ask, constrained)
+
+    def choose_goal(
+        self, prompt: str, context: DecisionContext, goals: list[Goal], current: Goal | None
+    ) -> tuple[DecisionOutcome, int | None]:
+        ids = [f"G{n}" for n in range(1, len(goals) + 1)]
+        choices = f"a `goal` that is one of {', '.join(ids)}, or " + action_choices(context.available_actions)
+        return self.model.ask_for(
+            prompt,
+            lambda text: parse_goal_decision(text, context.available_actions, len(goals)),
+            choices,
+            context,
+            goal_schema(ids, recipients(context)),
+        )
 
 
 def _direction(start: PoseKey, end: PoseKey) -> str:

@@ -8,8 +8,9 @@ world without rooms, the explorers are made as they always are.
 from __future__ import annotations
 
 from explorer.config.profiles import Profile
-from explorer.config.run_config import RunConfig
+from explorer.config.run_config import GOALS, RunConfig
 from explorer.model.client import CallGate
+from explorer.policies.explorer_goals import ExplorerGoals
 from explorer.policies.factory import OFFLINE
 from explorer.policies.offline import OfflineExplorer
 from explorer.policies.semantic_prior import SemanticPrior, kind_weights
@@ -36,7 +37,8 @@ class PriorPolicies:
                 self.table = prior_table(self.world, self.embedder)
             except EmbedderError as error:
                 raise RunFailed(f"the search prior needs the embedding model: {error}") from None
-        return OfflineExplorer(SemanticPrior(self.table))
+        explorer = OfflineExplorer(SemanticPrior(self.table))
+        return ExplorerGoals(explorer) if config.decide == GOALS else explorer
 
 
 def prior_table(world: World, embedder: SentenceEmbedder) -> dict[str, dict[str, float]]:
