@@ -10,6 +10,7 @@ from pathlib import Path
 
 from explorer.config.command_line import RunParser, config_from
 from explorer.records.errors import ConfigError
+from explorer.report.training_data import REACHED_SHARE
 from explorer.run.signals import StopSignals
 
 EXIT_USAGE, EXIT_FAILED, EXIT_INTERRUPTED = 2, 1, 130
@@ -37,6 +38,25 @@ def build_parser() -> RunParser:
         type=_file_to_write,
         metavar="FILE",
         help="write the generated world --world gen:FAMILY and --world-seed make as a YAML world file, and exit",
+    )
+    sft = parser.add_argument_group("training data (docs/training-data.md)")
+    sft.add_argument(
+        "--export-sft",
+        type=Path,
+        nargs="+",
+        metavar="RUN_DIR",
+        help="write each decision of these runs as a chat example (JSON lines) to --out FILE, and exit",
+    )
+    sft.add_argument("--out", type=_file_to_write, metavar="FILE", help="with --export-sft: the JSONL file to write")
+    sft.add_argument(
+        "--only-found-new",
+        action="store_true",
+        help="with --export-sft: only the decisions whose goal (or action) found an object new to the team",
+    )
+    sft.add_argument(
+        "--only-reached",
+        action="store_true",
+        help=f"with --export-sft: only the runs whose team found {REACHED_SHARE}%% of the objects",
     )
     parser.add_argument(
         "--parallel",
@@ -113,6 +133,9 @@ def _main(argv, started, signals):
             raise ConfigError("--track goes with --sweep FILE: it logs a sweep's runs")
         if args.executor is not None and args.sweep is None:
             raise ConfigError("--executor goes with --sweep FILE: it says where the sweep's runs run")
+        _check_export_sft(args)
+        if args.export_sft is not None:
+            return _export_sft(args)
         if args.recover is not None:
             return _recover(args.recover)
         if args.report is not None:
@@ -161,6 +184,31 @@ def _report(run_dir):
 def _warn(warnings):
     for warning in warnings:
         print(f"main.py: warning: {warning}", file=sys.stderr)
+
+
+def _check_export_sft(args):
+    given = [name for name in ("out", "only_found_new", "only_reached") if getattr(args, name) not in (None, False)]
+    if args.export_sft is None and given:
+        raise ConfigError(
+            f"--{given[0].replace('_', '-')} goes with --export-sft RUN_DIR...: it writes their decisions"
+        )
+    if args.export_sft is not None and args.out is None:
+        raise ConfigError("--export-sft needs --out FILE.jsonl: the file the examples are written to")
+    if args.out is not None and (args.out.exists() or args.out.is_symlink()):
+        raise ConfigError(f"--out {args.out}: the file is there already; name a new one")
+
+
+def _export_sft(args):
+    from explorer.report.training_data import ExportFilter, export_sft
+
+    count = export_sft(args.export_sft, args.out, ExportFilter(args.only_found_new, args.only_reached))
+    left_out = (
+        f"; left out: {count.runs_left_out} runs, {count.left_out} decisions"
+        if count.runs_left_out or count.left_out
+        else ""
+    )
+    print(f"Wrote {count.examples} examples from {count.runs - count.runs_left_out} runs to {args.out}{left_out}")
+    return 0
 
 
 def _export_world(config, path):
