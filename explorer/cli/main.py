@@ -39,25 +39,7 @@ def build_parser() -> RunParser:
         metavar="FILE",
         help="write the generated world --world gen:FAMILY and --world-seed make as a YAML world file, and exit",
     )
-    sft = parser.add_argument_group("training data (docs/training-data.md)")
-    sft.add_argument(
-        "--export-sft",
-        type=Path,
-        nargs="+",
-        metavar="RUN_DIR",
-        help="write each decision of these runs as a chat example (JSON lines) to --out FILE, and exit",
-    )
-    sft.add_argument("--out", type=_file_to_write, metavar="FILE", help="with --export-sft: the JSONL file to write")
-    sft.add_argument(
-        "--only-found-new",
-        action="store_true",
-        help="with --export-sft: only the decisions whose goal (or action) found an object new to the team",
-    )
-    sft.add_argument(
-        "--only-reached",
-        action="store_true",
-        help=f"with --export-sft: only the runs whose team found {REACHED_SHARE}%% of the objects",
-    )
+    _add_export_sft(parser)
     parser.add_argument(
         "--parallel",
         type=int,
@@ -89,6 +71,29 @@ def build_parser() -> RunParser:
     volume.add_argument("-v", "--verbose", action="store_true", help="log every agent-step")
     volume.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
     return parser
+
+
+def _add_export_sft(parser: RunParser) -> None:
+    """--export-sft and what goes with it (explorer/report/training_data.py)."""
+    sft = parser.add_argument_group("training data (docs/training-data.md)")
+    sft.add_argument(
+        "--export-sft",
+        type=Path,
+        nargs="+",
+        metavar="RUN_DIR",
+        help="write each decision of these runs as a chat example (JSON lines) to --out FILE, and exit",
+    )
+    sft.add_argument("--out", type=_file_to_write, metavar="FILE", help="with --export-sft: the JSONL file to write")
+    sft.add_argument(
+        "--only-found-new",
+        action="store_true",
+        help="with --export-sft: only the decisions whose goal (or action) found an object new to the team",
+    )
+    sft.add_argument(
+        "--only-reached",
+        action="store_true",
+        help=f"with --export-sft: only the runs whose team found {REACHED_SHARE}%% of the objects",
+    )
 
 
 def _file_to_write(text: str) -> Path:
