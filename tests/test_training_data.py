@@ -12,6 +12,7 @@ import pytest
 
 from explorer.policies.explorer_goals import _explorer_choice
 from explorer.policies.grid_map import KEEP_SHARE, Goal
+from explorer.records.run_lock import hold_run_dir
 from explorer.records.trace import read_trace
 from tests.support.openai_stub_server import ChatServer
 from tests.support.optional import needs
@@ -144,7 +145,7 @@ def test_a_goal_found_something_where_the_walk_the_planner_made_to_it_did(in_pro
     assert len(found) < len(decisions(goals))  # some goals found nothing new
 
 
-@pytest.mark.parametrize("damage", ["not a run", "damaged line", "out exists"])
+@pytest.mark.parametrize("damage", ["not a run", "damaged line", "run going", "out exists"])
 def test_a_directory_that_is_no_run_or_a_damaged_trace_is_refused_in_one_line(in_process, tmp_path, damage):
     good = run(in_process, tmp_path / "good", steps=3)
     out = tmp_path / "sft.jsonl"
@@ -157,10 +158,15 @@ def test_a_directory_that_is_no_run_or_a_damaged_trace_is_refused_in_one_line(in
         lines = (good / "trace.jsonl").read_text().splitlines(keepends=True)
         (good / "trace.jsonl").write_text("".join(lines[:2]) + '{"agent_id": "Agent1", "step": \n' + "".join(lines[2:]))
         expected = f"{good / 'trace.jsonl'} is damaged at line 3"
+    elif damage == "run going":
+        lock = hold_run_dir(good)  # as its run holds it
+        expected = f"{good} is a run still going: export it once it has ended"
     else:
         out.write_text("kept\n")
         expected = f"--out {out}: the file is there already"
     result = export(in_process, out, str(good), str(given))
+    if damage == "run going":
+        lock.release()
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and expected in result.stderr, result.stderr
     # Nothing half-written is left, and a file that was there is kept.

@@ -201,6 +201,8 @@ def _check_export_sft(args):
         raise ConfigError("--export-sft needs --out FILE.jsonl: the file the examples are written to")
     if args.out is not None and (args.out.exists() or args.out.is_symlink()):
         raise ConfigError(f"--out {args.out}: the file is there already; name a new one")
+    if args.out is not None and not args.out.absolute().parent.is_dir():
+        raise ConfigError(f"--out {args.out}: {args.out.parent} is not a directory")
 
 
 def _export_sft(args):

@@ -27,6 +27,7 @@ from explorer.config.run_config import GOALS
 from explorer.model.schemas import MESSAGE_CHARS, REASON_CHARS, JsonSchema, decision_schema, goal_schema
 from explorer.records.errors import ConfigError
 from explorer.records.run_files import TRACE_LINE, TraceLines, read_run_json
+from explorer.records.run_lock import run_in_use
 from explorer.records.shapes import both, count, flag, list_of, nullable, record, text
 from explorer.records.summary import THRESHOLDS
 from explorer.records.trace import write_file
@@ -176,6 +177,8 @@ def _export_run(run_dir: Path, write: Callable[[dict[str, Any]], None], only: Ex
     missing = [name for name in ("config.json", "trace.jsonl") if not (run_dir / name).is_file()]
     if missing:
         raise ConfigError(f"--export-sft: {run_dir} is not a run directory: it has no {' or '.join(missing)}")
+    if run_in_use(run_dir):
+        raise ConfigError(f"--export-sft: {run_dir} is a run still going: export it once it has ended")
     config = read_run_json(run_dir / "config.json", _CONFIG, "a run's settings")
     count.runs += 1
     if only.only_reached and not _reached(run_dir):
