@@ -127,7 +127,7 @@ class GoalLoop(ABC):
         self, prompt: str, context: DecisionContext, goals: list[Goal], current: Goal | None
     ) -> tuple[DecisionOutcome, int | None]:
         """(outcome, the number of the goal chosen among `goals`, or None) for the goals `prompt` lists;
-        `current` is the goal being walked to, where it is still among them."""
+        `current` is the goal being walked to, as it stands now (it may be ranked below those listed), or None."""
 
     def _look_around(self, goals: list[Goal], here: PoseKey) -> PoseKey | None:
         """At its goal `here`, the agent looks around there on its own: the best goal within AROUND cells
