@@ -7,7 +7,17 @@ takes a lognormal time (median 0.5 s, sigma 0.6: a mean of 0.6 s), for STEPS
 steps each, under --schedule realtime and --schedule lockstep, over several
 latency draws. The figure is agent-steps per second over the run (its wall
 time from the first step), against the ideal: agents / mean latency, as if no
-agent ever waited for another.
+agent ever waited for another, and against the model's pace: the same runs'
+drawn latencies, the run's agent-steps over the longest time one agent's
+draws add up to (what the run would take if the CPU cost nothing; a 30-step
+run's slowest agents end alone, so this is below agents / mean latency).
+
+Bound (issue 51). 32 model agents under lock-step behind a model that
+answers every call in a fixed 0.5 s, and the same team behind one that
+answers at once (its CPU floor: a step's work for the whole team when the
+model costs nothing), run one after the other in this process: seconds per
+step after the first, against max(0.5 s, the floor) and against 0.5 s plus
+the floor (what lock-step allows when nothing overlaps).
 
 Replay. Realtime runs of 8 agents with different latency draws, each then
 replayed with --replay-replies and no model: whether the replay's trace is
@@ -28,6 +38,7 @@ import contextlib
 import io
 import math
 import random
+import re
 import statistics
 import sys
 import tempfile
@@ -57,18 +68,25 @@ REPLAY_AGENTS, REPLAY_STEPS = 8, 10
 THINK_AGENTS, THINK_SECONDS = 4, 90  # --steps is the run's end in simulated seconds
 THINKERS = {"fast": 0.2, "slow": 2.0}  # seconds a stub takes to answer
 SHARE = "90%"
+BOUND_AGENTS, BOUND_STEPS, BOUND_SECONDS = 32, 10, 0.5  # lock-step behind a fixed 0.5 s model
 
 Answer = Callable[[dict], Scripted]
 
 
-def reflex_walker(seed: int, latency: Callable[[random.Random], float]) -> Answer:
-    """A stub's answers: forward unless a wall is just ahead, a turn now and then; each after `latency(rng)`."""
+def reflex_walker(
+    seed: int, latency: Callable[[random.Random], float], drawn: dict[str, float] | None = None
+) -> Answer:
+    """A stub's answers: forward unless a wall is just ahead, a turn now and then; each after `latency(rng)`,
+    added up per agent in `drawn` (if given)."""
     rng, lock = random.Random(seed), threading.Lock()
 
     def answer(request: dict) -> Scripted:
         prompt = request["messages"][-1]["content"]
+        asker = re.search(r"You are (\S+),", prompt)
         with lock:
             chance, delay = rng.random(), latency(rng)
+            if drawn is not None and asker:
+                drawn[asker.group(1)] = drawn.get(asker.group(1), 0.0) + delay
         turn = "A wall is 1 cell ahead" in prompt or chance < 0.2
         action = ("look_left" if chance < 0.6 else "look_right") if turn else "forward"
         return Scripted(text=f"```yaml\naction: {action}\nreason: walking\nmessage_to_others: ''\n```", delay=delay)
@@ -79,6 +97,10 @@ def reflex_walker(seed: int, latency: Callable[[random.Random], float]) -> Answe
 def goal_picker(seconds: float) -> Answer:
     """A stub's answers in goals mode: the first goal offered (the nearest), after `seconds`."""
     return lambda request: Scripted(text="```yaml\ngoal: G1\nreason: the nearest\n```", delay=seconds)
+
+
+def fixed(seconds: float) -> Callable[[random.Random], float]:
+    return lambda rng: seconds
 
 
 def lognormal(rng: random.Random) -> float:
@@ -111,14 +133,18 @@ def throughput(directory: Path, embedder: SentenceEmbedder, steps: int, seeds: t
     for agents in TEAMS:
         ideal = agents / MEAN_LATENCY
         for schedule in ("realtime", "lockstep"):
-            rates, steady, waiting, latencies = [], [], [], []
+            rates, paces, steady, waiting, latencies = [], [], [], [], []
             for seed in seeds:
                 run_dir = directory / f"{schedule}-{agents}-{seed}"
                 settings = {"agents": agents, "steps": steps, "seed": seed, "schedule": schedule}
-                summary = run(run_dir, embedder, reflex_walker(seed, lognormal), **settings)
+                drawn: dict[str, float] = {}
+                summary = run(run_dir, embedder, reflex_walker(seed, lognormal, drawn), **settings)
                 trace = read_trace(run_dir / "trace.jsonl")
                 calls = [c["latency"] for line in trace for c in line["llm"]["calls"]]
-                rates.append(sum(summary["steps"].values()) / summary["wall_seconds"])
+                agent_steps = sum(summary["steps"].values())
+                rates.append(agent_steps / summary["wall_seconds"])
+                # The model's pace: the run as long as its slowest agent's draws, as if the CPU cost nothing.
+                paces.append(rates[-1] / (agent_steps / max(drawn.values())))
                 waiting.append(sum(calls) / (agents * summary["wall_seconds"]))
                 steady += [steady_rate(trace)] if schedule == "realtime" else []
                 latencies += calls
@@ -132,6 +158,7 @@ def throughput(directory: Path, embedder: SentenceEmbedder, steps: int, seeds: t
                     "per_run": [round(r, 2) for r in rates],
                     "ideal": round(ideal, 2),
                     "share_of_ideal": round(rate / ideal, 3),
+                    "share_of_model_pace": round(statistics.mean(paces), 3),
                     # Until the first agent's last step: the team at full strength, without the end's stragglers.
                     "steady_share_of_ideal": round(statistics.mean(steady) / ideal, 3) if steady else None,
                     # Of the agents' time, the share spent waiting on the model.
@@ -140,6 +167,31 @@ def throughput(directory: Path, embedder: SentenceEmbedder, steps: int, seeds: t
                 }
             )
             print(f"  {agents} agents, {schedule}: {rate:.2f} agent-steps/s ({rate / ideal:.0%} of {ideal:.1f})")
+    return rows
+
+
+def bound(directory: Path, embedder: SentenceEmbedder, seeds: tuple[int, ...]) -> list[dict]:
+    """Per seed: the lock-step team's seconds per step behind the fixed model and behind one answering at once."""
+    rows = []
+    for seed in seeds:
+        settings = {"agents": BOUND_AGENTS, "steps": BOUND_STEPS, "seed": seed, "schedule": "lockstep"}
+        per_step = {}
+        for name, seconds in (("floor", 0.0), ("model", BOUND_SECONDS)):
+            summary = run(directory / f"bound-{name}-{seed}", embedder, reflex_walker(seed, fixed(seconds)), **settings)
+            start = summary["startup"]
+            first = start["first_step_done_seconds"] - start["first_step_started_seconds"]
+            per_step[name] = (summary["wall_seconds"] - first) / (max(summary["steps"].values()) - 1)
+        floor, step = per_step["floor"], per_step["model"]
+        rows.append(
+            {
+                "seed": seed,
+                "seconds_per_step": round(step, 3),
+                "cpu_floor_seconds": round(floor, 3),
+                "times_bound": round(step / max(BOUND_SECONDS, floor), 2),
+                "times_lockstep_bound": round(step / (BOUND_SECONDS + floor), 2),
+            }
+        )
+        print(f"  seed {seed}: {step:.2f} s a step, CPU floor {floor:.2f} s: {rows[-1]['times_bound']}x the bound")
     return rows
 
 
@@ -214,7 +266,7 @@ def main() -> None:
     parser.add_argument("--out", type=figures_path, default=ROOT / "bench" / "realtime.json")
     parser.add_argument("--steps", type=int, default=STEPS, help="steps per agent in the throughput runs")
     parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
-    parser.add_argument("--parts", nargs="+", default=["throughput", "replay", "think"])
+    parser.add_argument("--parts", nargs="+", default=["throughput", "bound", "replay", "think"])
     args = parser.parse_args()
     embedder = SentenceEmbedder()
     embedder.wait_ready()
@@ -224,6 +276,11 @@ def main() -> None:
         if "throughput" in args.parts:
             print(f"Throughput ({args.steps} steps per agent, latency lognormal: median {MEDIAN} s, sigma {SIGMA}):")
             result["throughput"] = throughput(directory, embedder, args.steps, seeds)
+        if "bound" in args.parts:
+            print(
+                f"Bound ({BOUND_AGENTS} agents, lock-step, {BOUND_STEPS} steps, a model answering in {BOUND_SECONDS} s):"
+            )
+            result["bound"] = bound(directory, embedder, seeds)
         if "replay" in args.parts:
             print(f"Replay ({REPLAY_AGENTS} agents, {REPLAY_STEPS} steps, --schedule realtime):")
             result["replay"] = replays(directory, embedder, seeds)
@@ -238,14 +295,23 @@ def print_tables(result: dict) -> None:
     if "throughput" in result:
         print(
             "\n| agents | schedule | agent-steps/s | ideal (agents / mean latency) | share of ideal | "
-            "until the first agent ends | time waiting on the model |"
+            "share of the model's pace | until the first agent ends | time waiting on the model |"
         )
-        print("|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|")
         for row in result["throughput"]:
             steady = f"{row['steady_share_of_ideal']:.0%}" if row["steady_share_of_ideal"] is not None else "-"
             print(
                 f"| {row['agents']} | {row['schedule']} | {row['agent_steps_per_second']} | {row['ideal']} | "
-                f"{row['share_of_ideal']:.0%} | {steady} | {row['model_wait_share']:.0%} |"
+                f"{row['share_of_ideal']:.0%} | {row['share_of_model_pace']:.0%} | {steady} | "
+                f"{row['model_wait_share']:.0%} |"
+            )
+    if "bound" in result:
+        print("\n| seed | s per step | CPU floor s | x max(0.5 s, floor) | x (0.5 s + floor) |")
+        print("|---|---|---|---|---|")
+        for row in result["bound"]:
+            print(
+                f"| {row['seed']} | {row['seconds_per_step']} | {row['cpu_floor_seconds']} | {row['times_bound']} | "
+                f"{row['times_lockstep_bound']} |"
             )
     if "think" in result:
         print("\n| stub answers in | seed | simulated s to 90% | steps to 90% | replay identical |")

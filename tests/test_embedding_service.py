@@ -298,3 +298,29 @@ def test_a_caller_that_defers_faster_than_texts_are_encoded_waits_for_the_batch_
     later.join(TIMEOUT)
     assert all(soon(pending.result).shape == (1, 384) for pending in first)
     assert order == ["encoding", "submitted"]
+
+
+def test_a_short_text_is_answered_while_longer_ones_gathered_with_it_are_still_encoded(embedder, naive, monkeypatch):
+    # A search's query must not wait for the memory texts of other agents that happened to be gathered with it:
+    # each request is answered once its own rows are encoded, the shortest texts first.
+    long_texts = same_length(embedder, "slow", 4)
+    query = "q: where is the lamp?"
+    go_on, real = threading.Event(), embedder._model.encode
+
+    def encode(texts):
+        if query not in texts:
+            go_on.wait(TIMEOUT)
+        return real(texts)
+
+    monkeypatch.setattr(embedder._model, "encode", encode)
+    monkeypatch.setattr(embedder, "max_wait", LONG_WAIT)
+    monkeypatch.setattr(embedder, "expected_callers", 2)  # both requests in one gather
+    try:
+        memories = embedder.submit(long_texts)
+        row = soon(lambda: embedder.encode([query]))  # before the fix: only once go_on, so soon() timed out
+        assert not memories.request.done.is_set()
+    finally:
+        go_on.set()
+    assert np.array_equal(row[0], naive.encode([query])[0])
+    rows = soon(memories.result)
+    assert all(np.array_equal(r, naive.encode([t])[0]) for r, t in zip(rows, long_texts))

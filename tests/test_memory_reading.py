@@ -119,3 +119,35 @@ def test_a_team_with_deferred_memories_runs_saves_and_resumes_as_one_embedding_e
     for agent_id in ("Agent1", "Agent2"):
         assert saved(tmp_path / "deferred-again", agent_id) == saved(tmp_path / "at-once-again", agent_id)
         assert saved(tmp_path / "deferred-again", agent_id)[0] == 2 * STEPS
+
+
+def by_agent_and_step(request):
+    """A model whose reply depends only on who asks at which step, whatever order the team's requests come in."""
+    prompt = request["messages"][-1]["content"]
+    agent, step = int(prompt.split("You are Agent")[1].split(",")[0]), int(prompt.split("## Step ")[1].split()[0])
+    return REPLY.format(action="forward" if (agent + step) % 3 else "look_left", n=f"{agent}.{step}")
+
+
+def test_a_model_teams_trace_is_the_same_whichever_way_the_service_batches_and_answers(tmp_path, embedder):
+    # The shared service gathers the team's requests and answers each search as soon as its own rows are
+    # encoded: the prompts, decisions and memories retrieved are those of every text encoded alone, as if each
+    # agent had a model of its own.
+    naive = SentenceEmbedder(batching=False)
+    naive.wait_ready()
+    traces = []
+    for name, service in (("shared", embedder), ("alone", naive)):
+        with ChatServer(by_agent_and_step) as server:
+            config = make_config(
+                agents=3,
+                steps=STEPS,
+                seed=2,
+                world="office",
+                model=MODEL,
+                api_base=server.api_base,
+                run_dir=str(tmp_path / name),
+            )
+            assert run(config, embedder=service).summary["status"] == "completed"
+        traces.append([without_timings(line) for line in read_trace(tmp_path / name / "trace.jsonl")])
+    shared, alone = traces
+    assert len(shared) == 3 * STEPS and all(line["retrieved_memories"] for line in shared if line["step"] > 1)
+    assert shared == alone

@@ -151,6 +151,28 @@ def test_each_step_is_committed_as_it_finishes_without_waiting_for_the_team(tmp_
         assert message["sent_at"] == message["delivered_at"] == sent["commit_time"]
 
 
+def test_an_agents_search_does_not_wait_to_be_gathered_with_teammates_that_are_not_asking(
+    tmp_path, embedder, monkeypatch
+):
+    # Agent2's and Agent3's first replies wait until Agent1 asks at step 4, so meanwhile only Agent1 asks the
+    # embedding service anything. Out of step, nobody comes to be gathered with it: a service that waited for
+    # the team's three requests (or its whole gathering time, here longer than the test) held each search.
+    monkeypatch.setattr(embedder, "max_wait", 1000)
+    holds = (
+        (("Agent1", 1), ("Agent2", 1)),
+        (("Agent1", 1), ("Agent3", 1)),
+        (("Agent2", 1), ("Agent1", 4)),
+        (("Agent3", 1), ("Agent1", 4)),
+    )
+    with ChatServer(held_until(*holds)) as server:
+        trace, summary = within(
+            WAIT_SECONDS / 2, lambda: run(tmp_path / "run", embedder, agents=3, api_base=server.api_base)
+        )
+    assert summary["steps"] == {"Agent1": 5, "Agent2": 5, "Agent3": 5}
+    assert [(line["agent_id"], line["step"]) for line in trace][:3] == [("Agent1", 1), ("Agent1", 2), ("Agent1", 3)]
+    assert all(line["retrieved_memories"] for line in trace if line["agent_id"] == "Agent1" and line["step"] > 1)
+
+
 def test_the_summary_counts_agent_steps_per_second_and_each_agents_wait(tmp_path, embedder):
     with ChatServer(held_until(delays=random.Random(3))) as server:
         trace, summary = run(tmp_path / "run", embedder, api_base=server.api_base)
