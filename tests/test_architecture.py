@@ -24,6 +24,7 @@ def project_modules():
 # One small module per external API: the rest of the code reaches it through that module.
 EXTERNAL_API_OWNERS = {
     "litellm": {"explorer.model.client"},
+    "jsonschema": {"explorer.model.conformance"},
     "faiss": {"memory.vector_memory"},
     "onnxruntime": {"memory.onnx_model"},
     "tokenizers": {"memory.onnx_model"},

@@ -401,7 +401,7 @@ def test_extract_objects_reads_a_fenced_list_inside_prose(png):
     with ChatServer(lambda request: answer) as server:
         objects, _ = vision.extract_objects_from_image(settings_for(server), png)
     assert objects == ["sofa", "floor lamp"]
-    assert "YAML list" in prompt_of(server.requests[0])
+    assert "JSON object" in prompt_of(server.requests[0])
 
 
 @pytest.mark.parametrize(

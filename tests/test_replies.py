@@ -7,6 +7,7 @@ import yaml
 
 from explorer.model.reading import ReplyError
 from explorer.model.reply_format import ReplyFormat
+from explorer.model.schemas import decision_schema
 from explorer.policies.replies import parse_decision, parse_goal_decision, resolve_recipient
 from nodes.interfaces import Decision
 from perception.actions import ACTIONS
@@ -177,7 +178,9 @@ def read_bombed_field(kind, template, bomb, folder):
 
     definitions, top = bomb
     text = definitions + template.format(top)
-    vision.complete = lambda settings, messages: Reply(text, "stub")  # the child's own module: no model asked
+    vision.complete = lambda settings, messages, schema=None: Reply(
+        text, "stub"
+    )  # the child's own module: no model asked
     image = folder / "view.png"
     image.write_bytes(b"not read")
     readers = {
@@ -243,7 +246,8 @@ def test_deep_nesting_is_refused_not_a_recursion_error(reply):
 
 def test_a_json_reply_nested_deeper_than_the_parser_goes_is_no_json_object():
     reply_format = ReplyFormat("auto", "stub")
-    reply_format.answered("json_schema", "[" * 100_000 + "]" * 100_000)  # json.loads raises RecursionError
+    asked = reply_format.constrained(decision_schema(["forward"], None), "reply")
+    reply_format.answered(asked, "[" * 100_000 + "]" * 100_000)  # json.loads raises RecursionError
     assert reply_format.dialect is None  # the schema was not followed: YAML from now on
 
 

@@ -7,8 +7,9 @@ import pytest
 
 from explorer.config.run_config import RunConfig
 from explorer.model.client import LLMError, LLMSettings, complete_prompt
+from explorer.model.dialects import STRICT_REFUSED, strict
 from explorer.model.reply_format import ReplyFormat
-from explorer.model.schemas import decision_schema
+from explorer.model.schemas import decision_schema, directives_schema, goal_schema, vision_schema
 from explorer.records.trace import read_trace
 from explorer.run.runner import ExplorationRun
 from explorer.run.stop import RunFailed
@@ -42,7 +43,8 @@ def test_the_schema_goes_in_the_first_dialect_the_server_takes():
     ) as server:
         reply = complete_prompt(settings(server), "go", SCHEMA)
     assert formats_sent(server) == ["json_schema"]
-    assert server.records[0].body["response_format"]["json_schema"]["schema"] == SCHEMA
+    sent = server.records[0].body["response_format"]["json_schema"]
+    assert sent["strict"] is True and sent["schema"] == strict(SCHEMA)
     assert reply.format == "json" and reply.record("decision").format == "json"
 
 
@@ -123,7 +125,8 @@ def test_a_run_under_json_reads_enum_replies_and_counts_its_calls_per_format(tmp
 def test_a_reply_cut_short_inside_its_json_object_keeps_the_schema():
     # A constrained reply the token limit or the server broke off begins as a JSON object: no proof
     # that the schema was ignored, so the next call is still asked under it.
-    cut = iter(['{ "action": "forward", "message_to": "all", "message_to_oth', '{"action": "forward"}'])
+    whole = '{"action": "forward", "message_to": "all", "message_to_others": "", "reason": ""}'
+    cut = iter(['{ "action": "forward", "message_to": "all", "message_to_oth', whole])
     with ChatServer(lambda request: next(cut)) as server:
         agent = settings(server, "json")
         replies = [complete_prompt(agent, "go", SCHEMA) for _ in range(2)]
@@ -151,3 +154,99 @@ def test_a_call_that_fails_under_a_schema_is_recorded_in_the_format_it_was_asked
     calls = [call for line in read_trace(tmp_path / "run" / "trace.jsonl") for call in line["llm"]["calls"]]
     assert [(call["format"], call["error"]) for call in calls] == [("json", "bad_request")] * 2
     assert (summary["llm"]["json_calls"], summary["llm"]["yaml_calls"]) == (2, 0)
+
+
+# ---- the schema each dialect is sent ------------------------------------------------------------
+
+EVERY_SCHEMA = {
+    "decision": SCHEMA,
+    "goal": goal_schema(["G1", "G2"], None),
+    "directives": directives_schema(["Agent1", "Agent2"], ["forward", "look_left"], (10, 8, 2)),
+    "vision": vision_schema(),
+}
+
+
+def parts_of(schema):
+    """`schema` and every schema inside it."""
+    inside = [*schema.get("properties", {}).values(), *schema.get("anyOf", [])]
+    inside += [schema["items"]] if "items" in schema else []
+    return [schema, *(part for child in inside for part in parts_of(child))]
+
+
+def objects_in(schema):
+    return [part for part in parts_of(schema) if part.get("type") == "object"]
+
+
+def keywords_in(schema):
+    return {key for part in parts_of(schema) for key in part}
+
+
+@pytest.mark.parametrize("name", EVERY_SCHEMA)
+def test_strict_mode_is_sent_only_what_it_takes(name):
+    shaped = strict(EVERY_SCHEMA[name])
+    assert not keywords_in(shaped) & STRICT_REFUSED
+    for part in objects_in(shaped):
+        assert part["additionalProperties"] is False and part["required"] == list(part["properties"])
+
+
+def test_strict_mode_makes_what_may_be_left_out_nullable_and_drops_the_bounds():
+    shaped = strict(EVERY_SCHEMA["directives"])
+    agent = shaped["properties"]["directives"]["properties"]["Agent1"]
+    directive, null = agent["anyOf"]
+    assert null == {"type": "null"} and directive["required"] == ["goal", "facing", "action"]
+    assert directive["properties"]["goal"] == {
+        "anyOf": [{"type": "array", "items": {"type": "integer"}}, {"type": "null"}]
+    }
+    assert strict(SCHEMA)["properties"]["reason"] == {"type": "string"}
+    vision = strict(EVERY_SCHEMA["vision"])["properties"]["objects"]
+    assert vision == {"type": "array", "items": {"type": "string"}}
+
+
+def test_a_server_that_refuses_strict_mode_is_sent_the_whole_schema_with_its_bounds():
+    def answer(request):
+        if request.get("response_format", {}).get("type") == "json_schema":
+            return error(422, REFUSED_DIALECT)
+        return json.dumps({"directives": {"Agent1": {"action": "forward"}}})
+
+    schema = EVERY_SCHEMA["directives"]
+    with ChatServer(answer) as server:
+        complete_prompt(settings(server), "direct", schema)
+    assert server.records[1].body["response_format"] == {"type": "json_object", "schema": schema}
+    cell = server.records[1].body["response_format"]["schema"]["properties"]["directives"]["properties"]["Agent1"]
+    assert cell["properties"]["goal"]["maxItems"] == 3 and cell["properties"]["goal"]["items"]["maximum"] == 9
+
+
+def test_a_strict_directive_left_null_is_no_directive():
+    from explorer.policies.replies import parse_directives
+
+    reply = {"directives": {"Agent1": {"goal": None, "facing": None, "action": None}, "Agent2": None}}
+    assert parse_directives(json.dumps(reply), ["Agent1", "Agent2"], ["forward"], (10, 8, 2)) == []
+
+
+# ---- a schema ignored, known by the replies -----------------------------------------------------
+
+
+def test_a_json_reply_the_schema_does_not_allow_shows_the_schema_was_ignored(caplog):
+    # It begins as a JSON object, but no decoder held to the schema could write an action it does not offer.
+    unconstrained = '{"action": "walk to the kitchen", "message_to": "all", "message_to_others": "", "reason": ""}'
+    with ChatServer(lambda request: unconstrained) as server, caplog.at_level(logging.WARNING, logger="explorer"):
+        agent = settings(server)
+        [complete_prompt(agent, "go", SCHEMA) for _ in range(2)]
+    assert formats_sent(server) == ["json_schema", None]
+    assert "accepted response_format json_schema but did not follow it" in caplog.text
+
+
+def test_a_bound_the_dialect_was_not_sent_is_no_sign_of_an_ignored_schema():
+    # Strict mode is sent no maxLength: a longer reason is what a decoder under it may write.
+    long_reason = json.dumps({"action": "forward", "message_to": "all", "message_to_others": "", "reason": "x" * 500})
+    with ChatServer(lambda request: long_reason) as server:
+        agent = settings(server)
+        [complete_prompt(agent, "go", SCHEMA) for _ in range(2)]
+    assert formats_sent(server) == ["json_schema", "json_schema"]
+
+
+def test_a_reply_cut_short_with_a_member_the_schema_does_not_have_shows_it_was_ignored():
+    with ChatServer(lambda request: '{"action": "forward", "thinking": "first I will", "rea') as server:
+        agent = settings(server)
+        [complete_prompt(agent, "go", SCHEMA) for _ in range(2)]
+    assert formats_sent(server) == ["json_schema", None]

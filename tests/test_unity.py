@@ -17,11 +17,14 @@ pytest.importorskip("Xlib", reason="python-xlib comes with pyautogui on Linux on
 from PIL import Image
 
 from explorer.cli.main import main
+from explorer.model.dialects import strict
+from explorer.model.schemas import vision_schema
 from explorer.records.trace import read_trace
 from perception.keymap import FrameFeedback
 from tests.support.openai_stub_server import ChatServer
 from tests.support.paths import KEYMAPS, ROOT
 from tests.support.plain_windows import other_window
+from tests.support.schema_stub import sent_schema
 
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 import itertools
@@ -38,16 +41,20 @@ MODEL = "openai/colour-vision"  # a model litellm does not know: allowed, with a
 
 def colour_vision(script):
     """A server answer: names the stand-in game's objects by their colours in an image;
-    to a decision prompt, answers `script[(agent_id, step)]`."""
+    to a decision prompt, answers `script[(agent_id, step)]`. Under a schema, in JSON with its fields."""
 
     def answer(request):
         content = request["messages"][-1]["content"]
+        schema = sent_schema(request)
         if isinstance(content, list):
             url = next(part["image_url"]["url"] for part in content if part["type"] == "image_url")
             image = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).convert("RGB")
             counts = {colour: n for n, colour in image.getcolors(maxcolors=1 << 20)}
             seen = [name for name, colour, *_ in OBJECTS if counts.get(colour, 0) >= MIN_PIXELS]
             caption = f"A plain field under a blue sky with {', '.join(seen) or 'nothing'} in view."
+            if schema:
+                fields = {"caption": caption, "objects": seen}
+                return json.dumps({name: fields[name] for name in schema["properties"]})
             prompt = next(part["text"] for part in content if part["type"] == "text")
             if "`caption`" in prompt:  # the combined call
                 return f"```yaml\ncaption: {json.dumps(caption)}\nobjects: {json.dumps(seen)}\n```"
@@ -57,6 +64,9 @@ def colour_vision(script):
         agent_id = re.search(r"You are (Agent\d+)", content).group(1)
         step = int(re.search(r"## Step (\d+) of", content).group(1))
         action = script[(agent_id, step)]
+        if schema:
+            fields = {"action": action, "message_to": "all"}
+            return json.dumps({name: fields.get(name, "scripted") for name in schema["properties"]})
         return f"```yaml\nthinking: test\naction: {action}\nreason: scripted\n```"
 
     return answer
@@ -137,6 +147,13 @@ def test_one_agent_moves_the_game_and_records_what_it_sees(start_game, tmp_path)
     # A vision call and a decision call per step, both accounted.
     assert summary["llm"]["calls"] == 10 and summary["llm"]["errors"] == 0
     assert [call["purpose"] for call in trace[0]["llm"]["calls"]] == ["vision", "decision"]
+    # Every call under its schema, vision too, in strict mode's shape: every reply read as JSON at the first try.
+    assert {call["format"] for record in trace for call in record["llm"]["calls"]} == {"json"}
+    vision_schemas = [
+        sent_schema(request) for request in server.requests if isinstance(request["messages"][-1]["content"], list)
+    ]
+    assert vision_schemas == [strict(vision_schema())] * 5
+    assert summary["llm"]["parse_failures"] == 0
     assert "litellm does not know whether 'openai/colour-vision' can read images" in (run_dir / "run.log").read_text()
     # The report shows the run as a filmstrip of what the agent saw, with each action's frames.
     report = (run_dir / "report.html").read_text()
@@ -237,6 +254,12 @@ def test_two_agents_on_a_split_screen_with_two_key_maps(start_game, tmp_path):
     assert Image.open(run_dir / "screenshots" / "Agent2_step001.png").size == (320, 360)
     # --vision split: a caption call and an objects call, then the decision.
     assert [call["purpose"] for call in trace[0]["llm"]["calls"]] == ["vision", "vision", "decision"]
+    vision_schemas = [
+        sent_schema(request) for request in server.requests if isinstance(request["messages"][-1]["content"], list)
+    ]
+    caption_only, objects_only = strict(vision_schema(["caption"])), strict(vision_schema(["objects"]))
+    assert vision_schemas.count(caption_only) == vision_schemas.count(objects_only) == len(vision_schemas) // 2 == 6
+    assert {call["format"] for record in trace for call in record["llm"]["calls"]} == {"json"}
     assert trace[0]["visible_caption"].startswith("A plain field under a blue sky with red cube")
     # The right viewport cannot turn: its key map leaves the turns out, so the model is not offered them.
     agent2_prompt = next(r["prompt"] for r in trace if r["agent_id"] == "Agent2")

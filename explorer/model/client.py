@@ -258,18 +258,19 @@ def complete(
     retries = bad_replies = 0
     cancelled = settings.gate.cancelled if settings.gate else threading.Event()
     while True:
-        dialect, response_format = settings.reply_format.response_format(schema, "reply") if schema else (None, None)
-        asked = JSON if dialect else YAML
+        constrained = settings.reply_format.constrained(schema, "reply") if schema else None
+        asked = JSON if constrained else YAML
         if budget and not budget.admit():
             raise _budget_spent(settings.model, budget, retries, round(time.perf_counter() - start, 4), asked)
+        response_format = constrained.response_format if constrained else None
         attempt = _counted_attempt(litellm, settings, messages, cancelled, response_format)
         if not isinstance(attempt, _Failure):
             break
         failure = attempt
-        if dialect and _refuses_format(failure):
+        if constrained and _refuses_format(settings, constrained.dialect, failure):
             if budget:  # a few per agent at most, and no replay makes them: the budget counts calls answered
                 budget.give_back()
-            _format_refused(settings, dialect, failure)
+            _format_refused(settings, constrained.dialect, failure)
             continue  # the same call, in the next dialect or without a schema
         if budget:
             budget.charge(0, None)  # a request made, and failed: it counts as one
@@ -285,7 +286,7 @@ def complete(
         if cancelled.is_set():
             raise _error(_CANCELLED, settings.model, retries, round(time.perf_counter() - start, 4), asked)
     response, text = attempt
-    settings.reply_format.answered(dialect, text)
+    settings.reply_format.answered(constrained, text)
     usage = _usage(settings, response, messages, text)
     reply = Reply(
         text=redact(text),
@@ -371,9 +372,9 @@ def complete_prompt(
     return complete(settings, [{"role": "user", "content": prompt}], schema, sleep=sleep)
 
 
-def _refuses_format(failure: _Failure) -> bool:
-    """A 400 or 422 naming response_format (litellm reports some servers' 422 as a 500)."""
-    return failure.kind in ("bad_request", "server") and "response_format" in failure.detail
+def _refuses_format(settings: LLMSettings, dialect: str, failure: _Failure) -> bool:
+    """A 400 or 422 naming the dialect's parameter (litellm reports some servers' 422 as a 500)."""
+    return failure.kind in ("bad_request", "server") and settings.reply_format.refuses(dialect, failure.detail)
 
 
 def _format_refused(settings: LLMSettings, dialect: str, failure: _Failure) -> None:

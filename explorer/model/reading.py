@@ -80,7 +80,7 @@ def _json_object(text: str) -> dict | None:
     except (ValueError, RecursionError):
         value = None
     if value is None and kept.startswith("{") and (kept != text or not kept.endswith("}")):
-        value = _completed_members(kept)
+        value = completed_members(kept)
     # Deep nesting is left to the YAML reader, which refuses it saying so.
     return value if isinstance(value, dict) and _depth(value) <= MAX_DEPTH else None
 
@@ -89,7 +89,7 @@ _JSON = json.JSONDecoder(strict=False)
 _SPACE = re.compile(r"\s*")
 
 
-def _completed_members(cut: str) -> dict:
+def completed_members(cut: str) -> dict:
     """The members of the JSON object `cut` begins, up to the first one it does not complete (a member is
     complete once a comma or the closing brace follows it: a number at the cut may have lost digits)."""
     members: dict = {}

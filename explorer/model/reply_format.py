@@ -1,36 +1,48 @@
 """Which reply format an agent's model is asked in (`--reply-format auto|json|yaml`), learnt as it goes.
 
-Servers speak different dialects of constrained output: OpenAI, vLLM and
-llama.cpp's own server take `{"type": "json_schema", ...}`; llama-cpp-python's
-server refuses that with a 422 and takes `{"type": "json_object", "schema": ...}`.
-So a request under a schema is sent in the first dialect not yet refused; a
-refusal (a 400 or 422 naming `response_format`) moves the agent to the next,
-and the same call is asked again at once. A server that refuses every dialect
-is asked without a schema from then on, and so is one that accepts the
-parameter and ignores it: a reply under a schema that does not even begin as a
-JSON object is proof that decoding was not constrained (one that begins as one
-and breaks off, cut short by the token limit or the server, proves nothing). Each agent learns for itself, so what
-one agent's calls meet never changes another's. The prompt is the same in
-every format (its YAML example); only the request's `response_format` differs,
-so a run replayed from its trace asks the same prompts.
+Servers speak different dialects of constrained output (dialects.py): OpenAI,
+vLLM and llama.cpp's own server take `{"type": "json_schema", ...}` in strict
+mode; llama-cpp-python's server refuses that with a 422 and takes
+`{"type": "json_object", "schema": ...}`; Ollama takes the schema as `format`.
+So a request under a schema is sent in the first of its model's dialects not
+yet refused, the schema shaped for it; a refusal (a 400 or 422 naming the
+dialect's parameter) moves the agent to the next, and the same call is asked
+again at once. A server that refuses every dialect is asked without a schema
+from then on, and so is one that accepts the parameter and ignores it: a reply
+that is not an instance of the schema it was sent proves that decoding was not
+constrained (conformance.py; one cut short inside its object, by the token
+limit or the server, is judged by the members it completed). Each agent learns
+for itself, so what one agent's calls meet never changes another's. The prompt
+is the same in every format; only the request's `response_format` differs, so
+a run replayed from its trace asks the same prompts.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from typing import NamedTuple
 
+from explorer.model.conformance import could_follow
+from explorer.model.dialects import Dialect, dialects_for
 from explorer.model.schemas import JsonSchema
 
 log = logging.getLogger("explorer")
 
 REPLY_FORMATS = ("auto", "json", "yaml")
-DIALECTS = ("json_schema", "json_object")
 YAML, JSON = "yaml", "json"
 
 
 class NoSchemaAccepted(Exception):
     """--reply-format json, and the server takes a JSON schema in no dialect."""
+
+
+class Constrained(NamedTuple):
+    """A request under a schema: its dialect, its `response_format`, and the schema as that dialect was sent it."""
+
+    dialect: str
+    response_format: dict[str, object]
+    schema: JsonSchema
 
 
 class ReplyFormat:
@@ -42,28 +54,32 @@ class ReplyFormat:
         self.requested = requested
         self.model = model
         no_schema = requested == YAML or (requested == "auto" and schema_known is False)
-        self._dialects = [] if no_schema else list(DIALECTS)
+        self._dialects: list[Dialect] = [] if no_schema else list(dialects_for(model))
         self._lock = threading.Lock()  # a retried exec may overlap the call it retries
 
     @property
     def dialect(self) -> str | None:
         """The dialect the next request under a schema is sent in; None: no schema (YAML)."""
         with self._lock:
-            return self._dialects[0] if self._dialects else None
+            return self._dialects[0].name if self._dialects else None
 
-    def response_format(self, schema: JsonSchema, name: str) -> tuple[str | None, dict[str, object] | None]:
-        """(dialect, the request's `response_format`) for `schema`; (None, None) for YAML."""
-        dialect = self.dialect
-        if dialect == "json_schema":
-            return dialect, {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
-        if dialect == "json_object":
-            return dialect, {"type": "json_object", "schema": schema}
-        return None, None
+    def constrained(self, schema: JsonSchema, name: str) -> Constrained | None:
+        """The next request under `schema`, in the agent's dialect; None for YAML."""
+        with self._lock:
+            dialect = self._dialects[0] if self._dialects else None
+        if dialect is None:
+            return None
+        shaped = dialect.shape(schema)
+        return Constrained(dialect.name, dialect.request(shaped, name), shaped)
+
+    def refuses(self, dialect: str, detail: str) -> bool:
+        """Whether a failure's `detail` is the server refusing `dialect` (it names the dialect's parameter)."""
+        return any(known.name == dialect and known.refusal in detail for known in dialects_for(self.model))
 
     def refused(self, dialect: str, detail: str) -> None:
         """The server refused `dialect`: the next request goes in the next one, or without a schema."""
         with self._lock:
-            if self._dialects[:1] != [dialect]:
+            if not self._dialects or self._dialects[0].name != dialect:
                 return  # another call of this agent has already moved on
             self._dialects.pop(0)
             left = list(self._dialects)
@@ -71,15 +87,16 @@ class ReplyFormat:
         if left:
             return
         if self.requested == JSON:
+            tried = ", ".join(known.name for known in dialects_for(self.model))
             raise NoSchemaAccepted(
-                f"--reply-format json: {self.model} takes a JSON schema in no dialect ({', '.join(DIALECTS)}); "
+                f"--reply-format json: {self.model} takes a JSON schema in no dialect ({tried}); "
                 "use --reply-format auto or yaml"
             )
         log.warning("%s takes no JSON schema: its replies are asked for and read as YAML", self.model)
 
-    def answered(self, dialect: str | None, text: str) -> None:
-        """A reply came under `dialect`; one that does not begin as a JSON object shows the schema was ignored."""
-        if dialect is None or text.lstrip().startswith("{"):
+    def answered(self, asked: Constrained | None, text: str) -> None:
+        """A reply came as `asked`; one that is not an instance of the schema sent shows it was ignored."""
+        if asked is None or could_follow(text, asked.schema):
             return
         with self._lock:
             if not self._dialects:
@@ -88,5 +105,5 @@ class ReplyFormat:
         log.warning(
             "%s accepted response_format %s but did not follow it: its replies are read as YAML from now on",
             self.model,
-            dialect,
+            asked.dialect,
         )

@@ -1,4 +1,5 @@
-"""The JSON schemas a model's reply is constrained to under `--reply-format json`.
+"""The JSON schemas a model's reply is constrained to under `--reply-format json`: one declaration each,
+which dialects.py shapes for each dialect a server speaks.
 
 Each schema puts the choice first (the action, the goal, the recipient) and
 bounds every free text, so a small model that rambles runs out of room in a
@@ -11,12 +12,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from nodes.decision_context import CAPTION_CHARS
 from perception.base import FACINGS
 
 JsonSchema = dict[str, Any]
 
 REASON_CHARS = 160
 MESSAGE_CHARS = 200
+MAX_OBJECTS = 30  # the objects a vision reply names
+OBJECT_NAME_CHARS = 80  # an object's name: a few words
 
 
 def decision_schema(actions: Sequence[str], recipients: Sequence[str] | None) -> JsonSchema:
@@ -49,6 +53,15 @@ def directives_schema(explorers: Sequence[str], actions: Sequence[str], size: Se
         "additionalProperties": False,
     }
     return _object({"directives": directives})
+
+
+def vision_schema(parts: Sequence[str] = ("caption", "objects")) -> JsonSchema:
+    """What a screenshot shows: a caption, the objects in view, or both (in that order)."""
+    fields = {
+        "caption": _text(CAPTION_CHARS),
+        "objects": {"type": "array", "items": _text(OBJECT_NAME_CHARS), "maxItems": MAX_OBJECTS},
+    }
+    return _object({part: fields[part] for part in parts})
 
 
 def _message(recipients: Sequence[str] | None) -> JsonSchema:

@@ -1,8 +1,10 @@
 """What a vision model sees in a screenshot: a caption call and an objects call, or one call for both.
 
 Unity mode's perception backend is given one `look(png_path) -> Sight` per
-agent, made here; the replies are read like every model answer, by
-explorer/model/reading.py, and what they say is kept bounded.
+agent, made here. Each call is asked in JSON, under its schema (schemas.py's
+`vision_schema`) where the agent's reply format has a dialect; the replies are
+read like every model answer, by explorer/model/reading.py, and what they say
+is kept bounded.
 """
 
 from __future__ import annotations
@@ -22,13 +24,12 @@ from explorer.model.client import (
     complete,
 )
 from explorer.model.reading import ReplyError, bounded_text, read_structured
+from explorer.model.schemas import MAX_OBJECTS, OBJECT_NAME_CHARS, vision_schema
 from nodes.decision_context import CAPTION_CHARS
 from nodes.record import ModelCall
 from perception.unity import Sight
 from prompts import render
 
-MAX_OBJECTS = 30
-OBJECT_NAME_CHARS = 80  # an object's name: a few words
 IMAGE_TYPES = {
     ".png": "image/png",
     ".jpg": "image/jpeg",
@@ -75,30 +76,33 @@ def _as_dicts(calls: tuple[ModelCall, ...]) -> tuple[dict[str, Any], ...]:
 
 
 def caption_image(settings: LLMSettings, image_path: str | Path) -> tuple[str, Reply]:
-    """A short description of the image."""
-    reply = complete(settings, [_image_message(image_path, render("vision_caption"))])
-    return bounded_text(reply.text, CAPTION_CHARS), reply
+    """A short description of the image: its `caption`, or, from a model that wrote prose, the reply."""
+    reply = complete(settings, [_image_message(image_path, render("vision_caption"))], vision_schema(["caption"]))
+    loaded = _read(reply, lambda value: isinstance(value, dict) and isinstance(value.get("caption"), str))
+    return bounded_text(loaded["caption"] if loaded else reply.text, CAPTION_CHARS), reply
 
 
 def extract_objects_from_image(settings: LLMSettings, image_path: str | Path) -> tuple[list[str], Reply]:
     """The names of the objects in the image, lower-case, without repeats."""
-    reply = complete(settings, [_image_message(image_path, render("vision_objects", max_objects=MAX_OBJECTS))])
+    prompt = render("vision_objects", max_objects=MAX_OBJECTS)
+    reply = complete(settings, [_image_message(image_path, prompt)], vision_schema(["objects"]))
     loaded = _read(reply, lambda value: isinstance(value, (list, dict)))
     if isinstance(loaded, dict):  # a list under a label is still the list
         loaded = loaded.get("objects")
     if not isinstance(loaded, list):
-        raise _unparseable(reply, "a YAML list of objects")
+        raise _unparseable(reply, "a list of objects")
     return _object_names(loaded), reply
 
 
 def describe_image(settings: LLMSettings, image_path: str | Path) -> tuple[str, list[str], Reply]:
     """Caption and objects from one call."""
-    reply = complete(settings, [_image_message(image_path, render("vision_describe", max_objects=MAX_OBJECTS))])
+    prompt = render("vision_describe", max_objects=MAX_OBJECTS)
+    reply = complete(settings, [_image_message(image_path, prompt)], vision_schema())
     loaded = _read(reply, lambda value: isinstance(value, dict))
     caption = loaded.get("caption") if isinstance(loaded, dict) else None
     objects = loaded.get("objects") if isinstance(loaded, dict) else None
     if not isinstance(caption, str) or not caption.strip() or not isinstance(objects, (list, type(None))):
-        raise _unparseable(reply, "YAML with a `caption` and a list of `objects`")
+        raise _unparseable(reply, "an object with a `caption` and a list of `objects`")
     return bounded_text(caption, CAPTION_CHARS), _object_names(objects or []), reply
 
 
@@ -124,7 +128,7 @@ def _image_message(image_path: str | Path, prompt: str) -> ChatMessage:
 
 
 def _read(reply: Reply, usable: Callable[[object], bool]) -> Any:
-    """The YAML the reply holds, if `usable` accepts it; else None."""
+    """The JSON (or YAML) the reply holds, if `usable` accepts it; else None."""
     try:
         return read_structured(reply.text, usable)
     except ReplyError:

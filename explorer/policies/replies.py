@@ -186,8 +186,8 @@ def parse_directives(
         explorer = names.get(str(raw).strip().lower().replace(" ", ""))
         if explorer is None:
             raise ReplyError(f"{str(raw)[:40]!r} is not one of the explorers ({', '.join(team)})")
-        if entry is None or entry == {}:
-            continue  # left to carry on
+        if entry is None or (isinstance(entry, dict) and all(value is None for value in entry.values())):
+            continue  # left to carry on (strict mode's schema gives every field, null where left out)
         if not isinstance(entry, dict):
             raise ReplyError(f"{explorer}'s directive must be a mapping with a `goal` or an `action`")
         if _given(entry.get("action")):

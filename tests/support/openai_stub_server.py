@@ -87,7 +87,10 @@ class ChatServer:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                if body.get("max_tokens") == 1:  # a run's model check
+                aside = server.aside(self.path)
+                if aside is not None:  # what a client asks besides the chat (Ollama's model details)
+                    answer = Scripted(body=aside)
+                elif server.is_model_check(body):
                     with server._lock:
                         server.preflights.append(body)
                     answer = server.preflight(body) if callable(server.preflight) else server.preflight
@@ -104,7 +107,7 @@ class ChatServer:
                 self._send(answer, body)
 
             def _send(self, answer, request):
-                body = answer.body if answer.body is not None else chat_completion(answer.text, request["model"])
+                body = answer.body if answer.body is not None else server.completion(answer.text, request["model"])
                 data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
                 try:
                     self.send_response(answer.status)
@@ -126,7 +129,21 @@ class ChatServer:
                 pass
 
         self.httpd = _Server(("127.0.0.1", 0), Handler)
-        self.api_base = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.api_base = f"http://127.0.0.1:{self.httpd.server_address[1]}{self.PATH_PREFIX}"
+
+    PATH_PREFIX = "/v1"  # what --api-base names
+
+    def aside(self, path: str) -> dict | None:
+        """The answer to a request for `path` that is no chat request, or None: it is one."""
+        return None
+
+    def is_model_check(self, body: dict) -> bool:
+        """Whether the request is a run's model check (one token asked)."""
+        return body.get("max_tokens") == 1
+
+    def completion(self, text: str, model: str) -> dict:
+        """The body of a 200 answer of `text`."""
+        return chat_completion(text, model)
 
     @property
     def requests(self) -> list[dict]:
