@@ -163,3 +163,14 @@ def test_a_run_on_the_clock_draws_objects_and_ground_against_its_seconds(clocked
         assert {"Agent1 saw", "Agent2 saw"} <= {trace["name"] for trace in figure["data"]}
     # The steps' charts are still there.
     assert browser.execute_script("return !!document.getElementById('discovery')")
+
+
+def test_a_step_without_a_message_names_no_recipient():
+    from nodes.interfaces import Decision
+
+    assert "message_to" not in Decision("forward", reason="r").to_dict()
+    assert Decision("forward", message_to_others="door", message_to="Agent2").to_dict()["message_to"] == "Agent2"
+    # An earlier run's lines named "all" on every step: the page shows a recipient only beside a message.
+    quiet = {"action": "forward", "reason": "r", "message_to_others": "", "message_to": "all"}
+    row = decision_row({"agent_id": "Agent1", "step": 1, "decision": quiet}, False)
+    assert row.fields == [("reason", "r")]

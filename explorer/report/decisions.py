@@ -108,7 +108,9 @@ def decision_row(record: Record, clocked: bool) -> DecisionRow:
         fields=[
             (shown(key, 100), shown(value, FIELD_CHARS))
             for key, value in list(decision.items())[:MAX_LISTED]
-            if key != "action" and value not in ("", None)
+            if key != "action"
+            and value not in ("", None)
+            and (key != "message_to" or decision.get("message_to_others"))
         ],
         choices=_choices(record),
         refusals=[refusal for call in calls if (refusal := _refusal(call))],
@@ -161,7 +163,8 @@ def _choices(record: Record) -> list[str]:
             + (f", replacing {replaced}" if replaced else "")
         )
     for directive in (record.get("directives") or [])[:MAX_LISTED]:
-        choices.append(f"to {shown(directive['to'], 100)}: {shown(directive['message'], FIELD_CHARS)}")
+        why = f" Why: {shown(directive['reason'], FIELD_CHARS)}" if directive.get("reason") else ""
+        choices.append(f"to {shown(directive['to'], 100)}: {shown(directive['message'], FIELD_CHARS)}{why}")
     return choices
 
 

@@ -34,12 +34,15 @@ def when_of(record: Record) -> float:
     return step_at(record["time"]) if record.get("time") is not None else record["step"]
 
 
-def sent_by(record: Record) -> list[tuple[str, str]]:
-    """(recipient, message) of what a step said: its message, or a coordinator's directives."""
-    out = record.get("message_out")
-    return ([(out["recipient"], out["message"])] if out else []) + [
-        (directive["to"], directive["message"]) for directive in record.get("directives") or ()
-    ]
+def sent_by(record: Record) -> list[tuple[str, str, str]]:
+    """(from, to, message) of what a step said: its message, or a director's directives and the messages it
+    passed on (from their first sender, via it: --comm star and tree)."""
+    agent, out = record["agent_id"], record.get("message_out")
+    return (
+        ([(agent, out["recipient"], out["message"])] if out else [])
+        + [(agent, directive["to"], directive["message"]) for directive in record.get("directives") or ()]
+        + [(f"{r['sender']} via {agent}", ", ".join(r["to"]), r["message"]) for r in record.get("relayed") or ()]
+    )
 
 
 def _grow(seen: set[Any], items: Iterable[Hashable], most: int = MAX_CELLS) -> None:
@@ -191,9 +194,9 @@ class Messages:
         self.left_out = 0
 
     def add(self, record: Record) -> None:
-        for to, text in sent_by(record):
+        for sender, to, text in sent_by(record):
             if len(self.rows) < MAX_MESSAGES:
-                self.rows.append({"step": when_of(record), "sender": record["agent_id"], "recipient": to, "text": text})
+                self.rows.append({"step": when_of(record), "sender": sender, "recipient": to, "text": text})
             else:
                 self.left_out += 1
 
@@ -318,9 +321,14 @@ def panel_row(record: Record) -> dict[str, str]:
         "pose": f"({', '.join(map(str, pose['position']))}) {pose['facing']}{room}" if pose else "",
         "saw": ", ".join(record.get("visible_objects") or ()) or record.get("visible_caption", ""),
         "did": f"{record['action']}: {result.get('outcome', '')}" if record.get("action") else "",
-        "said": " | ".join(f"to {to}: {text}" for to, text in sent_by(record)),
+        "said": " | ".join(_said(record["agent_id"], *sent) for sent in sent_by(record)),
         "new": ", ".join(record.get("new_objects") or ()),
     }
+
+
+def _said(agent: str, sender: str, to: str, text: str) -> str:
+    """One message of a step, as its row in the map's table says it."""
+    return f"to {to}: {text}" if sender == agent else f"{sender}'s to {to}: {text}"
 
 
 class Filmstrip:
