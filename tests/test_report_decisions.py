@@ -72,6 +72,7 @@ def test_the_report_shows_each_decision_its_reasons_refusals_and_prompt(decided_
     page = PageVisit(browser, decided_run / "report.html")
     assert page.console_errors == [] and page.requests == []
     assert browser.title != "pwned"  # a reply's script is shown as text, never run
+    browser.find_element(By.ID, "collapse-steps").click()  # each step whole, not one line
     first = browser.find_elements(By.CSS_SELECTOR, "#decisions-Agent1 tr.decision")[0]
     step, decided_by, action, fields, choice, refused, folds = (cell.text for cell in cells(first))
     line = next(r for r in trace if r["agent_id"] == "Agent1" and r["step"] == 1)
