@@ -9,7 +9,7 @@ import pytest
 
 from explorer.config.run_config import RunConfig
 from explorer.records.trace import read_trace
-from explorer.report.decisions import MAX_DECISIONS, PROMPT_CHARS, Decisions, Refusal, decision_row
+from explorer.report.decisions import MAX_DECISIONS, MAX_PROMPTS, PROMPT_CHARS, Decisions, Refusal, decision_row
 from explorer.run.runner import ExplorationRun
 from tests.support.openai_stub_server import ChatServer
 from tests.support.paths import WORLDS
@@ -114,11 +114,13 @@ def test_the_decisions_are_bounded_and_keep_a_damaged_line_as_text():
     member = decisions.members["Agent1"]
     assert len(member.rows) == MAX_DECISIONS and member.steps == MAX_DECISIONS + 5
     assert decisions.note() == (
-        f"The decisions show the first {MAX_DECISIONS} of the run's {MAX_DECISIONS + 5} agent-steps; "
-        "trace.jsonl has them all."
+        f"The decisions show the first {MAX_DECISIONS:,} of the run's {MAX_DECISIONS + 5:,} agent-steps, "
+        f"the prompts of the first {MAX_PROMPTS}; trace.jsonl has them all."
     )
     row = member.rows[0]
     assert len(row.prompt) < PROMPT_CHARS + 40 and row.prompt.endswith("[50,000 characters in all]")
+    # A 16-agent, 100-step run's steps are all there; past the first MAX_PROMPTS, without their prompts.
+    assert MAX_DECISIONS >= 16 * 100 + 100 and member.rows[MAX_PROMPTS].prompt == ""
     assert row.fields == [("reason", '["x"]')] and row.choices == [] and row.refusals == []
     failed = {"error": "connection", "error_message": "Connection error.", "reply": None}
     row = decision_row({"agent_id": "Agent1", "step": 1, "llm": {"calls": [failed]}, "parse_failure": True}, False)
