@@ -15,7 +15,7 @@ from nodes.context_from_state import coordinator_context
 from nodes.decision_context import CoordinatorContext
 from nodes.end import EndNode
 from nodes.interfaces import CoordinatorPolicy, DecisionOutcome, ReportInbox, Schedule, StepReport, StopRun
-from nodes.record import StepRecord
+from nodes.record import StepRecord, relayed_lines
 from nodes.state import CoordinatorState
 from perception.base import Message
 
@@ -68,6 +68,7 @@ class DirectNode(Node):
         record.model_calls.extend(outcome.model_calls)
         record.notes.extend(outcome.notes)
         record.directives = list(outcome.directives)
+        record.relayed = relayed_lines(outcome.relayed)
         if outcome.error:
             record.errors.append(f"directing failed: {outcome.error}")
         record.lap("direct")

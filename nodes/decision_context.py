@@ -76,13 +76,15 @@ DirectiveTarget = list[int | str | None] | str  # [x, y, level, facing or None] 
 
 
 class Directive(TypedDict):
-    """What a coordinator tells one explorer: numbered in order; `message` is the sentence sent."""
+    """What a coordinator tells one explorer: numbered in order; `message` is the sentence sent, `reason`
+    why (the trace's and the report's, as an explorer's decision has one; the explorer is sent `message`)."""
 
     id: int
     to: str
     kind: str  # "goal" or "action"
     target: DirectiveTarget
     message: str
+    reason: str
 
 
 class DirectiveFollowed(TypedDict):

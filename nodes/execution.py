@@ -15,7 +15,9 @@ class ExecutionNode(Node):
     def prep(self, shared: AgentState) -> ExecutionPrep:
         action = shared["action"]
         assert action is not None, "the Decision node decides before the Execution node acts"
-        return shared["perception"], shared["agent_id"], action, shared["message_to_others"], shared["message_to"]
+        # Under --comm star and tree its message goes only up, to its coordinator, whatever recipient it named.
+        recipient = shared["coordinator"] if shared["messages_up"] and shared["coordinator"] else shared["message_to"]
+        return shared["perception"], shared["agent_id"], action, shared["message_to_others"], recipient
 
     # No exec: moving is the side effect itself, so it happens once, in post.
 

@@ -68,7 +68,11 @@ class Decision:
     message_to: str = BROADCAST
 
     def to_dict(self) -> dict[str, str]:
-        return asdict(self)
+        """The decision as its trace line keeps it: a recipient only where there is a message."""
+        line = asdict(self)
+        if not self.message_to_others:
+            del line["message_to"]
+        return line
 
     def bounded(self) -> Decision:
         """This decision with each text cut to DECISION_TEXT_LIMITS."""

@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from time import perf_counter
-from typing import Any
+from typing import Any, TypedDict
 
 from nodes.decision_context import Directive, DirectiveFollowed
+from perception.base import Message
 
 # The shape of a trace line: 2 keeps each model call whole in `llm.calls`; 1 (no `trace_version`
 # field) kept its reply apart, in `attempts` (explorer/records/trace_versions.py reads both).
@@ -21,6 +22,7 @@ TEXT_KEPT_CHARS = REPLY_KEPT_CHARS  # a failure's message, an error, a note
 NAME_KEPT_CHARS = 200  # who decided, a model's name; a call's purpose, reply format and kind of failure
 PROMPT_KEPT_CHARS = 100_000  # a prompt made here is a few thousand (nodes/decision_context.py's budget)
 ITEMS_KEPT = 20  # of a step's notes, errors and model calls (a model's step makes a few)
+RELAYED_KEPT = 100  # of the messages a director passed on in a tick, and of the recipients of each
 
 
 def excerpt(text: str, limit: int) -> str:
@@ -52,6 +54,24 @@ def _kept_texts(texts: Sequence[Any], what: str) -> list[str]:
     if len(texts) > ITEMS_KEPT:
         texts_kept[-1] = f"... {len(texts):,} {what} in all: the first {ITEMS_KEPT - 1} are kept"
     return texts_kept
+
+
+class Relayed(TypedDict):
+    """A message a director passed on (--comm star and tree): its first sender's words, to whom."""
+
+    sender: str  # who wrote it
+    to: list[str]  # whom this director passed it to: explorers, a coordinator or the system agent
+    message: str
+
+
+def relayed_lines(messages: Sequence[Message]) -> list[Relayed]:
+    """The messages passed on, one entry per text and first sender, with its recipients, in order."""
+    lines: dict[tuple[str, str], Relayed] = {}
+    for m in messages:
+        lines.setdefault((m.sender, m.message), Relayed(sender=m.sender, to=[], message=m.message))["to"].append(
+            m.recipient
+        )
+    return list(lines.values())
 
 
 @dataclass(frozen=True)
@@ -130,6 +150,7 @@ class StepRecord:
     parse_failure: bool = False
     directive: DirectiveFollowed | None = None  # an explorer's: the coordinator's directive it followed, and how
     directives: list[Directive] = field(default_factory=list)  # a coordinator's: the directives it sent
+    relayed: list[Relayed] = field(default_factory=list)  # a director's: the messages it passed on, and to whom
     # ExecutionNode
     action: str | None = None
     result: dict | None = None
@@ -166,7 +187,8 @@ class StepRecord:
         calls = line.pop("model_calls")
         line["llm"] = {"calls": [call.bounded().to_dict() for call in calls[:ITEMS_KEPT]]}
         more_calls = [f"... {len(calls):,} model calls: the first {ITEMS_KEPT} are kept"] * (len(calls) > ITEMS_KEPT)
-        line["notes"] = _kept_texts([*self.notes, *more_calls], "notes")
+        line["relayed"], more_relayed = _kept_relayed(self.relayed)
+        line["notes"] = _kept_texts([*self.notes, *more_calls, *more_relayed], "notes")
         line["errors"] = _kept_texts(self.errors, "errors")
         line["policy"] = kept(self.policy, NAME_KEPT_CHARS)
         line["prompt"] = kept(self.prompt, PROMPT_KEPT_CHARS)
@@ -187,6 +209,15 @@ class StepRecord:
         values |= {name: line.get(name) for name in SCHEDULE_FIELDS}
         calls = [ModelCall.from_dict(call) for call in line["llm"]["calls"]]
         return cls(**values, room=line.get("room"), model_calls=calls)
+
+
+def _kept_relayed(relayed: Sequence[Relayed]) -> tuple[list[Relayed], list[str]]:
+    """The first RELAYED_KEPT messages passed on, each with its first RELAYED_KEPT recipients; a note where
+    that left any out."""
+    kept_lines = [Relayed(sender=r["sender"], to=r["to"][:RELAYED_KEPT], message=r["message"]) for r in relayed]
+    cut = len(relayed) > RELAYED_KEPT or any(len(r["to"]) > RELAYED_KEPT for r in relayed)
+    note = f"... {len(relayed):,} messages passed on: the first {RELAYED_KEPT}, to their first {RELAYED_KEPT} recipients, are kept"
+    return kept_lines[:RELAYED_KEPT], [note] * cut
 
 
 SCHEDULE_FIELDS = ("think_time", "commit_index", "commit_time", "seen_commits")  # on a line only where set

@@ -363,3 +363,27 @@ def test_a_decide_past_the_timeout_fails_its_step_and_the_run_goes_on(tmp_path):
         "Agent1": 2,
         "Agent2": 2,
     }
+
+
+def documented_fields(heading: str) -> list[tuple[str, str]]:
+    """(field, type) of the table under `### `heading`` in docs/python.md, in order."""
+    text = (ROOT / "docs" / "python.md").read_text()
+    start = text.index(f"### `{heading}`\n")
+    rows = []
+    for line in text[start:].splitlines()[1:]:
+        if line.startswith("#"):
+            break
+        cells = [cell.strip() for cell in line.strip("|").split(" | ")]
+        if line.startswith("| `") and len(cells) == 3:
+            rows.append((cells[0].strip("`"), cells[1].strip("`").replace("\\|", "|")))
+    return rows
+
+
+def test_the_records_a_policy_is_given_are_documented_field_by_field():
+    import dataclasses
+
+    from nodes.decision_context import AgentSetup, TeamContext, Teammates, View
+
+    for record in (PolicySetup, DecisionContext, TeamContext, AgentSetup, View, Teammates):
+        fields = [(field.name, str(field.type)) for field in dataclasses.fields(record)]
+        assert documented_fields(record.__name__) == fields, f"docs/python.md's {record.__name__} table"

@@ -1,12 +1,14 @@
 """The coordinator: directives down, sight reports up, and explorers that follow them."""
 
 import json
+import re
 
 import pytest
 
 import explorer.policies.sentences as sentences
 from explorer.config.run_config import RunConfig
 from explorer.model.reading import ReplyError
+from explorer.policies.coordinator import NO_REASON
 from explorer.policies.directed import DirectedPolicy
 from explorer.policies.offline import OfflineExplorer
 from explorer.policies.replies import parse_directives
@@ -46,8 +48,12 @@ def test_a_coordinators_reply_gives_one_directive_per_explorer():
         "```yaml\ndirectives:\n  agent2: {goal: [4, 1], facing: East}\n  Agent1: {action: Move Forward}\n  Agent3:\n```"
     )
     assert parse_directives(reply, TEAM, ACTIONS, (10, 10, 1)) == [
-        ("Agent1", None, "forward"),
-        ("Agent2", (4, 1, 0, "east"), None),
+        ("Agent1", None, "forward", ""),
+        ("Agent2", (4, 1, 0, "east"), None, ""),
+    ]
+    reasoned = "directives:\n  Agent1: {goal: [1, 1], reason: the north wing is unseen}\n"
+    assert parse_directives(reasoned, TEAM, ACTIONS, (10, 10, 1)) == [
+        ("Agent1", (1, 1, 0, None), None, "the north wing is unseen")
     ]
     for bad, problem in (
         ("I would send them north.", "no `directives`"),
@@ -147,6 +153,8 @@ def test_an_offline_coordinator_directs_explorers_in_lockstep(tmp_path, embedder
     assert [r["time"] for r in lines] == [0, 5, 10, 15, 20]  # every tick_interval (5) rounds
     sent = [d for r in lines for d in r["directives"]]
     assert sent and all(d["message"] == sentences.directive(d["id"], d["target"]) for d in sent)
+    # Each says why, as an explorer's decision does: the unseen ground there and the way to it.
+    assert all(re.search(r"about \d+ unseen cells, \d+ steps? away", d["reason"]) for d in sent)
     # Each directive reaches its explorer the round after it is sent, as a message from the Coordinator.
     for directive in sent:
         sent_at = next(r["time"] for r in lines if directive in r["directives"])
@@ -181,7 +189,7 @@ def test_a_coordinators_directives_arrive_after_its_message_delay(tmp_path, embe
 
 
 def test_a_model_coordinator_is_asked_through_litellm_and_a_bad_reply_sends_nothing(tmp_path, embedder, monkeypatch):
-    good = "```yaml\ndirectives:\n  Agent1: {goal: [1, 1, 0]}\n  Agent2: {action: look_left}\n```"
+    good = "```yaml\ndirectives:\n  Agent1: {goal: [1, 1, 0], reason: nobody is near the door}\n  Agent2: {action: look_left}\n```"
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with ChatServer(in_turn("no idea", "still no idea", good)) as server:
         trace, summary = run(
@@ -192,9 +200,9 @@ def test_a_model_coordinator_is_asked_through_litellm_and_a_bad_reply_sends_noth
     assert "You are the Coordinator of a team of 3 explorers" in server.requests[0]["messages"][-1]["content"]
     first, second = lines
     assert first["parse_failure"] and first["directives"] == [] and len(first["llm"]["calls"]) == 2
-    assert [(d["to"], d["kind"], d["target"]) for d in second["directives"]] == [
-        ("Agent1", "goal", [1, 1, 0, None]),
-        ("Agent2", "action", "look_left"),
+    assert [(d["to"], d["kind"], d["target"], d["reason"]) for d in second["directives"]] == [
+        ("Agent1", "goal", [1, 1, 0, None], "nobody is near the door"),
+        ("Agent2", "action", "look_left", NO_REASON),
     ]
     agent2 = next(r for r in trace if r["agent_id"] == "Agent2" and r["time"] == 6)
     assert agent2["action"] == "look_left" and agent2["directive"]["status"] == "followed"

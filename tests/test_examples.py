@@ -36,6 +36,14 @@ def readme_block(name: str) -> str | None:
     return found.group(1) if found else None
 
 
+def docs_output(after: str) -> str:
+    """The first fenced block of docs/python.md after the text `after`: what a command there prints."""
+    text = (ROOT / "docs" / "python.md").read_text(encoding="utf-8")
+    found = re.search(r"```\n(.*?)```", text[text.index(after) :], re.S)
+    assert found, f"docs/python.md shows no output after {after!r}"
+    return found.group(1)
+
+
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_the_readme_shows_each_example_as_its_file_is(name):
     block = readme_block(name)
@@ -51,6 +59,12 @@ def test_the_python_api_example_runs_a_policy_of_its_own(tmp_path):
     assert found and int(found.group(1)) > 0
     (run_dir,) = (tmp_path / "runs").iterdir()  # runs/<timestamp>/ where it was started
     assert f"written to: {run_dir}" in result.stdout
+    # docs/python.md shows what it prints: the same lines, the run directory absolute as printed.
+    shown = docs_output("`python examples/run_from_python.py` prints").splitlines()
+    printed = result.stdout.splitlines()[-len(shown) :]
+    assert shown[:-1] == printed[:-1]
+    stamp = r"written to: /(.+/)?runs/\d{8}-\d{6}"
+    assert re.fullmatch(stamp, shown[-1]) and re.fullmatch(stamp, printed[-1])
     assert '"policy": "wanderer"' in (run_dir / "trace.jsonl").read_text()
 
 
@@ -63,3 +77,4 @@ def test_the_pettingzoo_example_runs_a_random_baseline_for_300_steps(tmp_path):
     assert [line.split(" total reward: ")[0] for line in lines[1:4]] == ["Agent1", "Agent2", "Agent3"]
     found = re.fullmatch(r"objects found: (\d+) of (\d+)", lines[4])
     assert found and 0 < int(found.group(1)) <= int(found.group(2))
+    assert lines == docs_output("(three\nexplorers in a generated house, 300 steps), prints").splitlines()

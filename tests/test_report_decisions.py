@@ -9,7 +9,7 @@ import pytest
 
 from explorer.config.run_config import RunConfig
 from explorer.records.trace import read_trace
-from explorer.report.decisions import MAX_DECISIONS, PROMPT_CHARS, Decisions, Refusal, decision_row
+from explorer.report.decisions import MAX_DECISIONS, MAX_PROMPTS, PROMPT_CHARS, Decisions, Refusal, decision_row
 from explorer.run.runner import ExplorationRun
 from tests.support.openai_stub_server import ChatServer
 from tests.support.paths import WORLDS
@@ -72,6 +72,7 @@ def test_the_report_shows_each_decision_its_reasons_refusals_and_prompt(decided_
     page = PageVisit(browser, decided_run / "report.html")
     assert page.console_errors == [] and page.requests == []
     assert browser.title != "pwned"  # a reply's script is shown as text, never run
+    browser.find_element(By.ID, "collapse-steps").click()  # each step whole, not one line
     first = browser.find_elements(By.CSS_SELECTOR, "#decisions-Agent1 tr.decision")[0]
     step, decided_by, action, fields, choice, refused, folds = (cell.text for cell in cells(first))
     line = next(r for r in trace if r["agent_id"] == "Agent1" and r["step"] == 1)
@@ -113,11 +114,13 @@ def test_the_decisions_are_bounded_and_keep_a_damaged_line_as_text():
     member = decisions.members["Agent1"]
     assert len(member.rows) == MAX_DECISIONS and member.steps == MAX_DECISIONS + 5
     assert decisions.note() == (
-        f"The decisions show the first {MAX_DECISIONS} of the run's {MAX_DECISIONS + 5} agent-steps; "
-        "trace.jsonl has them all."
+        f"The decisions show the first {MAX_DECISIONS:,} of the run's {MAX_DECISIONS + 5:,} agent-steps, "
+        f"the prompts of the first {MAX_PROMPTS}; trace.jsonl has them all."
     )
     row = member.rows[0]
     assert len(row.prompt) < PROMPT_CHARS + 40 and row.prompt.endswith("[50,000 characters in all]")
+    # A 16-agent, 100-step run's steps are all there; past the first MAX_PROMPTS, without their prompts.
+    assert MAX_DECISIONS >= 16 * 100 + 100 and member.rows[MAX_PROMPTS].prompt == ""
     assert row.fields == [("reason", '["x"]')] and row.choices == [] and row.refusals == []
     failed = {"error": "connection", "error_message": "Connection error.", "reply": None}
     row = decision_row({"agent_id": "Agent1", "step": 1, "llm": {"calls": [failed]}, "parse_failure": True}, False)
@@ -163,3 +166,14 @@ def test_a_run_on_the_clock_draws_objects_and_ground_against_its_seconds(clocked
         assert {"Agent1 saw", "Agent2 saw"} <= {trace["name"] for trace in figure["data"]}
     # The steps' charts are still there.
     assert browser.execute_script("return !!document.getElementById('discovery')")
+
+
+def test_a_step_without_a_message_names_no_recipient():
+    from nodes.interfaces import Decision
+
+    assert "message_to" not in Decision("forward", reason="r").to_dict()
+    assert Decision("forward", message_to_others="door", message_to="Agent2").to_dict()["message_to"] == "Agent2"
+    # An earlier run's lines named "all" on every step: the page shows a recipient only beside a message.
+    quiet = {"action": "forward", "reason": "r", "message_to_others": "", "message_to": "all"}
+    row = decision_row({"agent_id": "Agent1", "step": 1, "decision": quiet}, False)
+    assert row.fields == [("reason", "r")]

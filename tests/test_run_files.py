@@ -337,7 +337,7 @@ def test_a_long_runs_report_keeps_a_bounded_number_of_frames_trail_points_and_me
     assert drawn[-1]["poses"]["Agent1"][:2] == (steps % 50, steps // 50)
     assert max(len(frame["trails"]["Agent1"][0]) for frame in drawn) == trace_views.MAX_TRAIL
     assert "The replay shows every 16th of the run&#39;s 3,000 steps, and the last." in html
-    assert html.count('<tr><td class="num">') == trace_views.MAX_MESSAGES
+    assert html.count('<tr data-members="Agent1 all"><td class="num">') == trace_views.MAX_MESSAGES
     assert f"{steps - trace_views.MAX_MESSAGES} later messages are left out" in html
 
 

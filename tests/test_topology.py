@@ -22,6 +22,8 @@ from explorer.run.runner import ExplorationRun
 from explorer.team.store import InProcessStore
 from explorer.team.topology import RoutedStore, group_sentence, initial_groups, read_group
 from nodes.decision_context import CoordinatorContext, SightReport, TeamContext
+from nodes.interfaces import StepReport
+from nodes.record import StepRecord
 from perception.base import Message
 from perception.mock import MockPerception
 from tests.support.hash_embedder import HashEmbedder
@@ -121,6 +123,10 @@ def test_under_star_an_explorers_message_reaches_the_coordinator_only(tmp_path):
         assert line["step"] >= message["step"] + 2
     ticks = [line for line in trace if line["agent_id"] == "Coordinator"]
     assert [line["time"] for line in ticks] == list(range(16))  # under star it ticks with its explorers
+    # The trace shows the real route: up to the coordinator, then on to those it passed it to.
+    assert {line["message_out"]["recipient"] for line in explorers if line["message_out"]} == {"Coordinator"}
+    passed = {(r["sender"], r["message"], to) for line in ticks for r in line["relayed"] for to in r["to"]}
+    assert {(m["sender"], m["message"], line["agent_id"]) for line, m in heard} <= passed
 
 
 # ---- the system agent and tree ------------------------------------------------------------------
@@ -174,6 +180,7 @@ def test_the_system_agent_moves_an_explorer_to_the_group_with_the_most_ground_le
     moved = system.direct(coordinator_context("System", EXPLORERS, messages=covered, positions=positions, step=2))
     (directive,) = moved.directives
     assert directive["to"] == "Agent2" and directive["target"][1] >= 20  # to the unseen half
+    assert directive["reason"].startswith("moved from Coordinator1's group to Coordinator2's")
     assert sentences.read_directive(directive["message"])[0] == directive["id"]
     assert {m.recipient: read_group(m.message)[0] for m in moved.relayed} == {
         "Coordinator1": ["Agent1"],
@@ -222,7 +229,20 @@ def test_a_tree_run_routes_along_the_hierarchy(tmp_path):
         if line["agent_id"].startswith("Agent"):
             assert all(m["recipient"] == line["agent_id"] for m in line["messages_in"])  # no broadcast
     assert summary["decisions"] == 4 * 16  # the directors' ticks are no agent-steps
+    said_up = {line["message_out"]["recipient"] for line in trace if line["message_out"]}
+    assert said_up and said_up <= {"Coordinator1", "Coordinator2"}  # up to its group's coordinator
+    relays = {line["agent_id"] for line in trace if line["relayed"]}
+    assert {"Coordinator1", "Coordinator2"} <= relays  # which pass the messages on, and say to whom
     assert set(summary["coordinator"]["ticks_by_member"]) == {"Coordinator1", "Coordinator2", "System"}
+
+
+def test_under_tree_a_message_sent_up_names_the_coordinator_of_the_group_it_is_in_now():
+    store = RoutedStore(InProcessStore(), {"Agent1": "Coordinator1", "Agent2": "Coordinator2"}, "System")
+    store.send_message(Message("System", "Coordinator2", group_sentence(["Agent1"], (0, 9, 0, 9)), 3))
+    record = StepRecord("Agent1", 4)
+    record.message_out = {"recipient": "Coordinator1", "message": "Heading to (1, 1, 0) facing north."}
+    store.commit_step([StepReport("Agent1", 4, record, [])])
+    assert record.message_out["recipient"] == "Coordinator2"
 
 
 # ---- what reading costs -------------------------------------------------------------------------

@@ -44,7 +44,7 @@ def directives_schema(explorers: Sequence[str], actions: Sequence[str], size: Se
     }
     directive = {
         "type": "object",
-        "properties": {"goal": cell, "facing": _enum(FACINGS), "action": _enum(actions)},
+        "properties": {"goal": cell, "facing": _enum(FACINGS), "action": _enum(actions), "reason": _text(REASON_CHARS)},
         "additionalProperties": False,
     }
     directives = {

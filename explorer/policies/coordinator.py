@@ -56,6 +56,7 @@ TARGET_TICKS = 2  # ticks after which a goal not reached is taken to be given up
 # View distances: a message about a place this near an explorer (or its goal) concerns it. Tuned on
 # bench/topology.py's tuned seeds (3, 2, 1.5 and 1 tried): 1.5 keeps star's steps and reads a third of all's.
 RELAY_REACH = 1.5
+NO_REASON = "the model gave no reason"  # a model's directive without its `reason`
 
 
 @dataclass(frozen=True)
@@ -241,12 +242,13 @@ class OfflineCoordinator:
             if target and cell_distance(target, goal.pose) < RETARGET_DISTANCE:
                 continue  # on its way to much the same ground
             self.targets[explorer] = (goal.pose, tick)
-            sent.append(self.directive(explorer, goal.pose[:4]))
+            sent.append(self.directive(explorer, _goal_reason(goal), goal.pose[:4]))
         return sent
 
     def directive(
         self,
         explorer: str,
+        reason: str,
         target: Sequence[int | str | None] | None = None,
         action: str | None = None,
     ) -> Directive:
@@ -257,6 +259,7 @@ class OfflineCoordinator:
             kind="action" if action else "goal",
             target=action or list(target or ()),
             message=sentences.directive(self.sent, target, action),
+            reason=reason,
         )
 
 
@@ -297,10 +300,10 @@ class ModelCoordinator:
             schema=directives_schema(team, actions, size),
         )
         directives = []
-        for explorer, target, action in given or ():
+        for explorer, target, action, reason in given or ():
             if target:
                 self.planner.targets[explorer] = (target[:3] + (target[3] or "north", 0), about.step)
-            directives.append(self.planner.directive(explorer, target, action))
+            directives.append(self.planner.directive(explorer, reason or NO_REASON, target, action))
         relayed = tuple(self.planner.pass_on(context))
         outcome = replace(outcome, decision=None, directives=tuple(directives), relayed=relayed)
         self._decided = (about.step, outcome)
@@ -326,6 +329,15 @@ class ModelCoordinator:
                 f"{covered or 'Has covered little yet.'}{suggestion}"
             )
         return "\n".join(lines)
+
+
+def _goal_reason(goal: Goal) -> str:
+    """Why the offline coordinator sends an explorer to `goal` (the assignment's rule, in words)."""
+    steps = "1 step" if goal.steps == 1 else f"{goal.steps} steps"
+    return (
+        f"its own way would show little the team has not seen; from there it would see about {goal.new_cells} "
+        f"unseen cells, {steps} away: the best goal left for it by unseen cells per step, the others' goals taken"
+    )
 
 
 def _beyond(region: Box, size: Sequence[int]) -> frozenset[Cell]:

@@ -16,7 +16,7 @@ from functools import cache
 from explorer.model.reading import ReplyError, bounded_text, read_structured
 from explorer.policies.sentences import Heading
 from nodes.decision_context import DecisionContext
-from nodes.interfaces import DECISION_TEXT_LIMITS, Decision
+from nodes.interfaces import DECISION_TEXT_LIMITS, Decision, cut_text
 from perception.base import BROADCAST
 from prompts import example_values
 
@@ -171,9 +171,10 @@ def parse_directives(
     team: Sequence[str],
     available_actions: Sequence[str],
     size: tuple[int, int, int],
-) -> list[tuple[str, Heading | None, str | None]]:
-    """[(explorer, (x, y, level, facing or None) or None, action or None)], in team order, from a
-    coordinator's reply: `directives: {Agent1: {goal: [x, y, level], facing: east}, Agent2: {action: ...}}`."""
+) -> list[tuple[str, Heading | None, str | None, str]]:
+    """[(explorer, (x, y, level, facing or None) or None, action or None, reason)], in team order, from a
+    coordinator's reply: `directives: {Agent1: {goal: [x, y, level], facing: east, reason: ...}, Agent2:
+    {action: ...}}`; a reason not given is ""."""
     loaded = read_structured(text, lambda value: isinstance(value, dict) and "directives" in value)
     if loaded is None:
         raise ReplyError("the reply has no `directives` mapping")
@@ -181,7 +182,7 @@ def parse_directives(
     if not isinstance(given, dict):
         raise ReplyError("`directives` must map explorers to a goal or an action")
     names = {agent_id.lower(): agent_id for agent_id in team}
-    directives: dict[str, tuple[Heading | None, str | None]] = {}
+    directives: dict[str, tuple[Heading | None, str | None, str]] = {}
     for raw, entry in given.items():
         explorer = names.get(str(raw).strip().lower().replace(" ", ""))
         if explorer is None:
@@ -190,10 +191,11 @@ def parse_directives(
             continue  # left to carry on (strict mode's schema gives every field, null where left out)
         if not isinstance(entry, dict):
             raise ReplyError(f"{explorer}'s directive must be a mapping with a `goal` or an `action`")
+        reason = cut_text(str(entry.get("reason") or "").strip(), DECISION_TEXT_LIMITS["reason"])
         if _given(entry.get("action")):
-            directives[explorer] = (None, normalise_action(str(entry["action"]), available_actions))
+            directives[explorer] = (None, normalise_action(str(entry["action"]), available_actions), reason)
             continue
-        directives[explorer] = (_goal_cell(explorer, entry.get("goal"), entry.get("facing"), size), None)
+        directives[explorer] = (_goal_cell(explorer, entry.get("goal"), entry.get("facing"), size), None, reason)
     return [(explorer, *directives[explorer]) for explorer in team if explorer in directives]
 
 

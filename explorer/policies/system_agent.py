@@ -123,13 +123,16 @@ class SystemAgent:
         pose = context.positions.get(explorer)
         level = pose["position"][2] if pose else 0
         self.groups[explorer], self.moved[explorer] = taker, step
-        return [giver, taker], [self._directive(explorer, (x, y, level))]
-
-    def _directive(self, explorer: str, target: tuple[int, int, int]) -> Directive:
-        self.sent += 1
-        return Directive(
-            id=self.sent, to=explorer, kind="goal", target=list(target), message=sentences.directive(self.sent, target)
+        reason = (
+            f"moved from {giver}'s group to {taker}'s, which has {load[taker]:.0f} unseen cells per explorer "
+            f"against {load[giver]:.0f}: the nearest unseen ground of {taker}'s region"
         )
+        return [giver, taker], [self._directive(explorer, (x, y, level), reason)]
+
+    def _directive(self, explorer: str, target: tuple[int, int, int], reason: str) -> Directive:
+        self.sent += 1
+        message = sentences.directive(self.sent, target)
+        return Directive(id=self.sent, to=explorer, kind="goal", target=list(target), message=message, reason=reason)
 
     def _pass_down(self, context: CoordinatorContext) -> list[Message]:
         """Under tree: each message passed up, to the coordinators (but its sender's) whose region it concerns."""

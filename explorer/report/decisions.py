@@ -2,8 +2,8 @@
 or the directive followed (a coordinator's directives sent), each reply refused with why, and the prompt.
 
 Gathered line by line as the trace is read, like the views of explorer/report/trace_views.py, and bounded
-the same way: the first MAX_DECISIONS agent-steps are shown, each text cut (a prompt at PROMPT_CHARS), and
-every member's counts cover the whole run. The texts come from models and from a trace that may come from
+the same way: the first MAX_DECISIONS agent-steps are shown (the prompts of the first MAX_PROMPTS), each text
+cut (a prompt at PROMPT_CHARS), and every member's counts cover the whole run. The texts come from models and from a trace that may come from
 elsewhere: they are kept as plain text, which the page escapes.
 """
 
@@ -15,7 +15,8 @@ from typing import Any
 
 from nodes.record import excerpt
 
-MAX_DECISIONS = 300  # agent-steps shown; a longer run's report says how many it left out
+MAX_DECISIONS = 2_000  # agent-steps shown (a 16-agent, 100-step run's and its coordinator's); a longer run's report says how many it left out
+MAX_PROMPTS = 300  # of them with their prompt: a prompt is most of a row's size
 PROMPT_CHARS = 5_000  # of each prompt (a step's is about 3,000)
 REPLY_CHARS = 1_500  # of each reply shown, refused or used
 FIELD_CHARS = 1_000  # of each field of a decision, each note and each error
@@ -74,7 +75,7 @@ class Decisions:
         member = self.members.get(record["agent_id"])
         if member is None:
             return
-        row = decision_row(record, self.clocked)
+        row = decision_row(record, self.clocked, with_prompt=self.shown < MAX_PROMPTS)
         member.steps += 1
         member.asked += any(_call_purpose(call) == "decision" for call in _calls(record))
         member.refused += len(row.refusals)
@@ -86,15 +87,16 @@ class Decisions:
 
     def note(self) -> str | None:
         """What the bound left out, for the page."""
+        prompts = f", the prompts of the first {MAX_PROMPTS:,}" if self.shown > MAX_PROMPTS else ""
         if not self.left_out:
-            return None
+            return f"The decisions show every agent-step{prompts}; trace.jsonl has them all." if prompts else None
         return (
-            f"The decisions show the first {self.shown:,} of the run's {self.shown + self.left_out:,} agent-steps; "
-            "trace.jsonl has them all."
+            f"The decisions show the first {self.shown:,} of the run's {self.shown + self.left_out:,} agent-steps"
+            f"{prompts}; trace.jsonl has them all."
         )
 
 
-def decision_row(record: Record, clocked: bool) -> DecisionRow:
+def decision_row(record: Record, clocked: bool, with_prompt: bool = True) -> DecisionRow:
     given = record.get("decision")
     decision = given if isinstance(given, dict) else {}
     calls = _calls(record)
@@ -108,13 +110,15 @@ def decision_row(record: Record, clocked: bool) -> DecisionRow:
         fields=[
             (shown(key, 100), shown(value, FIELD_CHARS))
             for key, value in list(decision.items())[:MAX_LISTED]
-            if key != "action" and value not in ("", None)
+            if key != "action"
+            and value not in ("", None)
+            and (key != "message_to" or decision.get("message_to_others"))
         ],
         choices=_choices(record),
         refusals=[refusal for call in calls if (refusal := _refusal(call))],
         problems=_problems(record),
         reply=shown(used[-1].get("reply"), REPLY_CHARS) if used else "",
-        prompt=shown(record.get("prompt"), PROMPT_CHARS),
+        prompt=shown(record.get("prompt"), PROMPT_CHARS) if with_prompt else "",
     )
 
 
@@ -161,7 +165,8 @@ def _choices(record: Record) -> list[str]:
             + (f", replacing {replaced}" if replaced else "")
         )
     for directive in (record.get("directives") or [])[:MAX_LISTED]:
-        choices.append(f"to {shown(directive['to'], 100)}: {shown(directive['message'], FIELD_CHARS)}")
+        why = f" Why: {shown(directive['reason'], FIELD_CHARS)}" if directive.get("reason") else ""
+        choices.append(f"to {shown(directive['to'], 100)}: {shown(directive['message'], FIELD_CHARS)}{why}")
     return choices
 
 

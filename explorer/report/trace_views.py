@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from explorer.records.clock import step_at
 from explorer.report.charts import line_chart
@@ -34,12 +34,27 @@ def when_of(record: Record) -> float:
     return step_at(record["time"]) if record.get("time") is not None else record["step"]
 
 
-def sent_by(record: Record) -> list[tuple[str, str]]:
-    """(recipient, message) of what a step said: its message, or a coordinator's directives."""
-    out = record.get("message_out")
-    return ([(out["recipient"], out["message"])] if out else []) + [
-        (directive["to"], directive["message"]) for directive in record.get("directives") or ()
-    ]
+class Sent(NamedTuple):
+    """One message a step sent: a director passes on (`via` it: --comm star and tree) its first sender's."""
+
+    sender: str
+    via: str | None
+    to: list[str]
+    text: str
+
+    def members(self) -> str:
+        """Who it concerns, for the page's filter: its sender, who passed it on and its recipients ("all")."""
+        return " ".join(dict.fromkeys(name for name in (self.sender, self.via, *self.to) if name))
+
+
+def sent_by(record: Record) -> list[Sent]:
+    """What a step said: its message, or a director's directives and the messages it passed on."""
+    agent, out = record["agent_id"], record.get("message_out")
+    return (
+        ([Sent(agent, None, [out["recipient"]], out["message"])] if out else [])
+        + [Sent(agent, None, [directive["to"]], directive["message"]) for directive in record.get("directives") or ()]
+        + [Sent(r["sender"], agent, r["to"], r["message"]) for r in record.get("relayed") or ()]
+    )
 
 
 def _grow(seen: set[Any], items: Iterable[Hashable], most: int = MAX_CELLS) -> None:
@@ -191,9 +206,11 @@ class Messages:
         self.left_out = 0
 
     def add(self, record: Record) -> None:
-        for to, text in sent_by(record):
+        for sent in sent_by(record):
             if len(self.rows) < MAX_MESSAGES:
-                self.rows.append({"step": when_of(record), "sender": record["agent_id"], "recipient": to, "text": text})
+                sender = f"{sent.sender} via {sent.via}" if sent.via else sent.sender
+                row = {"step": when_of(record), "sender": sender, "recipient": ", ".join(sent.to), "text": sent.text}
+                self.rows.append({**row, "members": sent.members()})
             else:
                 self.left_out += 1
 
@@ -318,9 +335,14 @@ def panel_row(record: Record) -> dict[str, str]:
         "pose": f"({', '.join(map(str, pose['position']))}) {pose['facing']}{room}" if pose else "",
         "saw": ", ".join(record.get("visible_objects") or ()) or record.get("visible_caption", ""),
         "did": f"{record['action']}: {result.get('outcome', '')}" if record.get("action") else "",
-        "said": " | ".join(f"to {to}: {text}" for to, text in sent_by(record)),
+        "said": " | ".join(_said(sent) for sent in sent_by(record)),
         "new": ", ".join(record.get("new_objects") or ()),
     }
+
+
+def _said(sent: Sent) -> str:
+    """One message of a step, as its row in the map's table says it."""
+    return f"{sent.sender}'s to {', '.join(sent.to)}: {sent.text}" if sent.via else f"to {sent.to[0]}: {sent.text}"
 
 
 class Filmstrip:

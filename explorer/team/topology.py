@@ -98,10 +98,19 @@ class RoutedStore(TeamStore):
     def commit_step(self, reports: Sequence[StepReport]) -> list[list[str]]:
         with self._lock:
             messages = [m for r in reports for m in r.outgoing if m.recipient in self._mailboxes]
+            for report in reports:
+                self._address_up(report)
         for message in messages:  # lock-step delivers as it commits: the directors' mail first, then the rest
             self.send_message(message)
         kept = [_without(report, messages) for report in reports]
         return self.store.commit_step(kept)
+
+    def _address_up(self, report: StepReport) -> None:
+        """An explorer's message that went up (its step's trace names its coordinator) names the coordinator
+        of the group it is in now: the system agent may have moved it since its run began."""
+        said = report.record.message_out if report.record else None
+        if said and said["recipient"] in self._mailboxes and report.agent_id in self._groups:
+            said["recipient"] = self._groups[report.agent_id]
 
     def register_agent(self, agent_id: str, pose: PoseDict | None = None) -> None:
         self.store.register_agent(agent_id, pose)
