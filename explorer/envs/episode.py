@@ -108,6 +108,7 @@ class Episode:
         for agent_id in self.agent_ids:
             self.store.register_agent(agent_id, self.perception.get_agent_state(agent_id).to_dict())
         self.team_cells: set[Cell] = set()  # the free cells the team has seen
+        self.team_walls: set[tuple[int, int]] = set()  # and the walls (x, y)
         self.number += 1
         self.agents: dict[str, AgentSoFar] = {}
         return self._perceive({}, {})
@@ -191,6 +192,7 @@ class Episode:
     ) -> AgentStep:
         new_cells = set(view.seen_cells) - self.team_cells
         self.team_cells |= new_cells
+        self.team_walls.update(view.seen_walls)
         messages = tuple(self.perception.poll_messages(agent_id))
         reward = self.rewards.per_object * len(new_objects) + self.rewards.per_cell * len(new_cells)
         return AgentStep(view, messages, tuple(new_objects), len(new_cells), reward, outcomes.get(agent_id))

@@ -8,12 +8,14 @@
         actions = {agent: env.action_space(agent).sample() for agent in env.agents}
         observations, rewards, terminations, truncations, infos = env.step(actions)
 
-The world, world seed, agents, seed, steps and messages are the run options of the same names, read and
-checked as the command line's (a shipped world's name, a world file, or gen:FAMILY). Observations and
+The world, world seed, agents, seed, random starts, steps and messages are the run options of the same
+names, read and checked as the command line's (a shipped world's name, a world file, or gen:FAMILY with its
+parameters, gen:house?size=40x30); a bad value is a ConfigError, one line. Observations and
 actions: explorer/envs/spaces.py. Rewards: explorer/envs/episode.py's `Rewards` (1 per object and 0.1 per
 free cell the team had not seen, to the agent that saw it first). Every agent acts at each step; the episode
 is truncated for all after its steps (--steps, else the world's max_steps), as a run ends, and no agent
 terminates before. `reset(seed=S)` places the agents as `--seed S` does (seed None: as the last reset did).
+`render_mode` "ansi" or "rgb_array" renders the team's map (explorer/envs/render.py).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pettingzoo import ParallelEnv  # type: ignore[import-untyped]
 
 from explorer.config.keywords import make_config
 from explorer.envs.episode import AgentStep, Episode, Rewards
+from explorer.envs.render import RENDER_FPS, RENDER_MODES, checked_render_mode, rendered
 from explorer.envs.spaces import action_space, observation, observation_space, read_action
 from perception.world import World
 
@@ -33,7 +36,11 @@ from perception.world import World
 class ExplorationParallelEnv(ParallelEnv):
     """The explorers of a team, each an agent of the environment ("Agent1", ...)."""
 
-    metadata: ClassVar[dict[str, Any]] = {"name": "multi_agent_explorer_v0", "render_modes": []}
+    metadata: ClassVar[dict[str, Any]] = {
+        "name": "multi_agent_explorer_v0",
+        "render_modes": list(RENDER_MODES),
+        "render_fps": RENDER_FPS,
+    }
 
     def __init__(
         self,
@@ -41,11 +48,22 @@ class ExplorationParallelEnv(ParallelEnv):
         agents: int = 2,
         seed: int = 42,
         world_seed: int | None = None,
+        random_starts: bool = False,
         steps: int | None = None,
         comm: bool = True,
         rewards: Rewards | None = None,
+        render_mode: str | None = None,
     ) -> None:
-        config = make_config(world=world, agents=agents, seed=seed, world_seed=world_seed, steps=steps, comm=comm)
+        self.render_mode = checked_render_mode(render_mode)
+        config = make_config(
+            world=world,
+            agents=agents,
+            seed=seed,
+            world_seed=world_seed,
+            random_starts=random_starts,
+            steps=steps,
+            comm=comm,
+        )
         self.episode = Episode(config, rewards or Rewards())
         self.comm = comm
         self.possible_agents = list(self.episode.agent_ids)
@@ -90,6 +108,10 @@ class ExplorationParallelEnv(ParallelEnv):
         if over:
             self.agents = []
         return result
+
+    def render(self) -> Any:
+        """The team's map: text ("ansi"), an image ("rgb_array"), or None without a render_mode."""
+        return rendered(self.episode, self.render_mode)
 
     def _observations(self, views: dict[str, AgentStep]) -> dict[str, Any]:
         return {agent: observation(self.episode.world, view, self.comm) for agent, view in views.items()}

@@ -1,5 +1,5 @@
 """The environments' spaces, and the observations and actions that fill them: the one module that imports
-gymnasium (the environments subclass its `Env` from here).
+gymnasium (the environments subclass its `Env` from here, and register the Gymnasium one with `register`).
 
 An observation is a Dict:
 - `view`: the cells around the agent, a (2R + 1) x (2R + 1) array of int8 for the world's view distance R,
@@ -32,6 +32,7 @@ from perception.base import FACINGS, Pose
 from perception.world import World
 
 Env = gymnasium.Env
+register = gymnasium.register
 UNSEEN, FREE, WALL, OBJECT, OFF_GRID = range(5)
 CHARSET = frozenset(chr(code) for code in range(32, 127)) | {"\n"}
 SENDER_CHARS = 14  # 'Agent1000: ', the message's two quotes and its new line
