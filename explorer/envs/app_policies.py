@@ -61,6 +61,12 @@ class AppPolicies:
             self._make_policies()
         return {agent: self._action(agent) for agent in self.agents}
 
+    def action(self) -> Any:
+        """The action of its one agent (the Gymnasium environment's explorer)."""
+        if len(self.agents) != 1:
+            raise ValueError(f"action() is for one agent; these are {len(self.agents)}: use actions()")
+        return self.actions().get(self.agents[0])
+
     def _make_policies(self) -> None:
         config = replace(self.episode.config, model=self.model, seed=self.episode.seed).check()
         members = roster_of(config).members  # a plug-in is imported, and refused in one line, here

@@ -16,10 +16,14 @@ free cell the team had not seen, to the agent that saw it first). Every agent ac
 is truncated for all after its steps (--steps, else the world's max_steps), as a run ends, and no agent
 terminates before. `reset(seed=S)` places the agents as `--seed S` does (seed None: as the last reset did).
 `render_mode` "ansi" or "rgb_array" renders the team's map (explorer/envs/render.py).
+
+`AppTeammates(env, "offline", ["Agent2", "Agent3"])` is the same team with those agents played by the app's
+policy (explorer/envs/app_policies.py): its agents are the others, to train or test among built-in teammates.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
@@ -27,9 +31,11 @@ from typing import Any, ClassVar
 from pettingzoo import ParallelEnv  # type: ignore[import-untyped]
 
 from explorer.config.keywords import make_config
+from explorer.envs.app_policies import AppPolicies
 from explorer.envs.episode import AgentStep, Episode, Rewards
 from explorer.envs.render import RENDER_FPS, RENDER_MODES, checked_render_mode, rendered
 from explorer.envs.spaces import action_space, observation, observation_space, read_action
+from explorer.records.errors import ConfigError
 from perception.world import World
 
 
@@ -115,3 +121,41 @@ class ExplorationParallelEnv(ParallelEnv):
 
     def _observations(self, views: dict[str, AgentStep]) -> dict[str, Any]:
         return {agent: observation(self.episode.world, view, self.comm) for agent, view in views.items()}
+
+
+class AppTeammates(ParallelEnv):
+    """A team of which the app's policy `model` plays `teammates`: the environment's agents are the others."""
+
+    metadata: ClassVar[dict[str, Any]] = ExplorationParallelEnv.metadata
+
+    def __init__(self, env: ExplorationParallelEnv, model: str, teammates: Sequence[str]) -> None:
+        self.env, self.app = env, AppPolicies(env, model, teammates)
+        self.possible_agents = [agent for agent in env.possible_agents if agent not in self.app.agents]
+        if not self.possible_agents:
+            raise ConfigError("teammates must leave at least one agent to the environment's user")
+        self.agents: list[str] = []
+        self.render_mode = env.render_mode
+
+    def observation_space(self, agent: str) -> Any:
+        return self.env.observation_space(agent)
+
+    def action_space(self, agent: str) -> Any:
+        return self.env.action_space(agent)
+
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        observations, infos = self.env.reset(seed, options)
+        self.agents = list(self.possible_agents)
+        return self._ours(observations), self._ours(infos)
+
+    def step(self, actions: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+        results = self.env.step({**actions, **self.app.actions()})
+        self.agents = [agent for agent in self.possible_agents if agent in self.env.agents]
+        return tuple(self._ours(result) for result in results)
+
+    def render(self) -> Any:
+        return self.env.render()
+
+    def _ours(self, per_agent: dict[str, Any]) -> dict[str, Any]:
+        return {agent: value for agent, value in per_agent.items() if agent in self.possible_agents}
