@@ -54,7 +54,7 @@ def team_map(episode: Episode) -> LiveMap:
 def ansi(episode: Episode) -> str:
     """The whole map as the console shows it, two characters a cell, and its legend."""
     drawn = team_map(episode)
-    return f"{drawn.render(drawn.width, drawn.depth).plain}\n{drawn.legend().plain}\n"
+    return f"{drawn.render(drawn.width, drawn.depth).plain}\n{drawn.legend().plain}"
 
 
 def rgb_array(episode: Episode) -> np.ndarray:
