@@ -2,8 +2,8 @@
 text ("ansi"), or as an image ("rgb_array": height x width x 3 uint8, north up).
 
 Both show the ground the team has seen, the walls it has met, the objects found and each agent where it
-stands; the image gives each cell a square of at most CELL_PIXELS pixels, fewer in a large world, so that
-an image is at most IMAGE_PIXELS pixels a side (a cell at least 1).
+stands; the image gives each cell a square of CELL_PIXELS pixels, fewer in a large world, so that the image
+stays within IMAGE_PIXELS pixels a side (a cell at least 1: a world wider than that gives a wider image).
 """
 
 from __future__ import annotations
