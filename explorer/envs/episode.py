@@ -20,7 +20,7 @@ from explorer.run.roster import roster_of
 from explorer.run.runner import DEFAULT_STEPS
 from explorer.team.store import InProcessStore
 from nodes.context_from_state import explorer_context, team_context_of
-from nodes.decision_context import ActionTaken, AgentSetup, DecisionContext, HeardMessage
+from nodes.decision_context import RECENT_ACTIONS, ActionTaken, AgentSetup, DecisionContext, HeardMessage
 from nodes.interfaces import StepReport
 from nodes.perception_node import room_entered
 from perception.base import BROADCAST, Message, Observation
@@ -67,7 +67,7 @@ class AgentSoFar:
 
     last: AgentStep  # what it perceived as the last step ended
     rooms_entered: list[str]
-    history: list[ActionTaken]
+    history: list[ActionTaken]  # its last RECENT_ACTIONS
 
 
 class Episode:
@@ -149,7 +149,8 @@ class Episode:
             message = message if self.comm else ""
             result = self.perception.execute_action(agent_id, action)
             outcomes[agent_id] = result.outcome
-            self.agents[agent_id].history.append(
+            history = self.agents[agent_id].history
+            history.append(
                 {
                     "step": self.taken,
                     "action": action,
@@ -158,6 +159,7 @@ class Episode:
                     "message": message,
                 }
             )
+            del history[:-RECENT_ACTIONS]  # what a context shows: an episode of any length keeps no more
             if message:
                 sent[agent_id] = [Message(agent_id, BROADCAST, message, step=self.taken)]
         return self._perceive(sent, outcomes)
