@@ -1,32 +1,61 @@
-"""The decision contexts (nodes/decision_context.py), read from an agent's state at the start of its decision."""
+"""The decision contexts (nodes/decision_context.py), read from an agent's state at the start of its decision.
+
+`team_context_of` and `explorer_context` build them from their parts: the state here, and the environments'
+episode (explorer/envs/episode.py), which so gives a policy the context a run would.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from nodes.decision_context import (
     RECENT_ACTIONS,
+    ActionTaken,
     AgentSetup,
     CoordinatorContext,
     DecisionContext,
+    Discovery,
+    HeardMessage,
     TeamContext,
     Teammates,
     View,
 )
+from nodes.interfaces import TeamView
 from nodes.state import AgentState, CoordinatorState
-from perception.base import Pose
+from perception.base import EnvironmentInfo, Observation, PerceptionInterface, Pose
 
 
 def team_context(shared: AgentState | CoordinatorState) -> TeamContext:
     """What every member's decision rests on, an explorer's or a coordinator's: who, when, where."""
-    env = shared["environment"]
+    return team_context_of(
+        shared["agent_id"],
+        shared["team"],
+        shared["step_count"],
+        shared["max_steps"],
+        shared["environment"],
+        shared["shared_memory"].discoveries(),
+    )
+
+
+def team_context_of(
+    agent_id: str,
+    members: Sequence[str],
+    step: int,
+    max_steps: int,
+    env: EnvironmentInfo,
+    discoveries: Mapping[str, Discovery],
+) -> TeamContext:
+    """The TeamContext of `agent_id` at `step`, given the team's finds (name -> {finder, step, cell}, in
+    discovery order)."""
     return TeamContext(
-        agent_id=shared["agent_id"],
-        members=tuple(shared["team"]),
-        step=shared["step_count"],
-        max_steps=shared["max_steps"],
+        agent_id=agent_id,
+        members=tuple(members),
+        step=step,
+        max_steps=max_steps,
         world=env.name,
         size=env.size,
         view_distance=env.view_distance,
-        discoveries=shared["shared_memory"].discoveries(),  # name -> {finder, step, cell}, in discovery order
+        discoveries=discoveries,
         targets=env.targets,
     )
 
@@ -35,15 +64,42 @@ def decision_context(shared: AgentState) -> DecisionContext:
     """Everything an explorer's decision rests on; the prompt and the built-in policies both read it."""
     observation = shared["observation"]
     assert observation is not None, "the Perception node looks before the Decision node decides"
-    agent_id = shared["agent_id"]
-    team = team_context(shared)
-    positions = shared["shared_memory"].positions()
+    return explorer_context(
+        team_context(shared),
+        AgentSetup(shared["role"], shared["persona"], shared["comm_enabled"], shared["coordinator"]),
+        observation,
+        shared["shared_memory"],
+        shared["perception"],
+        dead_reckoned=shared["environment"].dead_reckoned,
+        rooms_entered=shared["rooms_entered"],
+        messages=shared["other_agent_messages"],
+        memories=shared["retrieved_memories"],
+        history=shared["action_history"],
+    )
+
+
+def explorer_context(
+    team: TeamContext,
+    setup: AgentSetup,
+    observation: Observation,
+    store: TeamView,
+    perception: PerceptionInterface,
+    *,
+    dead_reckoned: bool,
+    rooms_entered: Sequence[str],
+    messages: Sequence[HeardMessage],
+    memories: Sequence[tuple[str, float]],
+    history: Sequence[ActionTaken],
+) -> DecisionContext:
+    """An explorer's DecisionContext from its parts: its view, the teammates' poses in `store`, its actions."""
+    agent_id = team.agent_id
+    positions = store.positions()
     return DecisionContext(
         team=team,
-        setup=AgentSetup(shared["role"], shared["persona"], shared["comm_enabled"], shared["coordinator"]),
+        setup=setup,
         view=View(
             pose=observation.pose,
-            dead_reckoned=shared["environment"].dead_reckoned,
+            dead_reckoned=dead_reckoned,
             visible_objects=tuple(observation.visible_objects),
             object_cells=dict(observation.object_cells),
             caption=observation.caption,
@@ -51,15 +107,15 @@ def decision_context(shared: AgentState) -> DecisionContext:
             seen_walls=observation.seen_walls,
             actions_unseen=tuple(observation.actions_unseen),
             rooms=observation.rooms,
-            rooms_entered=tuple(shared["rooms_entered"]),
+            rooms_entered=tuple(rooms_entered),
         ),
         teammates=Teammates(
-            messages=tuple(shared["other_agent_messages"]),
+            messages=tuple(messages),
             positions={a: Pose.from_dict(p) if p else None for a, p in positions.items() if a != agent_id},
         ),
-        memories=tuple(shared["retrieved_memories"]),
-        recent_actions=tuple(shared["action_history"][-RECENT_ACTIONS:]),
-        available_actions=tuple(shared["perception"].available_actions(agent_id)),
+        memories=tuple(memories),
+        recent_actions=tuple(history[-RECENT_ACTIONS:]),
+        available_actions=tuple(perception.available_actions(agent_id)),
     )
 
 

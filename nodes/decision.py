@@ -24,15 +24,11 @@ class DecisionNode(Node):
         return policy.decide(prompt, context)
 
     def exec_fallback(self, prep_res: DecisionPrep, exc: Exception) -> DecisionOutcome:
-        if isinstance(exc, (StopRun, RunStopped)):
-            raise exc  # every later step would fail the same way; or the run is stopping
-        # The policy itself failed (a bug, say): the agent scans and the run goes on.
-        return DecisionOutcome(None, error=repr(exc))
+        return failed_decision(exc)
 
     def post(self, shared: AgentState, prep_res: DecisionPrep, outcome: DecisionOutcome) -> str:
         policy, context, prompt = prep_res
-        chosen = outcome.decision or Decision(safe_action(context.available_actions), reason=FALLBACK_REASON)
-        decision = chosen.bounded()  # a policy of the user's own may say anything, at any length
+        decision = carried_out(outcome, context)
         shared["action"] = decision.action
         shared["action_reason"] = decision.reason
         shared["message_to_others"] = decision.message_to_others if shared["comm_enabled"] else ""
@@ -49,3 +45,19 @@ class DecisionNode(Node):
             record.errors.append(f"decision failed: {outcome.error}")
         record.lap("decision")
         return "default"
+
+
+def failed_decision(exc: Exception) -> DecisionOutcome:
+    """The outcome of a `decide` that raised `exc`: StopRun and RunStopped are raised again (every later
+    step would fail the same way; or the run is stopping); any other failure of the policy's own (a bug,
+    say) makes the agent scan, and the run goes on."""
+    if isinstance(exc, (StopRun, RunStopped)):
+        raise exc
+    return DecisionOutcome(None, error=repr(exc))
+
+
+def carried_out(outcome: DecisionOutcome, context: DecisionContext) -> Decision:
+    """The decision the step carries out: the policy's, else a scan; bounded, for a policy of the user's own
+    may say anything, at any length."""
+    chosen = outcome.decision or Decision(safe_action(context.available_actions), reason=FALLBACK_REASON)
+    return chosen.bounded()

@@ -34,10 +34,17 @@ class PerceptionNode(Node):
         record.image_path = observation.image_path
         record.seen_cells = [list(cell) for cell in observation.seen_cells]
         record.seen_walls = [list(cell) for cell in observation.seen_walls]
-        record.room = observation.rooms.room.name if observation.rooms and observation.rooms.room else None
-        if record.room and record.room not in shared["rooms_entered"]:
-            shared["rooms_entered"].append(record.room)
+        record.room = room_entered(observation, shared["rooms_entered"])
         record.model_calls.extend(map(ModelCall.from_dict, observation.model_calls))
         record.errors.extend(observation.errors)
         record.lap("perception")
         return "default"
+
+
+def room_entered(observation: Observation, entered: list[str]) -> str | None:
+    """The room the agent stands in (None where there is none), added to `entered`, the rooms it has stood
+    in, the first time."""
+    room = observation.rooms.room.name if observation.rooms and observation.rooms.room else None
+    if room and room not in entered:
+        entered.append(room)
+    return room

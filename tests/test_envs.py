@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -135,7 +137,7 @@ def test_the_gymnasium_view_passes_gymnasiums_checks(gymnasium_env):
     from gymnasium.utils.env_checker import check_env
 
     env = gymnasium_env.ExplorationEnv(world="gen:maze", world_seed=2, steps=30)
-    with pytest.warns(UserWarning):  # the checker's notes: a single-level world's z is always 0, no render modes
+    with pytest.warns(UserWarning):  # the checker's note: a single-level world's z is always 0
         check_env(env)
     observation, _ = env.reset(seed=5)
     assert set(observation) == {"view", "pose", "caption"} and env.action_space.n == len(ACTIONS)
@@ -186,3 +188,203 @@ def test_the_same_seed_and_actions_give_the_apps_episode(pettingzoo_env, tmp_pat
 def action_of(line: dict) -> dict:
     message = line["message_out"]["message"] if line["message_out"] else ""
     return {"action": ACTIONS.index(line["action"]), "message": message}
+
+
+# ---- issue 52: one policy in every harness ---------------------------------------------------
+
+
+def app_episode(tmp_path, embedder, model, **options):
+    """The trace of a lock-step run of `model` (12 steps, 3 agents, seed 11) with `options`."""
+    config = make_config(model=model, seed=11, steps=12, agents=3, run_dir=tmp_path / "run", **options)
+    return trace_steps(run(config, embedder=embedder).run_dir)
+
+
+@pytest.mark.parametrize(
+    ("model", "world"),
+    [
+        ("offline", dict(world="apartment")),
+        ("offline", dict(world="gen:house", world_seed=4)),
+        ("offline", dict(world="apartment", random_starts=True)),
+        ("random", dict(world="gen:maze", world_seed=2)),
+        ("tests.support.space_policies:TurnAndWalk", dict(world="office")),
+    ],
+)
+def test_an_apps_policy_in_the_environment_plays_the_apps_episode(pettingzoo_env, tmp_path, embedder, model, world):
+    from explorer.envs.app_policies import AppPolicies
+    from nodes.decision_context import render_prompt
+
+    trace = app_episode(tmp_path, embedder, model, **world)
+    env = pettingzoo_env.ExplorationParallelEnv(agents=3, seed=11, steps=12, **world)
+    team = AppPolicies(env, model)
+    env.reset()
+    for step in range(1, 13):
+        for agent in env.agents:
+            # The context a policy decides on is the run's: its prompt, made from it, is the trace's.
+            assert render_prompt(env.episode.context(agent)) == trace[(agent, step)]["prompt"], (agent, step)
+        actions = team.actions()
+        assert actions == {agent: action_of(trace[(agent, step)]) for agent in env.agents}, step
+        env.step(actions)
+    assert env.agents == [] and team.actions() == {}
+
+
+def test_a_policy_in_the_environment_starts_afresh_with_each_episode(pettingzoo_env):
+    from explorer.envs.app_policies import AppPolicies
+
+    env = pettingzoo_env.ExplorationParallelEnv(world="gen:house", world_seed=3, agents=2, seed=5, steps=15)
+    team = AppPolicies(env, "offline")
+
+    def episode(seed):
+        env.reset(seed=seed)
+        played = []
+        while env.agents:
+            actions = team.actions()
+            played.append(actions)
+            env.step(actions)
+        return played
+
+    first = episode(5)
+    assert episode(6) != first
+    assert episode(5) == first  # the built-in explorer's map is not carried over from the earlier episodes
+
+
+def test_the_explorer_passes_pettingzoos_parallel_api_test_among_the_environments_agents(pettingzoo_env):
+    from pettingzoo.test import parallel_api_test
+
+    env = pettingzoo_env.ExplorationParallelEnv(world="gen:house", world_seed=3, agents=3, steps=40)
+    team = pettingzoo_env.AppTeammates(env, "offline", ["Agent2", "Agent3"])
+    assert team.possible_agents == ["Agent1"]
+    parallel_api_test(team, num_cycles=100)
+    assert team.agents == [] and env.episode.taken == 40
+    found = [name for name, seen in env.episode.store.discoveries().items() if seen["finder"] in ("Agent2", "Agent3")]
+    assert len(found) >= 4  # the explorer played them: they found 8 objects here, random teammates none
+
+
+def test_a_policy_of_the_spaces_sees_the_environments_observation(pettingzoo_env):
+    from explorer.envs.space_policy import observation_from
+    from explorer.policies.plugin import PolicySetup
+    from tests.support.space_policies import TurnAndWalk
+
+    env = pettingzoo_env.ExplorationParallelEnv(world="gen:house", world_seed=3, agents=2, steps=8)
+    observations, _ = env.reset()
+    policy = TurnAndWalk(PolicySetup("Agent1", 1))
+    for _ in range(8):
+        for agent in env.agents:
+            seen = observation_from(env.episode.context(agent), "tests")
+            assert seen.keys() == observations[agent].keys()
+            assert (seen["view"] == observations[agent]["view"]).all() and (
+                seen["pose"] == observations[agent]["pose"]
+            ).all()
+            assert (seen["caption"], seen["messages"]) == (
+                observations[agent]["caption"],
+                observations[agent]["messages"],
+            )
+        observations, *_ = env.step({agent: policy.act(observations[agent]) for agent in env.agents})
+    assert policy.name == "turn-and-walk"
+
+
+def test_a_policy_of_the_spaces_that_answers_outside_them_stops_the_run_in_one_line(tmp_path):
+    needs("gymnasium")
+    from tests.support.paths import ROOT
+
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "main.py"),
+            "--model",
+            "tests.support.space_policies:Stray",
+            "--steps",
+            "3",
+            "--run-dir",
+            str(tmp_path / "run"),
+            "-q",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 2, result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(
+        "main.py: error: --model tests.support.space_policies:Stray: act returned 12: "
+        "an action is the index of one of the 12 ACTIONS, not 12 (see "
+    )
+    assert "Traceback" not in result.stderr
+
+
+# ---- issue 52: environments as their users expect ----------------------------------------------
+
+
+def test_render_modes_draw_the_teams_map(pettingzoo_env):
+    from explorer.envs.render import AGENT_COLOURS, FOUND, SEEN, UNSEEN
+
+    assert pettingzoo_env.ExplorationParallelEnv.metadata["render_modes"] == ["ansi", "rgb_array"]
+    text = pettingzoo_env.ExplorationParallelEnv(world="apartment", agents=2, render_mode="ansi")
+    text.reset()
+    lines = text.render().splitlines()
+    # The apartment puts Agent1 at (3, 1) facing north and Agent2 at (4, 1) facing east; the coffee table,
+    # found, at (2, 2). Two characters a cell, north up: y = 1 is the line second from the bottom.
+    depth = text.world.depth
+    assert lines[depth - 2][6:10] == "1^2>" and lines[depth - 3][4:6] == "* "
+    assert lines[-1].startswith("1 Agent1  2 Agent2")
+    image_env = pettingzoo_env.ExplorationParallelEnv(world="apartment", agents=2, render_mode="rgb_array")
+    image_env.reset()
+    image = image_env.render()
+    world = image_env.world
+    assert image.dtype == np.uint8 and image.shape == (world.depth * 8, world.width * 8, 3)
+    cell = lambda x, y: image[(world.depth - 1 - y) * 8 + 4, x * 8 + 4]  # noqa: E731 (the middle of a cell)
+    assert tuple(cell(3, 1)) == AGENT_COLOURS[0] and tuple(cell(4, 1)) == AGENT_COLOURS[1]
+    assert tuple(cell(3, 2)) == SEEN and tuple(cell(2, 2)) == FOUND
+    assert tuple(cell(world.width - 1, world.depth - 1)) == UNSEEN
+    assert pettingzoo_env.ExplorationParallelEnv(world="apartment").render() is None
+
+
+def test_gymnasium_make_gives_the_single_agent_view_with_its_options(gymnasium_env):
+    import gymnasium
+
+    env = gymnasium.make(gymnasium_env.ENV_ID, world="gen:house?size=40x30", render_mode="rgb_array", steps=5)
+    observation, _ = env.reset(seed=2)
+    assert env.unwrapped.episode.world.width == 40 and env.unwrapped.episode.world.depth == 30
+    assert env.render().shape == (30 * 8, 40 * 8, 3)
+    assert env.observation_space.contains(observation)
+
+
+def test_random_starts_and_seeds_place_the_agents(pettingzoo_env, gymnasium_env):
+    def starts(env, seed):
+        observations, _ = env.reset(seed=seed)
+        return tuple(tuple(observation["pose"]) for observation in observations.values())
+
+    fixed = pettingzoo_env.ExplorationParallelEnv(world="apartment", agents=2)
+    assert starts(fixed, 1) == starts(fixed, 2)  # the world file's starts
+    drawn = pettingzoo_env.ExplorationParallelEnv(world="apartment", agents=2, random_starts=True)
+    assert len({starts(drawn, seed) for seed in (1, 2, 3)}) == 3 and starts(drawn, 2) == starts(drawn, 2)
+    alone = gymnasium_env.ExplorationEnv(world="apartment", random_starts=True)
+    assert len({tuple(alone.reset(seed=seed)[0]["pose"]) for seed in (1, 2, 3, 4)}) > 1
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (dict(random_starts="yes"), "random_starts must be True or False, not 'yes'"),
+        (dict(render_mode="human"), "render_mode must be one of 'ansi', 'rgb_array' or None, not 'human'"),
+        (dict(agents=0), "--agents"),
+        (dict(world="gen:house?size=4x3"), "size 4x3 is too small for a house"),
+        (dict(world_seed="x"), "--world-seed"),
+    ],
+)
+def test_a_bad_keyword_is_refused_in_one_line(pettingzoo_env, options, message):
+    with pytest.raises(ConfigError) as refused:
+        pettingzoo_env.ExplorationParallelEnv(**options)
+    assert message in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_the_apps_policies_refuse_a_bad_model_or_agent_in_one_line(pettingzoo_env):
+    from explorer.envs.app_policies import AppPolicies
+
+    env = pettingzoo_env.ExplorationParallelEnv(world="apartment", agents=2)
+    with pytest.raises(ConfigError, match="cannot import no_such_module"):
+        AppPolicies(env, "no_such_module:Policy")
+    with pytest.raises(ConfigError, match="agents must name some of Agent1, Agent2, not \\['Agent9'\\]"):
+        AppPolicies(env, "offline", ["Agent9"])
+    with pytest.raises(ConfigError, match="at least one agent"):
+        pettingzoo_env.AppTeammates(env, "offline", ["Agent1", "Agent2"])

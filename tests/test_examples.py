@@ -14,7 +14,14 @@ import pytest
 from tests.support.optional import needs
 from tests.support.paths import ROOT
 
-EXAMPLES = ("examples/run_from_python.py", "examples/pettingzoo_random.py", "examples/sweep_tables.py")
+EXAMPLES = (
+    "examples/run_from_python.py",
+    "examples/pettingzoo_random.py",
+    "examples/sweep_tables.py",
+    "examples/pettingzoo_policies.py",
+    "examples/space_policy.py",
+    "examples/gymnasium_make.py",
+)
 
 
 def run_example(name: str, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -78,3 +85,40 @@ def test_the_pettingzoo_example_runs_a_random_baseline_for_300_steps(tmp_path):
     found = re.fullmatch(r"objects found: (\d+) of (\d+)", lines[4])
     assert found and 0 < int(found.group(1)) <= int(found.group(2))
     assert lines == docs_output("(three\nexplorers in a generated house, 300 steps), prints").splitlines()
+
+
+def test_the_pettingzoo_example_compares_the_explorer_random_and_a_plugin(tmp_path):
+    needs("pettingzoo")
+    result = run_example("examples/pettingzoo_policies.py", tmp_path)
+    assert result.returncode == 0, result.stderr
+    pattern = r"(\S+): (\d+) of 17 objects found in 100 steps"
+    found = {m.group(1): int(m.group(2)) for m in map(re.compile(pattern).fullmatch, result.stdout.splitlines()) if m}
+    assert list(found) == ["offline", "random", "examples.run_from_python:Wanderer"]
+    assert found["offline"] > found["examples.run_from_python:Wanderer"] > 0 and found["offline"] > found["random"]
+
+
+def test_the_gymnasium_make_example_runs_the_explorer_and_draws_its_map(tmp_path):
+    needs("gymnasium")
+    result = run_example("examples/gymnasium_make.py", tmp_path)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    reward = re.fullmatch(r"total reward: (\d+\.\d)", lines[0])
+    assert reward and float(reward.group(1)) > 5  # the explorer finds objects and ground a random walk would not
+    assert len(lines[1:-1]) == 30 and all(len(line) == 80 for line in lines[1:-1])  # 40 x 30 cells, two characters each
+    assert re.search(r"1[\^>v<]", result.stdout) and lines[-1].startswith("1 Agent1")
+
+
+def test_the_sweep_example_runs_a_policy_of_the_environments_spaces(tmp_path):
+    needs("gymnasium")
+    from tests.support.sweeps import read_results, sweep
+
+    sweep_file = ROOT / "examples/space_policy_sweep.yaml"
+    assert sweep_file.read_text(encoding="utf-8") in (ROOT / "README.md").read_text(encoding="utf-8")
+    result = sweep(sweep_file, "--parallel", "2", cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stderr
+    rows = read_results(tmp_path / "runs/sweep-space-policy")
+    assert [(row["condition"], row["status"]) for row in rows] == [
+        (name, "completed") for name in ("explorer", "random", "look-ahead") for _ in (1, 2)
+    ]
+    trace = (tmp_path / "runs/sweep-space-policy/condition=look-ahead,seed=1/trace.jsonl").read_text()
+    assert '"policy": "look-ahead"' in trace and '"action": "forward"' in trace and '"action": "look_right"' in trace

@@ -4,7 +4,9 @@ The world, the agents' placement, what a pose sees and what an action does are t
 (perception/mock.py); the team's finds and messages go through its team store (explorer/team/store.py),
 in agent order, as the app's step commit does. So the same seed and actions make the same episode as a
 lock-step run: after the episode's step t, each agent's pose, view, messages and finds are those its
-step t + 1 begins with in the run's trace.jsonl (after the reset, those of its step 1).
+step t + 1 begins with in the run's trace.jsonl (after the reset, those of its step 1). `context(agent)` is
+the DecisionContext that step would be decided on (nodes/context_from_state.py builds both), with no
+memories: a policy in the environment remembers what it keeps itself.
 """
 
 from __future__ import annotations
@@ -14,9 +16,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from explorer.config.run_config import RunConfig
+from explorer.run.roster import roster_of
 from explorer.run.runner import DEFAULT_STEPS
 from explorer.team.store import InProcessStore
+from nodes.context_from_state import explorer_context, team_context_of
+from nodes.decision_context import RECENT_ACTIONS, ActionTaken, AgentSetup, DecisionContext, HeardMessage
 from nodes.interfaces import StepReport
+from nodes.perception_node import room_entered
 from perception.base import BROADCAST, Message, Observation
 from perception.families.generate import open_world
 from perception.mock import MockPerception
@@ -55,8 +61,18 @@ class AgentStep:
         }
 
 
+@dataclass
+class AgentSoFar:
+    """What an agent's next decision rests on besides the team's store: as a run's agent state keeps it."""
+
+    last: AgentStep  # what it perceived as the last step ended
+    rooms_entered: list[str]
+    history: list[ActionTaken]  # its last RECENT_ACTIONS
+
+
 class Episode:
-    """The agents of a checked RunConfig (its world, world seed, agents, seed, steps and comm) in its world."""
+    """The agents of a checked RunConfig (its world, world seed, agents, seed, random starts, steps and comm)
+    in its world."""
 
     def __init__(self, config: RunConfig, rewards: Rewards) -> None:
         self.config, self.rewards = config, rewards
@@ -64,7 +80,18 @@ class Episode:
         self.agent_ids = config.agent_ids()
         self.steps = config.steps or self.world.max_steps or DEFAULT_STEPS
         self.seed = config.seed
+        self.number = 0  # episodes begun: a policy that keeps what it learns starts afresh with each
+        profiles = roster_of(config).members
+        self.setups = {
+            agent_id: AgentSetup(profiles[agent_id].role, profiles[agent_id].persona_text(), self.comm, None)
+            for agent_id in self.agent_ids
+        }
         self.reset()
+
+    @property
+    def comm(self) -> bool:
+        """Whether the team's messages are on."""
+        return self.config.topology.messages
 
     @property
     def over(self) -> bool:
@@ -81,7 +108,32 @@ class Episode:
         for agent_id in self.agent_ids:
             self.store.register_agent(agent_id, self.perception.get_agent_state(agent_id).to_dict())
         self.team_cells: set[Cell] = set()  # the free cells the team has seen
+        self.team_walls: set[tuple[int, int]] = set()  # and the walls (x, y)
+        self.number += 1
+        self.agents: dict[str, AgentSoFar] = {}
         return self._perceive({}, {})
+
+    def context(self, agent_id: str) -> DecisionContext:
+        """The DecisionContext of the agent's next step, as a lock-step run's agent would decide it on."""
+        so_far = self.agents[agent_id]
+        heard: list[HeardMessage] = [
+            {"sender": m.sender, "recipient": m.recipient, "message": m.message} for m in so_far.last.messages
+        ]
+        env, step = self.perception.get_environment_info(), self.taken + 1
+        # The store holds the views this step begins with; a run's holds them once the step is committed.
+        found = {name: seen for name, seen in self.store.discoveries().items() if (seen["step"] or 0) < step}
+        return explorer_context(
+            team_context_of(agent_id, self.agent_ids, step, self.steps, env, found),
+            self.setups[agent_id],
+            so_far.last.observation,
+            self.store,
+            self.perception,
+            dead_reckoned=env.dead_reckoned,
+            rooms_entered=so_far.rooms_entered,
+            messages=heard,
+            memories=(),
+            history=so_far.history,
+        )
 
     def step(self, actions: Mapping[str, tuple[str, str]]) -> dict[str, AgentStep]:
         """Every agent's (action, message to the team: "" for none), carried out in agent order."""
@@ -94,8 +146,21 @@ class Episode:
         outcomes, sent = {}, {}
         for agent_id in self.agent_ids:
             action, message = actions[agent_id]
-            outcomes[agent_id] = self.perception.execute_action(agent_id, action).outcome
-            if message and self.config.topology.messages:
+            message = message if self.comm else ""
+            result = self.perception.execute_action(agent_id, action)
+            outcomes[agent_id] = result.outcome
+            history = self.agents[agent_id].history
+            history.append(
+                {
+                    "step": self.taken,
+                    "action": action,
+                    "outcome": result.outcome,
+                    "detail": result.detail,
+                    "message": message,
+                }
+            )
+            del history[:-RECENT_ACTIONS]  # what a context shows: an episode of any length keeps no more
+            if message:
                 sent[agent_id] = [Message(agent_id, BROADCAST, message, step=self.taken)]
         return self._perceive(sent, outcomes)
 
@@ -115,15 +180,21 @@ class Episode:
             for agent_id, view in views.items()
         ]
         found = dict(zip(self.agent_ids, self.store.commit_step(reports)))
-        return {
+        steps = {
             agent_id: self._agent_step(agent_id, view, found[agent_id], outcomes) for agent_id, view in views.items()
         }
+        for agent_id, step in steps.items():
+            so_far = self.agents.setdefault(agent_id, AgentSoFar(step, [], []))
+            so_far.last = step
+            room_entered(step.observation, so_far.rooms_entered)
+        return steps
 
     def _agent_step(
         self, agent_id: str, view: Observation, new_objects: list[str], outcomes: dict[str, str]
     ) -> AgentStep:
         new_cells = set(view.seen_cells) - self.team_cells
         self.team_cells |= new_cells
+        self.team_walls.update(view.seen_walls)
         messages = tuple(self.perception.poll_messages(agent_id))
         reward = self.rewards.per_object * len(new_objects) + self.rewards.per_cell * len(new_cells)
         return AgentStep(view, messages, tuple(new_objects), len(new_cells), reward, outcomes.get(agent_id))

@@ -1,14 +1,17 @@
 """One explorer alone in a mock world, as a Gymnasium environment (gymnasium itself is reached through
 explorer/envs/spaces.py).
 
-    from explorer.envs.gymnasium_env import ExplorationEnv
+    import gymnasium
 
-    env = ExplorationEnv(world="office", seed=7)
+    env = gymnasium.make("explorer.envs.gymnasium_env:multi_agent_explorer/Explore-v0", world="office", seed=7)
     observation, info = env.reset()
     observation, reward, terminated, truncated, info = env.step(env.action_space.sample())
 
 The PettingZoo environment's Agent1 with no team: the same options (but `agents`, which is 1, and `comm`,
 which is off), observations without `messages`, and an action that is the index of one of ACTIONS.
+
+Importing this module registers it as ENV_ID: Gymnasium 1.x finds third-party environments no other way
+(it reads no entry points), and `gymnasium.make("explorer.envs.gymnasium_env:" + ENV_ID)` imports it first.
 """
 
 from __future__ import annotations
@@ -18,23 +21,38 @@ from typing import Any
 
 from explorer.config.keywords import make_config
 from explorer.envs.episode import AgentStep, Episode, Rewards
-from explorer.envs.spaces import Env, action_space, observation, observation_space, read_action
+from explorer.envs.render import RENDER_FPS, RENDER_MODES, checked_render_mode, rendered
+from explorer.envs.spaces import Env, action_space, observation, observation_space, read_action, register
+
+ENV_ID = "multi_agent_explorer/Explore-v0"
 
 
 class ExplorationEnv(Env):
     """One explorer: reward, observation and action as one agent's of the PettingZoo environment."""
 
-    metadata = {"render_modes": []}  # noqa: RUF012 (gymnasium.Env declares it an instance variable)
+    # gymnasium.Env declares it an instance variable
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": RENDER_FPS}  # noqa: RUF012
 
     def __init__(
         self,
         world: str | Path = "apartment",
         seed: int = 42,
         world_seed: int | None = None,
+        random_starts: bool = False,
         steps: int | None = None,
         rewards: Rewards | None = None,
+        render_mode: str | None = None,
     ) -> None:
-        config = make_config(world=world, agents=1, seed=seed, world_seed=world_seed, steps=steps, comm=False)
+        self.render_mode = checked_render_mode(render_mode)
+        config = make_config(
+            world=world,
+            agents=1,
+            seed=seed,
+            world_seed=world_seed,
+            random_starts=random_starts,
+            steps=steps,
+            comm=False,
+        )
         self.episode = Episode(config, rewards or Rewards())
         (self.agent,) = self.episode.agent_ids
         self.observation_space = observation_space(self.episode.world, comm=False)
@@ -49,5 +67,12 @@ class ExplorationEnv(Env):
         view = self.episode.step({self.agent: read_action(action, comm=False)})[self.agent]
         return self._observation(view), view.reward, False, self.episode.over, view.info()
 
+    def render(self) -> Any:
+        """The explorer's map: text ("ansi"), an image ("rgb_array"), or None without a render_mode."""
+        return rendered(self.episode, self.render_mode)
+
     def _observation(self, view: AgentStep) -> dict[str, Any]:
         return observation(self.episode.world, view, comm=False)
+
+
+register(ENV_ID, f"{__name__}:ExplorationEnv")

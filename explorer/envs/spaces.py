@@ -1,5 +1,5 @@
 """The environments' spaces, and the observations and actions that fill them: the one module that imports
-gymnasium (the environments subclass its `Env` from here).
+gymnasium (the environments subclass its `Env` from here, and register the Gymnasium one with `register`).
 
 An observation is a Dict:
 - `view`: the cells around the agent, a (2R + 1) x (2R + 1) array of int8 for the world's view distance R,
@@ -18,8 +18,8 @@ messages on, a Dict of that `action` and a `message` to the whole team ("" sends
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 import gymnasium
 import numpy as np
@@ -28,10 +28,11 @@ from gymnasium import spaces
 from explorer.envs.episode import AgentStep
 from nodes.decision_context import CAPTION_CHARS, MESSAGE_CHARS, PROMPT_MESSAGES, said_by
 from perception.actions import ACTIONS
-from perception.base import FACINGS
+from perception.base import FACINGS, Pose
 from perception.world import World
 
 Env = gymnasium.Env
+register = gymnasium.register
 UNSEEN, FREE, WALL, OBJECT, OFF_GRID = range(5)
 CHARSET = frozenset(chr(code) for code in range(32, 127)) | {"\n"}
 SENDER_CHARS = 14  # 'Agent1000: ', the message's two quotes and its new line
@@ -80,25 +81,47 @@ def read_action(action: Any, comm: bool) -> tuple[str, str]:
     return ACTIONS[int(action)], _printable(message, MESSAGE_CHARS)
 
 
+class Seen(Protocol):
+    """What a pose shows, as an Observation (perception/base.py) and a DecisionContext's View both hold it."""
+
+    @property
+    def pose(self) -> Pose: ...
+    @property
+    def caption(self) -> str: ...
+    @property
+    def seen_cells(self) -> Sequence[tuple[int, int, int]]: ...
+    @property
+    def seen_walls(self) -> Sequence[tuple[int, int]]: ...
+    @property
+    def object_cells(self) -> Mapping[str, tuple[int, int, int]]: ...
+
+
 def observation(world: World, step: AgentStep, comm: bool) -> dict[str, Any]:
     """The observation of an agent's step."""
-    seen = step.observation
+    heard = [(m.sender, m.message) for m in step.messages] if comm else None
+    return observation_of(step.observation, (world.width, world.depth), world.view_distance, heard)
+
+
+def observation_of(
+    seen: Seen, area: tuple[int, int], reach: int, heard: Sequence[tuple[str, str]] | None
+) -> dict[str, Any]:
+    """The observation of what `seen` shows in a world `area` = (width, depth) cells wide and deep, with view
+    distance `reach`; `heard` is the (sender, message) read, None where messages are off."""
     pose = seen.pose
     shown: dict[str, Any] = {
-        "view": view_array(world, step),
+        "view": view_array(seen, area, reach),
         "pose": np.array([pose.x, pose.y, pose.z, FACINGS.index(pose.facing), pose.pitch, pose.roll], dtype=np.int64),
         "caption": _printable(seen.caption, CAPTION_CHARS),
     }
-    if comm:
-        lines = [_printable(said_by(m.sender, m.message, MESSAGE_CHARS)) for m in step.messages[-PROMPT_MESSAGES:]]
+    if heard is not None:
+        lines = [_printable(said_by(sender, text, MESSAGE_CHARS)) for sender, text in heard[-PROMPT_MESSAGES:]]
         shown["messages"] = "\n".join(lines)[:MESSAGES_CHARS]
     return shown
 
 
-def view_array(world: World, step: AgentStep) -> np.ndarray:
+def view_array(seen: Seen, area: tuple[int, int], reach: int) -> np.ndarray:
     """The cells around the agent, north up (see the module's docstring)."""
-    seen, reach = step.observation, world.view_distance
-    pose = seen.pose
+    pose, (width, depth) = seen.pose, area
     view = np.full((2 * reach + 1, 2 * reach + 1), UNSEEN, dtype=np.int8)
 
     def mark(x: int, y: int, code: int) -> None:
@@ -107,7 +130,7 @@ def view_array(world: World, step: AgentStep) -> np.ndarray:
 
     for dy in range(-reach, reach + 1):
         for dx in range(-reach, reach + 1):
-            if not world.in_bounds(pose.x + dx, pose.y + dy):
+            if not (0 <= pose.x + dx < width and 0 <= pose.y + dy < depth):
                 mark(pose.x + dx, pose.y + dy, OFF_GRID)
     for x, y, _ in seen.seen_cells:
         mark(x, y, FREE)

@@ -1,0 +1,85 @@
+"""The app's decision policies as agents of the environments: the built-in explorer, the random baseline, a
+plug-in `package.module:Class`, or a model, each deciding on the DecisionContext a run would give it.
+
+    from explorer.envs.app_policies import AppPolicies
+    from explorer.envs.pettingzoo_env import ExplorationParallelEnv
+
+    env = ExplorationParallelEnv(world="gen:house", world_seed=3, agents=3, seed=7)
+    explorers = AppPolicies(env, "offline")  # or "random", "mypolicies:Forward", agents=["Agent1"], ...
+    observations, infos = env.reset()
+    while env.agents:
+        observations, rewards, terminations, truncations, infos = env.step(explorers.actions())
+
+Each agent's policy is made as a run makes it (explorer/policies/factory.py: the agent's own seed from the
+episode's seed), afresh for each episode, and decides as a run's Decision node does: a `decide` that raises
+makes the agent scan, and a decision is bounded, its action and message then the environment's. So the same
+seed gives the app's episode: the same actions, poses and finds as a lock-step run with that --model. A
+message goes to the whole team (the environment's action has no recipient), and no memories are retrieved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any, Protocol
+
+from explorer.envs.episode import Episode
+from explorer.policies.factory import make_policy
+from explorer.records.errors import ConfigError
+from explorer.run.roster import roster_of
+from nodes.decision import carried_out, failed_decision
+from nodes.decision_context import render_prompt
+from nodes.interfaces import DecisionPolicy
+from perception.actions import ACTIONS
+
+
+class SteppedFromOutside(Protocol):
+    """Either environment: both step an Episode."""
+
+    episode: Episode
+
+
+class AppPolicies:
+    """One policy per agent (every agent of the environment, or those named), made from `model` as a run's."""
+
+    def __init__(self, env: SteppedFromOutside, model: str = "offline", agents: Sequence[str] | None = None) -> None:
+        self.episode, self.model = env.episode, model
+        chosen = list(self.episode.agent_ids if agents is None else agents)
+        unknown = [agent for agent in chosen if agent not in self.episode.agent_ids]
+        if unknown or not chosen:
+            raise ConfigError(f"agents must name some of {', '.join(self.episode.agent_ids)}, not {agents!r}")
+        self.agents = chosen
+        self._made_for = 0  # the episode its policies were made for
+        self.policies: dict[str, DecisionPolicy] = {}
+        self._make_policies()  # now: a model name that makes no policy is refused before the episode
+
+    def actions(self) -> dict[str, Any]:
+        """Each of its agents' action for the environment's next step (none once the episode is over)."""
+        if self.episode.over:
+            return {}
+        if self._made_for != self.episode.number:
+            self._make_policies()
+        return {agent: self._action(agent) for agent in self.agents}
+
+    def action(self) -> Any:
+        """The action of its one agent (the Gymnasium environment's explorer)."""
+        if len(self.agents) != 1:
+            raise ValueError(f"action() is for one agent; these are {len(self.agents)}: use actions()")
+        return self.actions().get(self.agents[0])
+
+    def _make_policies(self) -> None:
+        config = replace(self.episode.config, model=self.model, seed=self.episode.seed).check()
+        members = roster_of(config).members  # a plug-in is imported, and refused in one line, here
+        self.policies = {agent: make_policy(members[agent], agent, config) for agent in self.agents}
+        self._made_for = self.episode.number
+
+    def _action(self, agent: str) -> Any:
+        """The agent's decision on its context, as the environment's action."""
+        context = self.episode.context(agent)
+        try:
+            outcome = self.policies[agent].decide(render_prompt(context), context)
+        except Exception as error:
+            outcome = failed_decision(error)
+        decision = carried_out(outcome, context)
+        index = ACTIONS.index(decision.action)
+        return {"action": index, "message": decision.message_to_others} if self.episode.comm else index
