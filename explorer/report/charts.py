@@ -27,13 +27,22 @@ def fragment(figure, div_id) -> str:
 
 def line_chart(div_id, title, x_title, y_title, series) -> str:
     """`series` is {name: (xs, ys)}, drawn as steps."""
+    return fragment(_line_figure(title, x_title, y_title, series), div_id)
+
+
+def live_line_chart(title, x_title, y_title, series) -> str:
+    """`line_chart`'s figure as plotly JSON, for a live page to draw and redraw (Plotly.react)."""
+    return _line_figure(title, x_title, y_title, series).to_json()
+
+
+def _line_figure(title, x_title, y_title, series) -> go.Figure:
     figure = go.Figure()
     for name, (xs, ys) in series.items():
         figure.add_trace(go.Scatter(x=list(xs), y=list(ys), mode="lines", name=name, line={"shape": "hv"}))
     figure.update_layout(
         title=title, xaxis_title=x_title, yaxis_title=y_title, height=360, margin={"l": 50, "r": 20, "t": 50, "b": 40}
     )
-    return fragment(figure, div_id)
+    return figure
 
 
 AGENT_COLOURS = (
@@ -62,17 +71,31 @@ def replay_map(div_id, world, frames, agents) -> str:
     level, finder, step}]} (finder None: never found); `frames`: [{label, poses {agent: (x, y, facing)}, trails
     {agent: ([xs], [ys])}, found {name}}], in time order; `agents`: the agent ids in team order.
     """
+    figure, animated = _map_figure(world, frames[0], agents)
+    colours = {agent: agent_colour(i) for i, agent in enumerate(agents)}
+    figure.frames = [
+        go.Frame(data=_frame_data(frame, world, agents, colours), traces=animated, name=frame["label"])
+        for frame in frames
+    ]
+    figure.update_layout(updatemenus=[_play_buttons()], sliders=[_step_slider(frames)])
+    return fragment(figure, div_id)
+
+
+def live_map(world, frame, agents) -> str:
+    """The map at one moment (`replay_map`'s world and one of its frames) as plotly JSON, for a live page."""
+    figure, _ = _map_figure(world, frame, agents)
+    return figure.to_json()
+
+
+def _map_figure(world, frame, agents) -> tuple[go.Figure, list[int]]:
+    """The world from above with the agents as `frame` has them; the figure, and its traces a frame replaces."""
     figure = go.Figure()
     figure.add_trace(_seen_heatmap(world))
     figure.add_trace(_missed_objects(world))
     animated = _add_animated_traces(figure, agents)
     colours = {agent: agent_colour(i) for i, agent in enumerate(agents)}
-    for trace, data in zip(animated, _frame_data(frames[0], world, agents, colours)):
+    for trace, data in zip(animated, _frame_data(frame, world, agents, colours)):
         figure.data[trace].update(data)
-    figure.frames = [
-        go.Frame(data=_frame_data(frame, world, agents, colours), traces=animated, name=frame["label"])
-        for frame in frames
-    ]
     figure.update_layout(
         shapes=_wall_shapes(world["walls"]) + room_shapes(world["rooms"]),
         annotations=room_labels(world["rooms"]),
@@ -81,10 +104,8 @@ def replay_map(div_id, world, frames, agents) -> str:
         plot_bgcolor="#fafafa",
         margin={"l": 50, "r": 20, "t": 30, "b": 40},
         legend={"orientation": "h", "x": 0.5, "xanchor": "center", "y": 1.1},
-        updatemenus=[_play_buttons()],
-        sliders=[_step_slider(frames)],
     )
-    return fragment(figure, div_id)
+    return figure, animated
 
 
 def _seen_heatmap(world) -> go.Heatmap:

@@ -1,0 +1,126 @@
+"""`--serve`: a run watched live on a web page, in headless Chromium and over its event stream."""
+
+import json
+import socket
+import urllib.request
+
+import pytest
+
+from explorer.cli.live_view import StepChannel
+from tests.support.live_run import PACED, LiveRun
+
+pytest_plugins = ("tests.support.browser",)
+
+
+def test_the_channel_keeps_the_latest_commits_within_its_bound_and_counts_the_lines_it_dropped():
+    channel = StepChannel(capacity=3)
+    for step in range(1, 6):  # no one reads: the run must not wait, nor the channel grow
+        channel.put([{"step": step, "agent_id": "Agent1"}, {"step": step, "agent_id": "Agent2"}])
+    assert [lines[0]["step"] for lines in channel.take()] == [3, 4, 5]
+    assert channel.dropped == 4
+    assert channel.take() == []
+    channel.put([{"step": 6}])
+    assert channel.take() == [[{"step": 6}]] and channel.dropped == 4
+
+
+def events(url, until_ended=True):
+    """The states the page is sent, read as a browser's EventSource would, to the end of the run."""
+    states = []
+    with urllib.request.urlopen(url + "events", timeout=120) as stream:
+        for raw in stream:
+            line = raw.decode()
+            if line.startswith("data: "):
+                update = json.loads(line[len("data: ") :])
+                if update is not None:
+                    states.append(update)
+                    if update["state"]["ended"]:
+                        return states
+    return states
+
+
+def page_state(browser):
+    """What the page shows now: the members' steps, the messages listed, the ground the map shows seen."""
+    return browser.execute_script(
+        """
+        const map = document.getElementById('map');
+        const seen = map.data ? map.data[0].z.flat().filter(step => step !== null).length : 0;
+        return {
+            steps: [...document.querySelectorAll('#agents tbody tr')].map(row => Number(row.cells[1].textContent)),
+            messages: document.querySelectorAll('#messages tbody tr').length,
+            seen: seen,
+            status: document.getElementById('status').textContent,
+        };
+        """
+    )
+
+
+def wait_until(browser, test, seconds=180):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def passed(driver):
+        state = page_state(driver)
+        return state if test(state) else None
+
+    return WebDriverWait(browser, seconds, poll_frequency=0.2).until(passed)
+
+
+def test_the_page_shows_the_map_and_the_messages_as_the_run_goes_and_links_the_report_at_its_end(browser, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    run_dir = tmp_path / "run"
+    with LiveRun("--agents", "3", "--steps", "30", "--model", PACED, "--run-dir", str(run_dir), "-q") as run:
+        browser.get_log("browser")
+        browser.get(run.url)
+        early = wait_until(browser, lambda state: min(state["steps"], default=0) >= 2 and state["messages"] >= 1)
+        assert early["seen"] > 0 and "Running" in early["status"]
+        later = wait_until(browser, lambda state: min(state["steps"]) >= max(early["steps"]) + 3)
+        assert later["messages"] > early["messages"] and later["seen"] > early["seen"]
+        ended = wait_until(browser, lambda state: "ended" in state["status"])
+        assert "The run has ended (completed)" in ended["status"] and ended["steps"] == [30, 30, 30]
+        link = browser.find_element(By.ID, "report").get_attribute("href")
+        assert link == run.url + "report.html"
+        assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
+        browser.get(link)
+        assert "run report" in browser.title
+        run.wait_for("until Ctrl-C")
+    assert run.returncode == 0  # the run's own; Ctrl-C only ended the serving
+    assert (run_dir / "report.html").is_file()
+
+
+@pytest.mark.parametrize("schedule", ["event", "realtime"])
+def test_every_schedule_sends_its_steps_and_messages_as_they_are_committed_then_the_end(schedule, tmp_path):
+    args = ("--agents", "2", "--steps", "12", "--model", PACED, "--schedule", schedule, "--run-dir", str(tmp_path))
+    with LiveRun(*args, "-q") as run:
+        states = events(run.url)
+        with urllib.request.urlopen(run.url + "report.html", timeout=60) as report:
+            assert b"run report" in report.read()
+    assert run.returncode == 0
+    progress = [max(row["step"] for row in state["state"]["agents"]) for state in states]
+    messages = [state["state"]["sent"] for state in states]
+    assert progress == sorted(progress) and len(set(progress)) >= 3  # seen step by step, not only at the end
+    assert messages[-1] > messages[0] and states[-1]["map"]["data"]
+    assert states[-1]["state"]["ended"] == {"status": "completed", "report": True}
+
+
+def test_a_port_in_use_or_a_host_not_here_stops_the_command_in_one_line_before_the_run(in_process, tmp_path):
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        busy = in_process.run("--serve", str(port), "--steps", "2", "--run-dir", str(tmp_path / "busy"))
+    assert busy.returncode == 2 and busy.stderr == f"main.py: error: --serve 127.0.0.1:{port}: Address already in use\n"
+    away = in_process.run("--serve", "192.0.2.1:8000", "--steps", "2", "--run-dir", str(tmp_path / "away"))
+    assert away.returncode == 2 and away.stderr.startswith("main.py: error: --serve 192.0.2.1:8000: ")
+    assert away.stderr.count("\n") == 1
+    assert not (tmp_path / "busy").exists() and not (tmp_path / "away").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        (["--serve", "http://x"], "is not [HOST:]PORT"),
+        (["--serve", "70000"], "is not [HOST:]PORT"),
+        (["--serve", "8000", "--report", "somewhere"], "--serve watches a run: it does not go with --report"),
+    ],
+)
+def test_a_bad_serve_value_is_refused_in_one_line(in_process, args, problem):
+    refused = in_process.run(*args)
+    assert refused.returncode == 2 and problem in refused.stderr and refused.stderr.count("\n") == 1
