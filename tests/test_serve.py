@@ -2,14 +2,17 @@
 
 import json
 import socket
+import subprocess
+import sys
 import urllib.request
 
 import pytest
 
 from explorer.cli.live_view import StepChannel
-from tests.support.live_run import PACED, LiveRun
+from tests.support.live_run import MAIN, PACED, LiveRun
+from tests.support.paths import ROOT
 
-pytest_plugins = ("tests.support.browser",)
+pytest_plugins = ("tests.support.browser", "tests.support.redis_server")
 
 
 def test_the_channel_keeps_the_latest_commits_within_its_bound_and_counts_the_lines_it_dropped():
@@ -124,3 +127,21 @@ def test_a_port_in_use_or_a_host_not_here_stops_the_command_in_one_line_before_t
 def test_a_bad_serve_value_is_refused_in_one_line(in_process, args, problem):
     refused = in_process.run(*args)
     assert refused.returncode == 2 and problem in refused.stderr and refused.stderr.count("\n") == 1
+
+
+def test_a_split_team_is_watched_on_the_process_that_serves(tmp_path, redis_server, run_id):
+    team = ["--agents", "2", "--steps", "8", "--model", PACED, "--store", redis_server.url, "--run-id", run_id]
+    other = subprocess.Popen(
+        [sys.executable, MAIN, *team, "--local-agents", "Agent2", "--run-dir", str(tmp_path / "second"), "-q"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    with LiveRun(*team, "--local-agents", "Agent1", "--run-dir", str(tmp_path / "first"), "-q") as run:
+        states = events(run.url)
+    assert run.returncode == 0 and other.wait(timeout=240) == 0, other.stderr.read() if other.stderr else ""
+    last = states[-1]["state"]
+    # Each process commits the whole team's steps (the other's relayed through the store): all are shown.
+    assert {row["agent"]: row["step"] for row in last["agents"]} == {"Agent1": 8, "Agent2": 8}
+    assert last["ended"] == {"status": "completed", "report": True}
