@@ -145,3 +145,15 @@ def test_a_split_team_is_watched_on_the_process_that_serves(tmp_path, redis_serv
     # Each process commits the whole team's steps (the other's relayed through the store): all are shown.
     assert {row["agent"]: row["step"] for row in last["agents"]} == {"Agent1": 8, "Agent2": 8}
     assert last["ended"] == {"status": "completed", "report": True}
+
+
+def test_ctrl_c_during_the_run_stops_the_run_and_the_page_at_once(tmp_path):
+    with LiveRun("--agents", "2", "--steps", "400", "--model", PACED, "--run-dir", str(tmp_path / "run")) as run:
+        with urllib.request.urlopen(run.url + "events", timeout=120) as stream:
+            for raw in stream:  # the run is under way
+                if raw.startswith(b"data: {"):
+                    break
+        code = run.stop()
+    assert code == 130 and any("Run summary" in line for line in run.printed)
+    assert not any("until Ctrl-C" in line for line in run.printed)
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["status"] == "interrupted"

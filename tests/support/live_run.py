@@ -32,7 +32,8 @@ class LiveRun:
         self.process = subprocess.Popen(
             self.args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
         )
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
         self.url = self.wait_for("Watch the run at ").split("Watch the run at ")[1].strip()
         return self
 
@@ -55,7 +56,7 @@ class LiveRun:
                 return line
 
     def stop(self) -> int:
-        """Ctrl-C; the exit code."""
+        """Ctrl-C; the exit code. `printed` then holds every line the process printed."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)
         try:
@@ -63,6 +64,9 @@ class LiveRun:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.returncode = self.process.wait()
+        self.reader.join(WAIT_SECONDS)
+        while not self.lines.empty():
+            self.printed.append(self.lines.get())
         return self.returncode
 
     def __exit__(self, *exc: object) -> None:
