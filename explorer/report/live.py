@@ -103,7 +103,7 @@ class LiveTeam:
 def _row(record: Record) -> dict[str, Any]:
     """A member's latest step: the report's panel row, with its step, action and the decision's reason."""
     decision = record.get("decision") or {}
-    reason = " ".join(str(decision.get(key) or "") for key in ("reason", "thinking")).strip()
+    reason = "; ".join(str(decision[key]) for key in ("reason", "thinking") if decision.get(key))
     row = {**panel_row(record), "step": record["step"], "reason": reason}
     if record.get("directives") and not record.get("action"):  # a director: what it did is the directives it sent
         row["did"] = f"{len(record['directives'])} directives"
