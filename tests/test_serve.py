@@ -157,3 +157,17 @@ def test_ctrl_c_during_the_run_stops_the_run_and_the_page_at_once(tmp_path):
     assert code == 130 and any("Run summary" in line for line in run.printed)
     assert not any("until Ctrl-C" in line for line in run.printed)
     assert json.loads((tmp_path / "run" / "summary.json").read_text())["status"] == "interrupted"
+
+
+def test_the_options_page_states_the_live_pages_bounds():
+    from explorer.cli.live_view import CHANNEL_BATCHES
+    from explorer.cli.web_server import REFRESH_SECONDS
+    from explorer.report.live import LIVE_MESSAGES
+    from explorer.report.trace_views import MAX_TRAIL
+
+    limits = " ".join((ROOT / "docs" / "options.md").read_text().split())
+    assert (
+        f"the latest {LIVE_MESSAGES} messages, trails of the latest {MAX_TRAIL} cells; at most {CHANNEL_BATCHES:,} "
+        f"commits wait" in limits
+    )
+    assert f"redrawn at most every {REFRESH_SECONDS:g} s" in limits
