@@ -101,7 +101,7 @@ def test_every_schedule_sends_its_steps_and_messages_as_they_are_committed_then_
     progress = [max(row["step"] for row in state["state"]["agents"]) for state in states]
     messages = [state["state"]["sent"] for state in states]
     assert progress == sorted(progress) and len(set(progress)) >= 3  # seen step by step, not only at the end
-    assert messages[-1] > messages[0] and states[-1]["map"]["data"]
+    assert messages[-1] > messages[0] and states[-1]["map"]["traces"]["data"]
     assert states[-1]["state"]["ended"] == {"status": "completed", "report": True}
 
 
@@ -171,3 +171,34 @@ def test_the_options_page_states_the_live_pages_bounds():
         f"commits wait" in limits
     )
     assert f"redrawn at most every {REFRESH_SECONDS:g} s" in limits
+
+
+def test_the_live_map_is_the_reports_map_at_one_moment(tmp_path, embedder):
+    from explorer.config.run_config import RunConfig
+    from explorer.report.charts import _map_figure
+    from explorer.report.live import LiveTeam
+    from explorer.report.trace_views import map_ground
+    from explorer.run.runner import ExplorationRun
+    from perception.world import load_world
+    from tests.support.paths import WORLDS
+
+    run_dir = tmp_path / "run"
+    config = RunConfig(agents=2, steps=6, world=WORLDS / "office.yaml", run_dir=run_dir, verbosity=-1)
+    ExplorationRun(config.check(), embedder=embedder).execute()
+    team = LiveTeam(["Agent1", "Agent2"], load_world(WORLDS / "office.yaml"))
+    for line in (run_dir / "trace.jsonl").read_text().splitlines():
+        team.add(json.loads(line))
+    shown = json.loads(team.snapshot())
+    frame = {
+        "label": "now",
+        "poses": team.poses,
+        "trails": {agent: ([x for x, _ in trail], [y for _, y in trail]) for agent, trail in team.trails.items()},
+        "found": set(team.discoveries),
+    }
+    ground = map_ground(team.world, team.first_seen, team.object_cells, team.discoveries)
+    drawn = json.loads(
+        _map_figure(ground, frame, ["Agent1", "Agent2"])[0].to_json()
+    )  # the report's, as plotly checks it
+    assert shown["map"]["traces"]["data"] == drawn["data"]
+    assert shown["map"]["layout"]["shapes"] == drawn["layout"]["shapes"]
+    assert shown["state"]["agents"][0]["step"] == 6 and shown["state"]["sent"] > 0

@@ -2,10 +2,10 @@
 
 It runs in a thread of its own, on its own event loop, so the agents never wait for it. The run wakes it
 (`wake`, from any thread, never blocking); it then asks its `source` for the run's latest state, at most
-every REFRESH_SECONDS, and sends it to each page as a server-sent event. A page that reads slowly is sent
-the latest state when it is ready again, never a queue of the states it missed. It answers GET only: the
-page, its events, plotly's script and, once the run has written it, report.html.
-"""
+every REFRESH_SECONDS and BUSY_SHARE of the time, and sends it to each page as a server-sent event. A
+page that reads slowly is sent the latest state when it is ready again, never a queue of the states it
+missed. It answers GET only: the page, its events, plotly's script and, once the run has written it,
+report.html."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from explorer.records.errors import ConfigError
 log = logging.getLogger("explorer")
 PLOTLY_PATH = "/plotly.min.js"  # the page loads plotly's script from here
 REFRESH_SECONDS = 0.5  # the page is redrawn at most this often: the map is a few hundred kilobytes at most
+BUSY_SHARE = 0.2  # and the server's thread makes the page's state at most this share of the time
 CLOSE_SECONDS = 2.0  # how long closing waits for the pages' connections to end
 
 
@@ -52,9 +54,12 @@ class LiveServer:
         self._wake_pending = False  # a wake is on its way to the loop: one is enough, however many steps
         self._loop = asyncio.new_event_loop()
         self._started = threading.Event()
+        self._failure: Exception | None = None  # why the server could not start
         self._thread = threading.Thread(target=self._serve, args=(listening,), name="live-page", daemon=True)
         self._thread.start()
         self._started.wait()
+        if self._failure is not None:
+            raise ConfigError(f"--serve {self.url}: the server did not start: {self._failure!r}")
 
     def wake(self) -> None:
         """The run has news: the page is sent the latest state soon. Any thread; never blocks."""
@@ -75,7 +80,14 @@ class LiveServer:
     def _serve(self, listening: socket.socket) -> None:
         asyncio.set_event_loop(self._loop)
         self._woken, self._stop, self._changed = asyncio.Event(), asyncio.Event(), asyncio.Condition()
-        self._loop.run_until_complete(self._run(listening))
+        try:
+            self._loop.run_until_complete(self._run(listening))
+        except Exception as error:  # it never started (the constructor says so), or stopped of itself
+            if self._started.is_set():
+                log.error("the live page stopped: %r", error)
+            self._failure = error
+        finally:
+            self._started.set()
         self._loop.close()
 
     async def _run(self, listening: socket.socket) -> None:
@@ -103,6 +115,7 @@ class LiveServer:
             await self._woken.wait()
             self._woken.clear()
             self._wake_pending = False
+            began = time.perf_counter()
             try:
                 latest = self.source()
             except Exception as error:  # a bug in the page must not cost the run anything
@@ -111,7 +124,8 @@ class LiveServer:
                 async with self._changed:
                     self._latest, self._version = latest, self._version + 1
                     self._changed.notify_all()
-            await asyncio.sleep(REFRESH_SECONDS)
+            # A large world's state takes a while to make: the thread then rests longer, so the agents keep the cores.
+            await asyncio.sleep(max(REFRESH_SECONDS, (time.perf_counter() - began) * (1 / BUSY_SHARE - 1)))
 
     async def _page(self, request: web.Request) -> web.Response:
         return web.Response(text=self.page, content_type="text/html")

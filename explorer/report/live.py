@@ -12,7 +12,7 @@ import json
 from collections import deque
 from typing import Any
 
-from explorer.report.charts import live_line_chart, live_map
+from explorer.report.charts import live_line_chart, live_map, live_map_layout
 from explorer.report.trace_views import MAX_TRAIL, Record, StepLine, map_ground, panel_row, sent_by, when_of
 from perception.world import MAX_CELLS, MAX_OBJECTS, World
 
@@ -36,6 +36,7 @@ class LiveTeam:
         self.sent = 0  # every message so far, the page's list holding the latest
         self.dropped = 0  # committed steps the page never saw (its channel was full)
         self.ending: dict[str, Any] | None = None
+        self._layout: str | None = None  # the map's layout: the world's, the same at every moment
 
     def add(self, record: Record) -> None:
         """One committed trace line."""
@@ -97,7 +98,9 @@ class LiveTeam:
             "found": set(self.discoveries),
         }
         explorers = [member for member in self.rows if member in self.poses]  # in team order, as the report's
-        return live_map(ground, frame, explorers)
+        if self._layout is None or self.world is None:
+            self._layout = live_map_layout(ground)
+        return f'{{"traces": {live_map(ground, frame, explorers)}, "layout": {self._layout}}}'
 
 
 def _row(record: Record) -> dict[str, Any]:
