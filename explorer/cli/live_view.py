@@ -9,6 +9,7 @@ run's report.html, which the server then serves too; it keeps serving until Ctrl
 from __future__ import annotations
 
 import argparse
+import logging
 import signal
 import threading
 from collections import deque
@@ -81,7 +82,7 @@ class LiveView:
     ) -> None:
         self.console.__exit__(kind, error, traceback)
 
-    def log_handler(self) -> Any:
+    def log_handler(self) -> logging.Handler:
         return self.console.log_handler()
 
     def step_committed(self, lines: list[dict[str, Any]], team_found: list[str], round_complete: bool) -> None:

@@ -115,7 +115,7 @@ class LiveServer:
             await self._woken.wait()
             self._woken.clear()
             self._wake_pending = False
-            began = time.perf_counter()
+            began = time.thread_time()  # its own work: not the time it waits for the agents' threads
             try:
                 latest = self.source()
             except Exception as error:  # a bug in the page must not cost the run anything
@@ -125,7 +125,7 @@ class LiveServer:
                     self._latest, self._version = latest, self._version + 1
                     self._changed.notify_all()
             # A large world's state takes a while to make: the thread then rests longer, so the agents keep the cores.
-            await asyncio.sleep(max(REFRESH_SECONDS, (time.perf_counter() - began) * (1 / BUSY_SHARE - 1)))
+            await asyncio.sleep(max(REFRESH_SECONDS, (time.thread_time() - began) * (1 / BUSY_SHARE - 1)))
 
     async def _page(self, request: web.Request) -> web.Response:
         return web.Response(text=self.page, content_type="text/html")
