@@ -87,9 +87,12 @@ def replay_map(div_id, world, frames, agents) -> str:
 def live_map(world, frame, agents) -> str:
     """The map at one moment (`replay_map`'s world and one of its frames): its traces as plotly JSON,
     {"data": [...]}, for a live page; their layout is `live_map_layout`'s."""
-    figure = go.Figure(data=[_seen_heatmap(world), _missed_objects(world)])
-    animated = _add_animated_traces(figure, agents)
-    traces = [trace.to_plotly_json() for trace in figure.data]
+    # The ground's heatmap styled as the report's, its cells set unchecked: plotly checks each one, slowly.
+    heatmap = _seen_heatmap({**world, "first_seen": {}}).to_plotly_json()
+    heatmap["z"] = _first_seen_grid(world)
+    figure = go.Figure(data=[_missed_objects(world)])
+    animated = [index + 1 for index in _add_animated_traces(figure, agents)]
+    traces = [heatmap, *(trace.to_plotly_json() for trace in figure.data)]
     colours = {agent: agent_colour(i) for i, agent in enumerate(agents)}
     # The frame's data merged as plain dicts: plotly's own update takes a second for a team of 16.
     for index, data in zip(animated, _frame_data(frame, world, agents, colours)):
@@ -148,7 +151,7 @@ def _seen_heatmap(world) -> go.Heatmap:
     """The ground, shaded by the step at which the team first saw each cell."""
     width, depth = world["width"], world["depth"]
     return go.Heatmap(
-        z=[[world["first_seen"].get((x, y)) for x in range(width)] for y in range(depth)],
+        z=_first_seen_grid(world),
         x=list(range(width)),
         y=list(range(depth)),
         colorscale="Greens",
@@ -160,6 +163,12 @@ def _seen_heatmap(world) -> go.Heatmap:
         hovertemplate="(%{x}, %{y}) first seen at step %{z}<extra></extra>",
         name="ground seen",
     )
+
+
+def _first_seen_grid(world) -> list[list[float | None]]:
+    """Each cell's step at which the team first saw it (None: never), a row per y."""
+    first_seen = world["first_seen"]
+    return [[first_seen.get((x, y)) for x in range(world["width"])] for y in range(world["depth"])]
 
 
 def _missed_objects(world) -> go.Scatter:
