@@ -26,8 +26,9 @@ def test_the_channel_keeps_the_latest_commits_within_its_bound_and_counts_the_li
     assert channel.take() == [[{"step": 6}]] and channel.dropped == 4
 
 
-def events(url, until_ended=True):
-    """The states the page is sent, read as a browser's EventSource would, to the end of the run."""
+def events(url, hold=None):
+    """The states the page is sent, read as a browser's EventSource would, to the end of the run; `hold`
+    (the paced agents wait for it) is made once a state mid-run has been read."""
     states = []
     with urllib.request.urlopen(url + "events", timeout=120) as stream:
         for raw in stream:
@@ -36,6 +37,8 @@ def events(url, until_ended=True):
                 update = json.loads(line[len("data: ") :])
                 if update is not None:
                     states.append(update)
+                    if hold and any(row["step"] >= 2 for row in update["state"]["agents"]):
+                        hold.touch()
                     if update["state"]["ended"]:
                         return states
     return states
@@ -70,16 +73,18 @@ def wait_until(browser, test, seconds=180):
 def test_the_page_shows_the_map_and_the_messages_as_the_run_goes_and_links_the_report_at_its_end(browser, tmp_path):
     from selenium.webdriver.common.by import By
 
-    run_dir = tmp_path / "run"
-    with LiveRun("--agents", "3", "--steps", "30", "--model", PACED, "--run-dir", str(run_dir), "-q") as run:
+    run_dir, hold = tmp_path / "run", tmp_path / "go on"
+    args = ("--agents", "3", "--steps", "30", "--model", PACED, "--run-dir", str(run_dir), "-q")
+    with LiveRun(*args, hold=hold) as run:
         browser.get_log("browser")
         browser.get(run.url)
+        # The agents wait at step 3 until the file is there: the page shows the run mid-way.
         early = wait_until(browser, lambda state: min(state["steps"], default=0) >= 2 and state["messages"] >= 1)
-        assert early["seen"] > 0 and "Running" in early["status"]
-        later = wait_until(browser, lambda state: min(state["steps"]) >= max(early["steps"]) + 3)
-        assert later["messages"] > early["messages"] and later["seen"] > early["seen"]
+        assert early["seen"] > 0 and "Running: step 2" in early["status"] and early["steps"] == [2, 2, 2]
+        hold.touch()
         ended = wait_until(browser, lambda state: "ended" in state["status"])
         assert "The run has ended (completed)" in ended["status"] and ended["steps"] == [30, 30, 30]
+        assert ended["messages"] > early["messages"] and ended["seen"] > early["seen"]
         link = browser.find_element(By.ID, "report").get_attribute("href")
         assert link == run.url + "report.html"
         assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
@@ -92,15 +97,16 @@ def test_the_page_shows_the_map_and_the_messages_as_the_run_goes_and_links_the_r
 
 @pytest.mark.parametrize("schedule", ["event", "realtime"])
 def test_every_schedule_sends_its_steps_and_messages_as_they_are_committed_then_the_end(schedule, tmp_path):
+    hold = tmp_path / "go on"
     args = ("--agents", "2", "--steps", "12", "--model", PACED, "--schedule", schedule, "--run-dir", str(tmp_path))
-    with LiveRun(*args, "-q") as run:
-        states = events(run.url)
+    with LiveRun(*args, "-q", hold=hold) as run:
+        states = events(run.url, hold)
         with urllib.request.urlopen(run.url + "report.html", timeout=60) as report:
             assert b"run report" in report.read()
     assert run.returncode == 0
     progress = [max(row["step"] for row in state["state"]["agents"]) for state in states]
     messages = [state["state"]["sent"] for state in states]
-    assert progress == sorted(progress) and len(set(progress)) >= 3  # seen step by step, not only at the end
+    assert progress == sorted(progress) and 2 in progress and progress[-1] == 12  # seen mid-run, not only at the end
     assert messages[-1] > messages[0] and states[-1]["map"]["traces"]["data"]
     assert states[-1]["state"]["ended"] == {"status": "completed", "report": True}
 

@@ -6,11 +6,13 @@ For the tests of the live page and the script that takes its screenshot. Leaving
 
 from __future__ import annotations
 
+import os
 import queue
 import signal
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 from tests.support.paths import ROOT
 
@@ -22,15 +24,17 @@ WAIT_SECONDS = 240  # for the address, and for the process's end: the machine ma
 class LiveRun:
     """A run with `--serve`: `url` once it serves; `lines` what it has printed so far; `returncode` at the end."""
 
-    def __init__(self, *args: str, serve: str = "0") -> None:
+    def __init__(self, *args: str, serve: str = "0", hold: Path | None = None) -> None:
+        """`hold`: the paced policy's agents wait at its HOLD_STEP until this file is there."""
         self.args = [sys.executable, MAIN, "--serve", serve, *args]
+        self.env = {**os.environ, "PACED_HOLD": str(hold)} if hold else None
         self.lines: queue.Queue[str] = queue.Queue()
         self.printed: list[str] = []
         self.returncode: int | None = None
 
     def __enter__(self) -> LiveRun:
         self.process = subprocess.Popen(
-            self.args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+            self.args, cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
         )
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
