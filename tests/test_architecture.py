@@ -44,6 +44,7 @@ EXTERNAL_API_OWNERS = {
     "pandas": {"explorer.sweep.tidy"},
     "pyarrow": {"explorer.sweep.tidy"},
     "ray": {"explorer.sweep.ray_executor"},
+    "aiohttp": {"explorer.cli.web_server"},
 }
 
 

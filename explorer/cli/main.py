@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from explorer.cli.live_view import serve_address
 from explorer.config.command_line import RunParser, config_from
 from explorer.records.errors import ConfigError
 from explorer.report.training_data import REACHED_SHARE
@@ -63,6 +64,13 @@ def build_parser() -> RunParser:
         metavar="TRACKER",
         help="with --sweep: log each run to a tracker: mlflow (the store MLFLOW_TRACKING_URI names, else one in the "
         "sweep's out)",
+    )
+    parser.add_argument(
+        "--serve",
+        type=serve_address,
+        metavar="[HOST:]PORT",
+        help="watch the run on a live web page at http://HOST:PORT/ (host 127.0.0.1 by default; port 0: a free one); "
+        "after the run it serves the page and report.html until Ctrl-C",
     )
     parser.sections["embedding"].add_argument(
         "--export-embedder", action="store_true", help="make the ONNX export now, if it is not there yet, and exit"
@@ -122,22 +130,16 @@ def main(argv: Sequence[str] | None = None, started: float | None = None) -> int
 def _main(argv, started, signals):
     # Imported here so that --help and argument errors answer at once.
     from explorer.cli.console import RunConsole
-    from explorer.records.summary import BUDGET_EXHAUSTED
+    from explorer.cli.live_view import LivePage
     from explorer.records.trace import DiskWriteError
     from explorer.run.runner import ExplorationRun
-    from explorer.run.stop import RunFailed
     from memory.vector_memory import MemoryFileError
     from perception.window import WindowError
     from perception.yaml_files import FileProblem  # worlds, profiles, key maps
 
     try:
         args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
-        if args.dry_run and args.sweep is None:
-            raise ConfigError("--dry-run goes with --sweep FILE: it lists a sweep's runs without running them")
-        if args.track is not None and args.sweep is None:
-            raise ConfigError("--track goes with --sweep FILE: it logs a sweep's runs")
-        if args.executor is not None and args.sweep is None:
-            raise ConfigError("--executor goes with --sweep FILE: it says where the sweep's runs run")
+        _refuse_misplaced(args)
         _check_export_sft(args)
         if args.export_sft is not None:
             return _export_sft(args)
@@ -155,13 +157,25 @@ def _main(argv, started, signals):
         if args.export_world is not None:
             return _export_world(config_from(args, verbosity=verbosity), args.export_world)
         config = config_from(args, verbosity=verbosity)
-        run = ExplorationRun(config, started=started, stopping=signals.hold, view=RunConsole.shown)
+        with LivePage(args.serve) as page:
+            run = ExplorationRun(config, started=started, stopping=signals.hold, view=page.views(RunConsole.shown))
+            code = _execute(run, signals)
+            page.serve_on(interrupted=signals.signum is not None)
+            return code
     except (ConfigError, FileProblem, WindowError, MemoryFileError) as error:
         print(f"main.py: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     except DiskWriteError as error:  # a rebuilt report, or a sweep's results, the disk refused
         print(f"main.py: error: {error}", file=sys.stderr)
         return EXIT_FAILED
+
+
+def _execute(run, signals):
+    """Run it; the exit code."""
+    from explorer.records.summary import BUDGET_EXHAUSTED
+    from explorer.records.trace import DiskWriteError
+    from explorer.run.stop import RunFailed
+
     try:
         summary = run.execute()
     except DiskWriteError as error:  # before the run could start: config.json, trace.jsonl, run.log
@@ -173,6 +187,25 @@ def _main(argv, started, signals):
     if summary["status"] == "interrupted" or signals.signum is not None:
         return signals.exit_code or EXIT_INTERRUPTED
     return EXIT_BUDGET if summary["status"] == BUDGET_EXHAUSTED else 0
+
+
+def _refuse_misplaced(args):
+    """ConfigError for an option given without the action it goes with."""
+    if args.dry_run and args.sweep is None:
+        raise ConfigError("--dry-run goes with --sweep FILE: it lists a sweep's runs without running them")
+    if args.track is not None and args.sweep is None:
+        raise ConfigError("--track goes with --sweep FILE: it logs a sweep's runs")
+    if args.executor is not None and args.sweep is None:
+        raise ConfigError("--executor goes with --sweep FILE: it says where the sweep's runs run")
+    others = [
+        flag for flag in ("--recover", "--report", "--sweep", "--export-world", "--export-sft") if _given(args, flag)
+    ]
+    if args.serve is not None and (others or args.export_embedder):
+        raise ConfigError(f"--serve watches a run: it does not go with {(others or ['--export-embedder'])[0]}")
+
+
+def _given(args, flag):
+    return getattr(args, flag.removeprefix("--").replace("-", "_")) is not None
 
 
 def _report(run_dir):

@@ -15,6 +15,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol
 
+from perception.world import World
+
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab and newline
 
 
@@ -26,13 +28,15 @@ def plain(text: object) -> str:
 @dataclass(frozen=True)
 class RunShown:
     """What a view is made with: the team, its step budget, the world's objects, how much to say
-    (-1 quiet, 0, 1 verbose) and the world's width and depth where a map can be drawn (mock mode)."""
+    (-1 quiet, 0, 1 verbose), the world's width and depth where a map can be drawn and the world itself
+    (mock mode)."""
 
     members: list[str]
     steps: int
     total_objects: int | None
     verbosity: int
     world_size: tuple[int, int] | None
+    mock_world: World | None = None
 
 
 class RunView(Protocol):

@@ -7,9 +7,12 @@ from the network when it opens.
 
 from __future__ import annotations
 
+import json
+
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
+from plotly.utils import PlotlyJSONEncoder
 
 from explorer.report.room_marks import room_labels, room_shapes
 
@@ -27,13 +30,22 @@ def fragment(figure, div_id) -> str:
 
 def line_chart(div_id, title, x_title, y_title, series) -> str:
     """`series` is {name: (xs, ys)}, drawn as steps."""
+    return fragment(_line_figure(title, x_title, y_title, series), div_id)
+
+
+def live_line_chart(title, x_title, y_title, series) -> str:
+    """`line_chart`'s figure as plotly JSON, for a live page to draw and redraw (Plotly.react)."""
+    return _line_figure(title, x_title, y_title, series).to_json()
+
+
+def _line_figure(title, x_title, y_title, series) -> go.Figure:
     figure = go.Figure()
     for name, (xs, ys) in series.items():
         figure.add_trace(go.Scatter(x=list(xs), y=list(ys), mode="lines", name=name, line={"shape": "hv"}))
     figure.update_layout(
         title=title, xaxis_title=x_title, yaxis_title=y_title, height=360, margin={"l": 50, "r": 20, "t": 50, "b": 40}
     )
-    return fragment(figure, div_id)
+    return figure
 
 
 AGENT_COLOURS = (
@@ -62,36 +74,84 @@ def replay_map(div_id, world, frames, agents) -> str:
     level, finder, step}]} (finder None: never found); `frames`: [{label, poses {agent: (x, y, facing)}, trails
     {agent: ([xs], [ys])}, found {name}}], in time order; `agents`: the agent ids in team order.
     """
-    figure = go.Figure()
-    figure.add_trace(_seen_heatmap(world))
-    figure.add_trace(_missed_objects(world))
-    animated = _add_animated_traces(figure, agents)
+    figure, animated = _map_figure(world, frames[0], agents)
     colours = {agent: agent_colour(i) for i, agent in enumerate(agents)}
-    for trace, data in zip(animated, _frame_data(frames[0], world, agents, colours)):
-        figure.data[trace].update(data)
     figure.frames = [
         go.Frame(data=_frame_data(frame, world, agents, colours), traces=animated, name=frame["label"])
         for frame in frames
     ]
-    figure.update_layout(
-        shapes=_wall_shapes(world["walls"]) + room_shapes(world["rooms"]),
-        annotations=room_labels(world["rooms"]),
-        **_grid_axes(world["width"], world["depth"]),
-        height=max(420, 36 * world["depth"] + 200),
-        plot_bgcolor="#fafafa",
-        margin={"l": 50, "r": 20, "t": 30, "b": 40},
-        legend={"orientation": "h", "x": 0.5, "xanchor": "center", "y": 1.1},
-        updatemenus=[_play_buttons()],
-        sliders=[_step_slider(frames)],
-    )
+    figure.update_layout(updatemenus=[_play_buttons()], sliders=[_step_slider(frames)])
     return fragment(figure, div_id)
+
+
+def live_map(world, frame, agents) -> str:
+    """The map at one moment (`replay_map`'s world and one of its frames): its traces as plotly JSON,
+    {"data": [...]}, for a live page; their layout is `live_map_layout`'s."""
+    # The ground's heatmap styled as the report's, its cells set unchecked: plotly checks each one, slowly.
+    heatmap = _seen_heatmap({**world, "first_seen": {}}).to_plotly_json()
+    heatmap["z"] = _first_seen_grid(world)
+    figure = go.Figure(data=[_missed_objects(world)])
+    animated = [index + 1 for index in _add_animated_traces(figure, agents)]
+    traces = [heatmap, *(trace.to_plotly_json() for trace in figure.data)]
+    colours = {agent: agent_colour(i) for i, agent in enumerate(agents)}
+    # The frame's data merged as plain dicts: plotly's own update takes a second for a team of 16.
+    for index, data in zip(animated, _frame_data(frame, world, agents, colours)):
+        _merge(traces[index], data.to_plotly_json())
+    return json.dumps({"data": traces}, cls=PlotlyJSONEncoder)
+
+
+def _merge(into: dict, new: dict) -> None:
+    """`new`'s values into `into`, the dicts in both merged key by key."""
+    for key, value in new.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
+
+
+def live_map_layout(world) -> str:
+    """The map's layout (walls, rooms, axes) as JSON: the same at every moment, so made once, and as plain
+    JSON (plotly's checks of a large world's thousands of wall shapes take seconds)."""
+    return json.dumps(_map_layout(world))
+
+
+def _map_figure(world, frame, agents) -> tuple[go.Figure, list[int]]:
+    """The world from above with the agents as `frame` has them; the figure, and its traces a frame replaces."""
+    figure = go.Figure()
+    animated = _add_map_traces(figure, world, frame, agents)
+    figure.update_layout(**_map_layout(world))
+    return figure, animated
+
+
+def _add_map_traces(figure, world, frame, agents) -> list[int]:
+    """Adds the ground seen, the objects not found, and the agents and finds as `frame` has them; the
+    indices of the traces a frame replaces."""
+    figure.add_trace(_seen_heatmap(world))
+    figure.add_trace(_missed_objects(world))
+    animated = _add_animated_traces(figure, agents)
+    colours = {agent: agent_colour(i) for i, agent in enumerate(agents)}
+    for trace, data in zip(animated, _frame_data(frame, world, agents, colours)):
+        figure.data[trace].update(data)
+    return animated
+
+
+def _map_layout(world) -> dict:
+    return {
+        "shapes": _wall_shapes(world["walls"]) + room_shapes(world["rooms"]),
+        "annotations": room_labels(world["rooms"]),
+        **_grid_axes(world["width"], world["depth"]),
+        "height": max(420, 36 * world["depth"] + 200),
+        "plot_bgcolor": "#fafafa",
+        "margin": {"l": 50, "r": 20, "t": 30, "b": 40},
+        "legend": {"orientation": "h", "x": 0.5, "xanchor": "center", "y": 1.1},
+    }
 
 
 def _seen_heatmap(world) -> go.Heatmap:
     """The ground, shaded by the step at which the team first saw each cell."""
     width, depth = world["width"], world["depth"]
     return go.Heatmap(
-        z=[[world["first_seen"].get((x, y)) for x in range(width)] for y in range(depth)],
+        z=_first_seen_grid(world),
         x=list(range(width)),
         y=list(range(depth)),
         colorscale="Greens",
@@ -103,6 +163,12 @@ def _seen_heatmap(world) -> go.Heatmap:
         hovertemplate="(%{x}, %{y}) first seen at step %{z}<extra></extra>",
         name="ground seen",
     )
+
+
+def _first_seen_grid(world) -> list[list[float | None]]:
+    """Each cell's step at which the team first saw it (None: never), a row per y."""
+    first_seen = world["first_seen"]
+    return [[first_seen.get((x, y)) for x in range(world["width"])] for y in range(world["depth"])]
 
 
 def _missed_objects(world) -> go.Scatter:

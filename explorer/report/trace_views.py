@@ -295,35 +295,46 @@ class Replay:
         return [frame for frame, _ in kept], [panel for _, panel in kept]
 
     def world(self, world: World | None, discoveries: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
-        """The map's ground truth: the world file's walls, rooms and objects (or, where it is gone, what the
-        trace saw), with who found each and when; None where the trace's cells span more than any world's."""
-        rooms = world.rooms if world is not None else ()
-        if world is not None:
-            width, depth, walls, objects = world.width, world.depth, sorted(world.walls), world.objects
-        else:
-            width = max((x for x, _ in self.first_seen), default=0) + 1
-            depth = max((y for _, y in self.first_seen), default=0) + 1
-            walls, objects = [], self.object_cells
-            if width * depth > MAX_CELLS:
-                return None
-        return {
-            "width": width,
-            "depth": depth,
-            "walls": walls,
-            "rooms": rooms,
-            "first_seen": self.first_seen,
-            "objects": [
-                {
-                    "name": name,
-                    "x": cell[0],
-                    "y": cell[1],
-                    "level": cell[2] if len(cell) > 2 else 0,
-                    "finder": discoveries.get(name, {}).get("finder"),
-                    "step": discoveries.get(name, {}).get("step"),
-                }
-                for name, cell in objects.items()
-            ],
-        }
+        """The map's ground truth (`map_ground`) as the trace saw it."""
+        return map_ground(world, self.first_seen, self.object_cells, discoveries)
+
+
+def map_ground(
+    world: World | None,
+    first_seen: dict[tuple[int, int], float],
+    object_cells: dict[str, tuple[int, ...]],
+    discoveries: dict[str, dict[str, Any]],
+) -> dict[str, Any] | None:
+    """The map's ground truth: the world file's walls, rooms and objects (or, where it is gone, what the
+    trace saw: `first_seen` and `object_cells`), with who found each and when; None where the trace's cells
+    span more than any world's."""
+    rooms = world.rooms if world is not None else ()
+    if world is not None:
+        width, depth, walls, objects = world.width, world.depth, sorted(world.walls), world.objects
+    else:
+        width = max((x for x, _ in first_seen), default=0) + 1
+        depth = max((y for _, y in first_seen), default=0) + 1
+        walls, objects = [], object_cells
+        if width * depth > MAX_CELLS:
+            return None
+    return {
+        "width": width,
+        "depth": depth,
+        "walls": walls,
+        "rooms": rooms,
+        "first_seen": first_seen,
+        "objects": [
+            {
+                "name": name,
+                "x": cell[0],
+                "y": cell[1],
+                "level": cell[2] if len(cell) > 2 else 0,
+                "finder": discoveries.get(name, {}).get("finder"),
+                "step": discoveries.get(name, {}).get("step"),
+            }
+            for name, cell in objects.items()
+        ],
+    }
 
 
 def panel_row(record: Record) -> dict[str, str]:

@@ -72,7 +72,8 @@ def start_records(
         raise DiskWriteError(f"cannot lock the run directory {run_dir}: {error.strerror or error}") from None
     size = world.environment.size  # a mock world always has one
     world_size = size[:2] if config.mode == "mock" and size is not None else None
-    view = view_of(RunShown(list(roster.members), steps, world.environment.total_objects, config.verbosity, world_size))
+    total = world.environment.total_objects
+    view = view_of(RunShown(list(roster.members), steps, total, config.verbosity, world_size, world.mock_world))
     logs = start_logging(run_dir, view)
     trace = TraceWriter(run_dir / "trace.jsonl")
     directors = [member for member in roster.members if member not in roster.agent_ids]

@@ -16,6 +16,7 @@ from explorer.team.store import InProcessStore, TeamStore
 from explorer.team.topology import RoutedStore, initial_groups
 from nodes.interfaces import StopRun
 from perception.base import EnvironmentInfo, PerceptionInterface
+from perception.world import World as MockWorld
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,7 @@ class World:
     gate: CallGate  # one bound on model calls in flight, for decisions and vision alike; cancelled when the run stops
     perception: PerceptionInterface  # as the schedule wraps it (explorer/schedule/catalogue.py)
     environment: EnvironmentInfo
+    mock_world: MockWorld | None = None  # its walls, rooms and objects, for a live map (mock mode)
 
 
 def start_world(
@@ -44,4 +46,5 @@ def start_world(
             store.register_agent(agent_id, perception.get_agent_state(agent_id).to_dict())
     except StopRun as error:  # a Redis store that went away since the start-up check
         raise RunFailed(str(error)) from None
-    return World(store, gate, perception, perception.get_environment_info())
+    mock_world = setup.world if isinstance(setup, MockSetup) else None
+    return World(store, gate, perception, perception.get_environment_info(), mock_world)

@@ -21,6 +21,13 @@ def browser():
         if os.environ.get("CI") == "true":
             pytest.fail(reason)
         pytest.skip(reason)
+    driver = headless_chromium()
+    yield driver
+    driver.quit()
+
+
+def headless_chromium(width: int = 1280, height: int = 900):
+    """Chromium with no window, through Debian's chromedriver, its console and network logged."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -30,15 +37,13 @@ def browser():
         "--headless=new",
         "--no-sandbox",
         "--disable-gpu",
-        "--window-size=1280,900",
+        f"--window-size={width},{height}",
         "--disable-dev-shm-usage",
     ):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     # The driver is given, so selenium never looks for one on the network.
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
-    yield driver
-    driver.quit()
+    return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
 
 
 class PageVisit:
