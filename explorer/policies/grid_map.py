@@ -26,6 +26,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from functools import lru_cache
 
 from explorer.policies.sentences import Heading
 from nodes.decision_context import Cell, DecisionContext, Wall
@@ -74,11 +75,40 @@ class Goal:
         return self.pose[:3]
 
 
+@dataclass(frozen=True)
+class OpenGrid:
+    """A grid's cells and the moves between them where no wall is known: the same for every map of a grid of
+    this size, so made once (`open_grid`) and shared by a team's maps, which each keep only what the walls
+    they know change (GridMap._walled_beside)."""
+
+    cells: Mapping[Cell, Cell]  # each cell to itself: one tuple per cell, which every map's caches hold
+    beside: Mapping[Cell, tuple[Cell, ...]]  # the cells one move away, in _cells_beside's order
+
+
+@lru_cache(maxsize=4)
+def open_grid(size: tuple[int, int, int]) -> OpenGrid:
+    """The OpenGrid of a grid of `size` (W, D, H), shared by every map of that size (a run has one world)."""
+    width, depth, height = size
+    cells = {cell: cell for cell in itertools.product(range(width), range(depth), range(height))}
+    beside = {}
+    for x, y, z in cells:
+        near = ((x + 1, y, z), (x - 1, y, z), (x, y + 1, z), (x, y - 1, z), (x, y, z + 1), (x, y, z - 1))
+        beside[cells[x, y, z]] = tuple(cells[after] for after in near if after in cells)
+    return OpenGrid(cells, beside)
+
+
+@lru_cache(maxsize=4)
+def view_cone(view_distance: int) -> ViewCone:
+    """The ViewCone of a view distance, with its rays worked out once for every map that sees that far."""
+    return ViewCone(view_distance)
+
+
 class GridMap:
     def __init__(self) -> None:
         self.size: tuple[int, int, int] | None = None  # (W, D, H), known from the first view learnt
+        self.grid: OpenGrid | None = None  # the grid's shared cells and moves, once its size is known
         self.view_distance = 0
-        self.cone = ViewCone(0)
+        self.cone = view_cone(0)
         self.seen: set[Cell] = set()
         self.walls: set[Wall] = set()
         self.open: set[Wall] = set()  # (x, y) of the cells seen free
@@ -95,7 +125,9 @@ class GridMap:
         # Worked out as searches need them, forgotten when a wall is met beside them (_forget_beside):
         self._moves: dict[PoseKey, tuple[tuple[float, str, PoseKey], ...]] = {}  # pose -> its moves (_work_out_moves)
         self._moves_for: tuple[str, ...] | None = None  # the actions those moves are for
-        self._beside: dict[Cell, tuple[Cell, ...]] = {}  # cell -> the cells one move away (_cells_beside)
+        # cell -> the cells one move away (_cells_beside), for the cells beside a known wall; the others'
+        # are the open grid's.
+        self._walled_beside: dict[Cell, tuple[Cell, ...]] = {}
 
     # What the agent learns
 
@@ -115,10 +147,12 @@ class GridMap:
     ) -> PoseKey:
         """Learn what one view showed: the cells seen from `pose`; returns the pose as a map key."""
         width, depth, height = size
-        self.size = (width, depth, height)
+        if self.size != (width, depth, height):
+            self.size = (width, depth, height)
+            self.grid = open_grid(self.size)
         if view_distance != self.view_distance:
             self.view_distance = view_distance
-            self.cone = ViewCone(view_distance)
+            self.cone = view_cone(view_distance)
         key = pose_key(pose)
         seen_now = set(seen_cells)
         self.seen.update(seen_now)
@@ -135,11 +169,13 @@ class GridMap:
             self._forget_beside(cell)
 
     def _forget_beside(self, wall: Wall) -> None:
-        """Forget the moves into the wall's (x, y): they are blocked now."""
+        """The moves into the wall's (x, y) are blocked now: the cells beside it get their own neighbours
+        (the open grid's no longer hold for them), and their poses' moves are forgotten."""
         x, y = wall
         for column in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
             for z in range(self.extent[2]):
-                self._beside.pop((*column, z), None)
+                if self.in_grid(*column):
+                    self._walled_beside[column[0], column[1], z] = tuple(self._cells_beside((*column, z)))
                 for facing in FACING_VECTORS:
                     for pitch in (-1, 0, 1):
                         self._moves.pop((*column, z, facing, pitch), None)
@@ -156,8 +192,10 @@ class GridMap:
 
     # What a pose shows
 
-    def sight(self, pose: PoseKey) -> frozenset[Cell]:
-        """The cells `pose` would show, with the walls known so far; cached until a wall that matters to it is met."""
+    def sight(self, pose: PoseKey, kept: bool = True) -> frozenset[Cell]:
+        """The cells `pose` would show, with the walls known so far; cached until a wall that matters to it is met.
+        `kept=False`: a pose the planner does not weigh (a teammate's), worked out afresh unless cached, and not
+        cached: a map would otherwise keep a sight for each pose of each teammate, step after step."""
         cached = self._sights.get(pose)
         if cached is not None:
             version, cells = cached
@@ -167,8 +205,11 @@ class GridMap:
             if all((wx - x, wy - y) not in matters for wx, wy in self.wall_log[version:]):
                 self._sights[pose] = (len(self.wall_log), cells)
                 return cells
-        cells = frozenset(self.cone.sight(Pose(*pose), self.size, self.walls)[0])
-        self._sights[pose] = (len(self.wall_log), cells)
+        assert self.grid is not None, "the map has learnt no view yet"
+        shared = self.grid.cells
+        cells = frozenset([shared[cell] for cell in self.cone.sight(Pose(*pose), self.size, self.walls)[0]])
+        if kept:
+            self._sights[pose] = (len(self.wall_log), cells)
         return cells
 
     def unseen(self, cells: Iterable[Cell], pose: PoseKey | None = None) -> list[Cell]:
@@ -247,16 +288,19 @@ class GridMap:
         """The cells nearer (by path over the walls known so far, moves only) one of the cells `others` than
         the cell `mine`: a Voronoi split of the ground. One breadth-first pass from all of them, marking
         the cells `mine` reaches first or as soon, so a team of any size costs the same."""
-        beside = self._beside
+        walled, open_beside = self._walled_beside, self.grid.beside if self.grid else {}
         distance = dict.fromkeys([mine, *others], 0)
         reached_from_mine = {mine}  # at their distance from the nearest start, by a path from `mine`
         queue = deque(distance)
         while queue:
             cell = queue.popleft()
             ours, one_more = cell in reached_from_mine, distance[cell] + 1
-            if cell not in beside:
-                beside[cell] = tuple(self._cells_beside(cell))
-            for after in beside[cell]:
+            beside = walled.get(cell)
+            if beside is None:
+                beside = open_beside.get(cell)
+            if beside is None:  # a cell outside the grid
+                beside = tuple(self._cells_beside(cell))
+            for after in beside:
                 if after not in distance:
                     distance[after] = one_more
                     queue.append(after)
