@@ -25,7 +25,7 @@ import itertools
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from explorer.policies.sentences import Heading
@@ -37,6 +37,7 @@ PoseKey = tuple[int, int, int, str, int]  # (x, y, level, facing, pitch): all th
 Claim = tuple[int, int, int, str | None, int]  # a pose a teammate said it is heading for; facing None where unsaid
 Place = Cell | PoseKey | Claim | Heading  # anything that starts with a cell
 Step = tuple[float, PoseKey, str | None, int]  # (cost, pose, first action, steps) of a way found
+Moves = tuple[tuple[float, str, PoseKey], ...]  # (ACTION_COST, action, pose after) for each of a pose's neighbours
 
 # A goal is worth the unseen cells it shows per step of the way there (a rate,
 # so the same rule serves a hall and a maze); the offset keeps a goal one step
@@ -83,6 +84,9 @@ class OpenGrid:
 
     cells: Mapping[Cell, Cell]  # each cell to itself: one tuple per cell, which every map's caches hold
     beside: Mapping[Cell, tuple[Cell, ...]]  # the cells one move away, in _cells_beside's order
+    # actions -> pose -> its moves with them, filled as the maps' searches need them (the same whichever
+    # map works a pose's moves out: they depend on the walls beside it only, and a map beside a wall keeps its own)
+    moves: dict[tuple[str, ...], dict[PoseKey, Moves]] = field(default_factory=dict)
 
 
 @lru_cache(maxsize=4)
@@ -122,8 +126,10 @@ class GridMap:
         # Poses that show nothing unseen, and never will: cells are only ever seen (or hidden), and a
         # view only narrows as walls are found.
         self._seen_out: set[PoseKey] = set()
-        # Worked out as searches need them, forgotten when a wall is met beside them (_forget_beside):
-        self._moves: dict[PoseKey, tuple[tuple[float, str, PoseKey], ...]] = {}  # pose -> its moves (_work_out_moves)
+        # The moves of the poses beside a known wall (elsewhere the open grid's hold), worked out as searches
+        # need them, forgotten when a wall is met beside them (_forget_beside):
+        self._moves: dict[PoseKey, Moves] = {}  # pose -> its moves (_work_out_moves)
+        self._walled_columns: set[Wall] = set()  # the (x, y) beside a known wall
         self._moves_for: tuple[str, ...] | None = None  # the actions those moves are for
         # cell -> the cells one move away (_cells_beside), for the cells beside a known wall; the others'
         # are the open grid's.
@@ -173,6 +179,7 @@ class GridMap:
         (the open grid's no longer hold for them), and their poses' moves are forgotten."""
         x, y = wall
         for column in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
+            self._walled_columns.add(column)
             for z in range(self.extent[2]):
                 if self.in_grid(*column):
                     self._walled_beside[column[0], column[1], z] = tuple(self._cells_beside((*column, z)))
@@ -408,7 +415,7 @@ class GridMap:
     def _walk(self, start: PoseKey, actions: Sequence[str]) -> Iterator[Step]:
         """Every pose reachable from `start`, cheapest way first (ties: the way found first), as
         (cost, pose, first action, steps)."""
-        moves = self._moves_table(actions)
+        moves, open_moves, walled = self._moves_table(actions), self._open_moves(actions), self._walled_columns
         cheapest = {start: 0.0}  # the cost of the cheapest way queued to each pose
         # (cost, order queued, pose, first action, steps)
         queue: list[tuple[float, int, PoseKey, str | None, int]] = [(0.0, 0, start, None, 0)]
@@ -419,9 +426,10 @@ class GridMap:
             if cost > cheapest[pose]:
                 continue  # a dearer way there, queued before the cheaper one
             yield cost, pose, first_action, steps
-            pose_moves = moves.get(pose)
+            table = moves if pose[:2] in walled else open_moves
+            pose_moves = table.get(pose)
             if pose_moves is None:
-                pose_moves = moves[pose] = self._work_out_moves(pose, actions)
+                pose_moves = table[pose] = self._work_out_moves(pose, actions)
             for action_cost, action, after in pose_moves:
                 after_cost = cost + action_cost
                 if after_cost < cheapest.get(after, never):  # else this way never comes first
@@ -429,15 +437,20 @@ class GridMap:
                     queued += 1
                     heapq.heappush(queue, (after_cost, queued, after, first_action or action, steps + 1))
 
-    def _work_out_moves(self, pose: PoseKey, actions: Sequence[str]) -> tuple[tuple[float, str, PoseKey], ...]:
+    def _work_out_moves(self, pose: PoseKey, actions: Sequence[str]) -> Moves:
         """(ACTION_COST, action, pose after) for each of the pose's neighbours."""
         return tuple((ACTION_COST[action], action, after) for action, after in self.neighbours(pose, actions))
 
-    def _moves_table(self, actions: Sequence[str]) -> dict[PoseKey, tuple[tuple[float, str, PoseKey], ...]]:
-        """pose -> its moves with `actions` (_work_out_moves)."""
+    def _moves_table(self, actions: Sequence[str]) -> dict[PoseKey, Moves]:
+        """pose -> its moves with `actions` (_work_out_moves), for the poses beside a known wall."""
         if self._moves_for != tuple(actions):
             self._moves_for, self._moves = tuple(actions), {}
         return self._moves
+
+    def _open_moves(self, actions: Sequence[str]) -> dict[PoseKey, Moves]:
+        """pose -> its moves with `actions`, for the poses beside no known wall: the grid's, shared."""
+        assert self.grid is not None, "the map has learnt no view yet"
+        return self.grid.moves.setdefault(tuple(actions), {})
 
     def predict(self, pose: PoseKey, actions: Iterable[str]) -> PoseKey:
         """Where `actions` take the pose, over the walls known so far."""
