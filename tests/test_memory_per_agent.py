@@ -8,6 +8,7 @@ from collections import deque
 from explorer.policies.grid_map import GridMap, open_grid
 from explorer.policies.offline import OfflineExplorer
 from explorer.team.store import InProcessStore
+from perception.actions import ACTIONS
 from perception.base import Pose
 from perception.families.generate import open_world
 from perception.mock import MockPerception
@@ -26,6 +27,19 @@ def test_maps_of_one_grid_share_its_cells_moves_and_view_rays():
         grid.learn_view((30, 20, 2), 4, Pose(3, 3, 0, "east"), [(3, 3, 0)], [])
     assert first.grid is second.grid is open_grid((30, 20, 2))
     assert first.cone is second.cone
+
+
+def test_a_map_beside_a_wall_it_knows_keeps_its_own_moves_there():
+    # The moves a map works out where it knows no wall are shared; a teammate that knows one must not use them.
+    blind, knowing = GridMap(), GridMap()
+    for grid in (blind, knowing):
+        grid.learn_view((6, 1, 1), 2, Pose(0, 0, 0, "east"), [(0, 0, 0)], [])
+    start, end = (0, 0, 0, "east", 0), (5, 0, 0)
+    assert blind.path_to(start, end, ACTIONS) == "forward"
+    knowing.add_wall((1, 0))
+    assert knowing.path_to(start, end, ACTIONS) is None
+    assert blind.path_to(start, end, ACTIONS) == "forward"
+    assert blind.grid is knowing.grid and blind.grid.moves[tuple(ACTIONS)]
 
 
 def reference_split(size, walls, mine, others):
