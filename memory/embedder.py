@@ -43,6 +43,10 @@ SMALL_GEMM_ROWS = 16  # below this many token rows MKL rounds differently (measu
 # so a few hundred memory texts give passes of several texts; and the gathering that encodes them, a
 # second or so of both cores, stays short for a reader of the same team whose query waits behind it.
 DEFERRED_BATCH = 256
+# The most token rows in one pass. ONNX Runtime's arena keeps what its largest pass needed, for the life
+# of the run: a pass of 256 texts of 88 tokens held 630 MB, one of 16 held 35 MB; per text, passes of
+# 8 to 256 such texts took the same time here (bench/memory_per_agent.py, docs/performance.md).
+MAX_PASS_TOKENS = 2048
 
 
 class EmbedderError(RuntimeError):
@@ -316,9 +320,10 @@ class SentenceEmbedder:
         sums (rows differ by ~2e-7), and MKL multiplies fewer than 16 token rows with
         another kernel. So one pass per token length, and texts under 16 tokens alone.
         ONNX Runtime's rows did not change with padding or batch here, but the same
-        passes suit it: one length per pass wastes no work on padding. The shortest texts
-        go first (a search's query before the memory texts gathered with it): the
-        callers that wait for the fewest tokens are answered soonest.
+        passes suit it: one length per pass wastes no work on padding. A pass holds at most
+        MAX_PASS_TOKENS token rows. The shortest texts go first (a search's query before the
+        memory texts gathered with it): the callers that wait for the fewest tokens are
+        answered soonest.
         """
         lengths = self._loaded_model().token_lengths(texts)  # as the model will see them
         passes: dict[int | str, list[str]] = {}
@@ -327,7 +332,7 @@ class SentenceEmbedder:
             key = length if length >= SMALL_GEMM_ROWS else text  # a short text gets a pass of its own
             passes.setdefault(key, []).append(text)
             tokens[text] = length
-        groups = sorted(passes.values(), key=len)
+        groups = sorted((part for key, group in passes.items() for part in _pass_parts(key, group)), key=len)
         while len(groups) < self.workers and len(groups[-1]) > 1:  # keep every core busy
             big = groups.pop()
             groups = sorted(groups + [big[: len(big) // 2], big[len(big) // 2 :]], key=len)
@@ -360,6 +365,13 @@ def load_model(backend: str, cache_dir: str | Path | None = None) -> EmbeddingMo
     from memory.onnx_model import OnnxModel
 
     return OnnxModel(onnx_export.export(cache_dir or onnx_export.default_cache_dir()))
+
+
+def _pass_parts(key: int | str, texts: list[str]) -> list[list[str]]:
+    """The texts of one token length (`key`; a short text's own pass is keyed by the text) in passes of at
+    most MAX_PASS_TOKENS token rows."""
+    size = max(1, MAX_PASS_TOKENS // key) if isinstance(key, int) else 1
+    return [texts[start : start + size] for start in range(0, len(texts), size)]
 
 
 def _cores():

@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from memory.embedder import EmbedderError, SentenceEmbedder, TextCache
+from memory.embedder import MAX_PASS_TOKENS, EmbedderError, SentenceEmbedder, TextCache
 from memory.vector_memory import VectorMemory
 
 TIMEOUT = 60
@@ -50,7 +50,7 @@ def sentences(tag, count, seed):
 def same_length(embedder, tag, count):
     """Distinct texts of one token length, at least 16 tokens, so they fit in one pass."""
     pairs = [("lamp", "sofa"), ("lamp", "bed"), ("desk", "sofa"), ("desk", "bed")]
-    texts = [f"{tag} {i}: I saw a {a} near the {b} in the room north of the hall" for i in range(40) for a, b in pairs]
+    texts = [f"{tag} {i}: I saw a {a} near the {b} in the room north of the hall" for i in range(100) for a, b in pairs]
     lengths = embedder._model.token_lengths(texts)
     common = max(set(lengths), key=lengths.count)
     chosen = [t for t, n in zip(texts, lengths) if n == common][:count]
@@ -133,6 +133,18 @@ def test_requests_arriving_together_share_forward_passes(embedder, naive, passes
     assert len(passes) < 16
     reference = singles(naive, texts)
     assert all(np.array_equal(rows[0], reference[text]) for rows, text in zip(results, texts))
+
+
+def test_a_large_batch_is_encoded_in_passes_of_bounded_size(embedder, naive, passes):
+    # ONNX Runtime's arena keeps what its largest pass needed for the rest of the run: a team's batch
+    # of hundreds of memory texts in one pass held hundreds of megabytes.
+    texts = same_length(embedder, "big", 300)
+    length = embedder._model.token_lengths(texts[:1])[0]
+    rows = soon(lambda: embedder.encode(texts))
+    assert sorted(flat(passes)) == sorted(texts)
+    assert max(len(texts) for texts in passes) * length <= MAX_PASS_TOKENS
+    reference = singles(naive, texts)
+    assert all(np.array_equal(row, reference[text]) for row, text in zip(rows, texts))
 
 
 def test_the_service_waits_for_the_expected_callers_then_encodes_them_together(embedder, passes, monkeypatch):

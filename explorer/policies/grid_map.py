@@ -25,7 +25,8 @@ import itertools
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 
 from explorer.policies.sentences import Heading
 from nodes.decision_context import Cell, DecisionContext, Wall
@@ -36,6 +37,7 @@ PoseKey = tuple[int, int, int, str, int]  # (x, y, level, facing, pitch): all th
 Claim = tuple[int, int, int, str | None, int]  # a pose a teammate said it is heading for; facing None where unsaid
 Place = Cell | PoseKey | Claim | Heading  # anything that starts with a cell
 Step = tuple[float, PoseKey, str | None, int]  # (cost, pose, first action, steps) of a way found
+Moves = tuple[tuple[float, str, PoseKey], ...]  # (ACTION_COST, action, pose after) for each of a pose's neighbours
 
 # A goal is worth the unseen cells it shows per step of the way there (a rate,
 # so the same rule serves a hall and a maze); the offset keeps a goal one step
@@ -74,11 +76,43 @@ class Goal:
         return self.pose[:3]
 
 
+@dataclass(frozen=True)
+class OpenGrid:
+    """A grid's cells and the moves between them where no wall is known: the same for every map of a grid of
+    this size, so made once (`open_grid`) and shared by a team's maps, which each keep only what the walls
+    they know change (GridMap._walled_beside)."""
+
+    cells: Mapping[Cell, Cell]  # each cell to itself: one tuple per cell, which every map's caches hold
+    beside: Mapping[Cell, tuple[Cell, ...]]  # the cells one move away, in _cells_beside's order
+    # actions -> pose -> its moves with them, filled as the maps' searches need them (the same whichever
+    # map works a pose's moves out: they depend on the walls beside it only, and a map beside a wall keeps its own)
+    moves: dict[tuple[str, ...], dict[PoseKey, Moves]] = field(default_factory=dict)
+
+
+@lru_cache(maxsize=4)
+def open_grid(size: tuple[int, int, int]) -> OpenGrid:
+    """The OpenGrid of a grid of `size` (W, D, H), shared by every map of that size (a run has one world)."""
+    width, depth, height = size
+    cells = {cell: cell for cell in itertools.product(range(width), range(depth), range(height))}
+    beside = {}
+    for x, y, z in cells:
+        near = ((x + 1, y, z), (x - 1, y, z), (x, y + 1, z), (x, y - 1, z), (x, y, z + 1), (x, y, z - 1))
+        beside[cells[x, y, z]] = tuple(cells[after] for after in near if after in cells)
+    return OpenGrid(cells, beside)
+
+
+@lru_cache(maxsize=4)
+def view_cone(view_distance: int) -> ViewCone:
+    """The ViewCone of a view distance, with its rays worked out once for every map that sees that far."""
+    return ViewCone(view_distance)
+
+
 class GridMap:
     def __init__(self) -> None:
         self.size: tuple[int, int, int] | None = None  # (W, D, H), known from the first view learnt
+        self.grid: OpenGrid | None = None  # the grid's shared cells and moves, once its size is known
         self.view_distance = 0
-        self.cone = ViewCone(0)
+        self.cone = view_cone(0)
         self.seen: set[Cell] = set()
         self.walls: set[Wall] = set()
         self.open: set[Wall] = set()  # (x, y) of the cells seen free
@@ -92,10 +126,14 @@ class GridMap:
         # Poses that show nothing unseen, and never will: cells are only ever seen (or hidden), and a
         # view only narrows as walls are found.
         self._seen_out: set[PoseKey] = set()
-        # Worked out as searches need them, forgotten when a wall is met beside them (_forget_beside):
-        self._moves: dict[PoseKey, tuple[tuple[float, str, PoseKey], ...]] = {}  # pose -> its moves (_work_out_moves)
+        # The moves of the poses beside a known wall (elsewhere the open grid's hold), worked out as searches
+        # need them, forgotten when a wall is met beside them (_forget_beside):
+        self._moves: dict[PoseKey, Moves] = {}  # pose -> its moves (_work_out_moves)
+        self._walled_columns: set[Wall] = set()  # the (x, y) beside a known wall
         self._moves_for: tuple[str, ...] | None = None  # the actions those moves are for
-        self._beside: dict[Cell, tuple[Cell, ...]] = {}  # cell -> the cells one move away (_cells_beside)
+        # cell -> the cells one move away (_cells_beside), for the cells beside a known wall; the others'
+        # are the open grid's.
+        self._walled_beside: dict[Cell, tuple[Cell, ...]] = {}
 
     # What the agent learns
 
@@ -115,10 +153,12 @@ class GridMap:
     ) -> PoseKey:
         """Learn what one view showed: the cells seen from `pose`; returns the pose as a map key."""
         width, depth, height = size
-        self.size = (width, depth, height)
+        if self.size != (width, depth, height):
+            self.size = (width, depth, height)
+            self.grid = open_grid(self.size)
         if view_distance != self.view_distance:
             self.view_distance = view_distance
-            self.cone = ViewCone(view_distance)
+            self.cone = view_cone(view_distance)
         key = pose_key(pose)
         seen_now = set(seen_cells)
         self.seen.update(seen_now)
@@ -135,11 +175,14 @@ class GridMap:
             self._forget_beside(cell)
 
     def _forget_beside(self, wall: Wall) -> None:
-        """Forget the moves into the wall's (x, y): they are blocked now."""
+        """The moves into the wall's (x, y) are blocked now: the cells beside it get their own neighbours
+        (the open grid's no longer hold for them), and their poses' moves are forgotten."""
         x, y = wall
         for column in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
+            self._walled_columns.add(column)
             for z in range(self.extent[2]):
-                self._beside.pop((*column, z), None)
+                if self.in_grid(*column):
+                    self._walled_beside[column[0], column[1], z] = tuple(self._cells_beside((*column, z)))
                 for facing in FACING_VECTORS:
                     for pitch in (-1, 0, 1):
                         self._moves.pop((*column, z, facing, pitch), None)
@@ -156,8 +199,10 @@ class GridMap:
 
     # What a pose shows
 
-    def sight(self, pose: PoseKey) -> frozenset[Cell]:
-        """The cells `pose` would show, with the walls known so far; cached until a wall that matters to it is met."""
+    def sight(self, pose: PoseKey, kept: bool = True) -> frozenset[Cell]:
+        """The cells `pose` would show, with the walls known so far; cached until a wall that matters to it is met.
+        `kept=False`: a pose the planner does not weigh (a teammate's), worked out afresh unless cached, and not
+        cached: a map would otherwise keep a sight for each pose of each teammate, step after step."""
         cached = self._sights.get(pose)
         if cached is not None:
             version, cells = cached
@@ -167,8 +212,11 @@ class GridMap:
             if all((wx - x, wy - y) not in matters for wx, wy in self.wall_log[version:]):
                 self._sights[pose] = (len(self.wall_log), cells)
                 return cells
-        cells = frozenset(self.cone.sight(Pose(*pose), self.size, self.walls)[0])
-        self._sights[pose] = (len(self.wall_log), cells)
+        assert self.grid is not None, "the map has learnt no view yet"
+        shared = self.grid.cells
+        cells = frozenset([shared[cell] for cell in self.cone.sight(Pose(*pose), self.size, self.walls)[0]])
+        if kept:
+            self._sights[pose] = (len(self.wall_log), cells)
         return cells
 
     def unseen(self, cells: Iterable[Cell], pose: PoseKey | None = None) -> list[Cell]:
@@ -247,16 +295,19 @@ class GridMap:
         """The cells nearer (by path over the walls known so far, moves only) one of the cells `others` than
         the cell `mine`: a Voronoi split of the ground. One breadth-first pass from all of them, marking
         the cells `mine` reaches first or as soon, so a team of any size costs the same."""
-        beside = self._beside
+        walled, open_beside = self._walled_beside, self.grid.beside if self.grid else {}
         distance = dict.fromkeys([mine, *others], 0)
         reached_from_mine = {mine}  # at their distance from the nearest start, by a path from `mine`
         queue = deque(distance)
         while queue:
             cell = queue.popleft()
             ours, one_more = cell in reached_from_mine, distance[cell] + 1
-            if cell not in beside:
-                beside[cell] = tuple(self._cells_beside(cell))
-            for after in beside[cell]:
+            beside = walled.get(cell)
+            if beside is None:
+                beside = open_beside.get(cell)
+            if beside is None:  # a cell outside the grid
+                beside = tuple(self._cells_beside(cell))
+            for after in beside:
                 if after not in distance:
                     distance[after] = one_more
                     queue.append(after)
@@ -364,7 +415,7 @@ class GridMap:
     def _walk(self, start: PoseKey, actions: Sequence[str]) -> Iterator[Step]:
         """Every pose reachable from `start`, cheapest way first (ties: the way found first), as
         (cost, pose, first action, steps)."""
-        moves = self._moves_table(actions)
+        moves, open_moves, walled = self._moves_table(actions), self._open_moves(actions), self._walled_columns
         cheapest = {start: 0.0}  # the cost of the cheapest way queued to each pose
         # (cost, order queued, pose, first action, steps)
         queue: list[tuple[float, int, PoseKey, str | None, int]] = [(0.0, 0, start, None, 0)]
@@ -375,9 +426,10 @@ class GridMap:
             if cost > cheapest[pose]:
                 continue  # a dearer way there, queued before the cheaper one
             yield cost, pose, first_action, steps
-            pose_moves = moves.get(pose)
+            table = moves if pose[:2] in walled else open_moves
+            pose_moves = table.get(pose)
             if pose_moves is None:
-                pose_moves = moves[pose] = self._work_out_moves(pose, actions)
+                pose_moves = table[pose] = self._work_out_moves(pose, actions)
             for action_cost, action, after in pose_moves:
                 after_cost = cost + action_cost
                 if after_cost < cheapest.get(after, never):  # else this way never comes first
@@ -385,15 +437,20 @@ class GridMap:
                     queued += 1
                     heapq.heappush(queue, (after_cost, queued, after, first_action or action, steps + 1))
 
-    def _work_out_moves(self, pose: PoseKey, actions: Sequence[str]) -> tuple[tuple[float, str, PoseKey], ...]:
+    def _work_out_moves(self, pose: PoseKey, actions: Sequence[str]) -> Moves:
         """(ACTION_COST, action, pose after) for each of the pose's neighbours."""
         return tuple((ACTION_COST[action], action, after) for action, after in self.neighbours(pose, actions))
 
-    def _moves_table(self, actions: Sequence[str]) -> dict[PoseKey, tuple[tuple[float, str, PoseKey], ...]]:
-        """pose -> its moves with `actions` (_work_out_moves)."""
+    def _moves_table(self, actions: Sequence[str]) -> dict[PoseKey, Moves]:
+        """pose -> its moves with `actions` (_work_out_moves), for the poses beside a known wall."""
         if self._moves_for != tuple(actions):
             self._moves_for, self._moves = tuple(actions), {}
         return self._moves
+
+    def _open_moves(self, actions: Sequence[str]) -> dict[PoseKey, Moves]:
+        """pose -> its moves with `actions`, for the poses beside no known wall: the grid's, shared."""
+        assert self.grid is not None, "the map has learnt no view yet"
+        return self.grid.moves.setdefault(tuple(actions), {})
 
     def predict(self, pose: PoseKey, actions: Iterable[str]) -> PoseKey:
         """Where `actions` take the pose, over the walls known so far."""

@@ -204,14 +204,15 @@ class OfflineExplorer:
     def _teammate_sight(self, context: DecisionContext, teammate: str) -> AbstractSet[Cell]:
         """What a teammate sees where it stands, and will see where it said it is going."""
         where = context.teammates.positions.get(teammate)
-        cells = self.map.sight(pose_key(where)) if where else frozenset()
+        cells = self.map.sight(pose_key(where), kept=False) if where else frozenset()
         claim = self.claims.get(teammate)
         return cells | self._claim_sight(claim) if claim else cells
 
     def _claim_sight(self, claim: Claim) -> set[Cell]:
         """What a teammate will see where it said it is going (every way, if it did not say which)."""
         x, y, z, facing, pitch = claim
-        return set().union(*(self.map.sight((x, y, z, f, pitch)) for f in ([facing] if facing else FACINGS)))
+        facings = [facing] if facing else FACINGS
+        return set().union(*(self.map.sight((x, y, z, f, pitch), kept=False) for f in facings))
 
     def news(self, context: DecisionContext, goal: PoseKey | None) -> str:
         """The step's news, or "": a new goal with the ground covered and the walls met, or many walls met."""
