@@ -206,7 +206,7 @@ class OfflineExplorer:
     def _teammate_sight(self, context: DecisionContext, teammate: str) -> AbstractSet[Cell]:
         """What a teammate sees where it stands, and will see where it said it is going."""
         where = context.teammates.positions.get(teammate)
-        cells = self.map.sight(pose_key(where)) if where else frozenset()
+        cells = self.map.sight(pose_key(where), keep=False) if where else frozenset()
         claim = self.claims.get(teammate)
         return cells | self._claim_sight(claim) if claim else cells
 
