@@ -170,6 +170,29 @@ def plot_page(figures: dict) -> str:
     )
 
 
+def markdown_table(figures: dict) -> str:
+    """The teams as docs/performance.md shows them."""
+    lines = [
+        "| agents | ms per agent-step | x 8 agents | agent-steps/s | peak RSS | MB per agent |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in figures["teams"]:
+        if "stopped" in row:
+            lines.append(f"| {row['agents']:,} | stopped: {row['stopped']} | | | {row['peak_rss_gb']} GB | |")
+            continue
+        cells = (row["ms_per_agent_step"], f"{row['times_smallest']}x", row["agent_steps_per_second"])
+        lines.append(
+            f"| {row['agents']:,} | {' | '.join(map(str, cells))} | {row['peak_rss_gb']} GB | {row['mb_per_agent']} |"
+        )
+    floor = figures["embedding_floor"]
+    if floor:
+        lines.append(
+            f"\n{floor['agents']} agents: {floor['times_floor']}x the fp32 embedding floor of their memory texts "
+            f"({floor['floor_ms_per_agent_step']} ms a text). Base (a 1-agent run): {figures['base_rss_mb']} MB."
+        )
+    return "\n".join(lines)
+
+
 def measure(arguments: argparse.Namespace, workdir: Path) -> dict:
     base = team_run(BASE_AGENTS, arguments.steps, arguments.world, workdir, math.inf)  # never stopped: the base
     runs = {}
@@ -222,7 +245,7 @@ def main() -> None:
     write_text(arguments.plot, plot_page(figures))
     for row in figures["teams"]:
         print(json.dumps(row))
-    print(json.dumps(figures["embedding_floor"]))
+    print(markdown_table(figures))
     print(f"Figures written to {arguments.out}, the plot to {arguments.plot}")
 
 

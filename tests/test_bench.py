@@ -397,6 +397,7 @@ def test_the_scale_bench_writes_each_teams_cost_memory_and_ratios_and_its_plot(t
     floor = figures["embedding_floor"]
     assert floor["agents"] == 2 and floor["floor_ms_per_agent_step"] > 0
     assert floor["times_floor"] == round(small["ms_per_agent_step"] / floor["floor_ms_per_agent_step"], 2)
+    assert "| 3 | " in scale.markdown_table(figures)
     assert page.count('class="plotly-graph-div"') == 2 and "<script>" in page  # plotly inline: it opens offline
 
 
@@ -406,3 +407,4 @@ def test_the_scale_bench_stops_a_team_past_its_memory_cap_and_says_so(tmp_path):
     (row,) = figures["teams"]
     assert row["stopped"].startswith("its RSS passed 0.01 GB after")
     assert "ms_per_agent_step" not in row and figures["embedding_floor"] is None
+    assert "| 2 | stopped: its RSS passed 0.01 GB" in scale.markdown_table(figures)
