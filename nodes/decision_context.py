@@ -8,6 +8,7 @@ SightReports. They are frozen: a policy reads them, and never changes them.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypedDict
@@ -302,7 +303,10 @@ def _teammates_text(pose: Pose, others: Mapping[str, Pose | None]) -> str:
     """Where the nearest teammates are, in team order; how many others there are."""
     known = {a: p for a, p in others.items() if p}
     here = pose.cell
-    nearest = sorted(known, key=lambda a: sum(abs(c - h) for c, h in zip(known[a].cell, here)))[:PROMPT_TEAMMATES]
+    # heapq.nsmallest is sorted(...)[:n], ties in team order too, without sorting the whole team
+    nearest = set(
+        heapq.nsmallest(PROMPT_TEAMMATES, known, key=lambda a: sum(abs(c - h) for c, h in zip(known[a].cell, here)))
+    )
     shown = [a for a in others if a in nearest]
     text = _lines([f"{a}: {known[a].describe()}" for a in shown], "You are alone.")
     hidden = len(others) - len(shown)

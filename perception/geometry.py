@@ -92,6 +92,19 @@ class ViewCone:
                 (seen_walls if cell in walls else cells).append(cell)
         return tuple(sorted((x, y, level) for x, y in cells)), tuple(sorted(seen_walls))
 
+    def open_sight(self, pose, size):
+        """What `pose` sees where no wall stands within view_distance cells of it (no cell of
+        walls_that_matter is a wall): sight's free cells, every cell of its cone within the grid, sorted as
+        sight sorts them, without tracing a ray."""
+        width, depth, height = size
+        level = pose.z + pose.pitch
+        if not 0 <= level < height:
+            return ()
+        x0, y0 = pose.x, pose.y
+        ahead = [(x0 + dx, y0 + dy) for (dx, dy), _, _ in self._cone(pose.facing)]
+        cells = [(x0, y0), *((x, y) for x, y in ahead if 0 <= x < width and 0 <= y < depth)]
+        return tuple(sorted((x, y, level) for x, y in cells))
+
     def walls_that_matter(self, facing):
         """The offsets from a pose facing this way where a wall would change what it sees: the cells of
         its cone, and those the rays to them cross or squeeze between (a wall elsewhere changes nothing)."""

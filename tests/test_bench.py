@@ -8,10 +8,12 @@ the search stub's choice of room, the known-map limit's map, and the alone limit
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
-from bench import coordination, exploration, families, search, split_team, topology
+from bench import coordination, exploration, families, scale, search, split_team, topology
 from bench.alone import AloneExplorer
 from bench.full_knowledge import full_knowledge_curve
 from bench.known_map import KnownMapExplorer
@@ -243,7 +245,7 @@ def test_a_bench_refuses_a_world_it_cannot_run_before_it_runs_anything(monkeypat
     assert "--world" in capsys.readouterr().err.splitlines()[-1]
 
 
-@pytest.mark.parametrize("bench", [exploration, coordination, topology, search, families, split_team])
+@pytest.mark.parametrize("bench", [exploration, coordination, topology, search, families, split_team, scale])
 @pytest.mark.parametrize("where", ["no/such/folder/figures.json", "."])
 def test_a_bench_refuses_a_figures_file_it_could_not_write_before_it_runs_anything(
     monkeypatch, capsys, tmp_path, bench, where
@@ -372,3 +374,37 @@ def test_figures_text_is_the_same_json_a_key_and_a_row_a_line():
 
     assert json.loads(text) == figures
     assert text.splitlines()[3] == '{"seed":1,"steps":null},'
+
+
+def run_scale(tmp_path, *arguments):
+    """bench/scale.py at a tiny size, in a subprocess (it runs teams as processes of their own): its figures."""
+    out, plot = tmp_path / "scale.json", tmp_path / "scale.html"
+    command = [sys.executable, str(families.ROOT / "bench" / "scale.py"), "--world", "gen:hall?size=12x12"]
+    command += ["--steps", "2", "--out", str(out), "--plot", str(plot), *arguments]
+    subprocess.run(command, check=True, capture_output=True, timeout=300)
+    return json.loads(out.read_text()), plot.read_text()
+
+
+def test_the_scale_bench_writes_each_teams_cost_memory_and_ratios_and_its_plot(tmp_path):
+    figures, page = run_scale(tmp_path, "--teams", "2,3")
+
+    small, large = figures["teams"]
+    assert (small["agents"], large["agents"]) == (2, 3)
+    assert small["times_smallest"] == 1.0
+    assert large["times_smallest"] == round(large["ms_per_agent_step"] / small["ms_per_agent_step"], 2)
+    assert min(figures["base_rss_mb"], small["peak_rss_mb"]) > 100  # a whole interpreter and model, measured
+    assert abs(small["mb_per_agent"] - (small["peak_rss_mb"] - figures["base_rss_mb"])) <= 1  # beyond the base
+    floor = figures["embedding_floor"]
+    assert floor["agents"] == 2 and floor["floor_ms_per_agent_step"] > 0
+    assert floor["times_floor"] == round(small["ms_per_agent_step"] / floor["floor_ms_per_agent_step"], 2)
+    assert "| 3 | " in scale.markdown_table(figures)
+    assert page.count('class="plotly-graph-div"') == 2 and "<script>" in page  # plotly inline: it opens offline
+
+
+def test_the_scale_bench_stops_a_team_past_its_memory_cap_and_says_so(tmp_path):
+    figures, _ = run_scale(tmp_path, "--teams", "2", "--max-rss-gb", "0.01")
+
+    (row,) = figures["teams"]
+    assert row["stopped"].startswith("its RSS passed 0.01 GB after")
+    assert "ms_per_agent_step" not in row and figures["embedding_floor"] is None
+    assert "| 2 | stopped: its RSS passed 0.01 GB" in scale.markdown_table(figures)

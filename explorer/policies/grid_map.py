@@ -52,6 +52,7 @@ PITCHES = {"look_up": 1, "look_down": -1}
 # is blind (it shows nothing new ahead), so a long walk is made facing forward.
 ACTION_COST = {"forward": 1.0, "backward": 1.5, "move_left": 1.5, "move_right": 1.5}
 ACTION_COST.update(dict.fromkeys(("move_up", "move_down", "look_left", "look_right", "look_up", "look_down"), 1.0))
+WALL_BLOCK = 8  # cells a side of the squares the known walls are kept in, to tell a pose with none near (sight)
 # A little over any sum of cell worths, for the rounding of float sums: it keeps a bound a bound.
 ROUNDING_MARGIN = 1e-9
 
@@ -123,6 +124,7 @@ class GridMap:
         self.teammates_ground: set[Cell] = set()  # cells teammates said they covered
         self.ground_weight: Callable[[Wall], float] | None = None  # (x, y) -> a search prior's weight, if any
         self._sights: dict[PoseKey, tuple[int, frozenset[Cell]]] = {}  # pose -> (len(wall_log) then, cells)
+        self._wall_blocks: set[Wall] = set()  # the WALL_BLOCK-cell squares holding a known wall (_walls_near)
         # Poses that show nothing unseen, and never will: cells are only ever seen (or hidden), and a
         # view only narrows as walls are found.
         self._seen_out: set[PoseKey] = set()
@@ -172,6 +174,7 @@ class GridMap:
         if cell not in self.walls:
             self.walls.add(cell)
             self.wall_log.append(cell)
+            self._wall_blocks.add((cell[0] // WALL_BLOCK, cell[1] // WALL_BLOCK))
             self._forget_beside(cell)
 
     def _forget_beside(self, wall: Wall) -> None:
@@ -213,11 +216,23 @@ class GridMap:
                 self._sights[pose] = (len(self.wall_log), cells)
                 return cells
         assert self.grid is not None, "the map has learnt no view yet"
+        if self._walls_near(pose[0], pose[1]):
+            seen = self.cone.sight(Pose(*pose), self.size, self.walls)[0]
+        else:
+            seen = self.cone.open_sight(Pose(*pose), self.size)
         shared = self.grid.cells
-        cells = frozenset([shared[cell] for cell in self.cone.sight(Pose(*pose), self.size, self.walls)[0]])
+        cells = frozenset([shared[cell] for cell in seen])
         if kept:
             self._sights[pose] = (len(self.wall_log), cells)
         return cells
+
+    def _walls_near(self, x: int, y: int) -> bool:
+        """Whether a known wall may stand within view_distance cells of (x, y), where it could hide a cell
+        (ViewCone.walls_that_matter reaches no farther): whether a square of walls known overlaps that box."""
+        reach = self.view_distance
+        columns = range((x - reach) // WALL_BLOCK, (x + reach) // WALL_BLOCK + 1)
+        rows = range((y - reach) // WALL_BLOCK, (y + reach) // WALL_BLOCK + 1)
+        return any((column, row) in self._wall_blocks for column in columns for row in rows)
 
     def unseen(self, cells: Iterable[Cell], pose: PoseKey | None = None) -> list[Cell]:
         """Of `cells`, those not seen yet (nor known to be hidden from `pose`)."""

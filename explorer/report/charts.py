@@ -48,6 +48,19 @@ def _line_figure(title, x_title, y_title, series) -> go.Figure:
     return figure
 
 
+def points_chart(div_id, title, x_title, y_title, series, log_x=False) -> str:
+    """`series` is {name: (xs, ys)}, drawn as points joined by lines (a measure against a size, say)."""
+    figure = go.Figure()
+    for name, (xs, ys) in series.items():
+        figure.add_trace(go.Scatter(x=list(xs), y=list(ys), mode="lines+markers", name=name))
+    figure.update_layout(
+        title=title, xaxis_title=x_title, yaxis_title=y_title, height=360, margin={"l": 50, "r": 20, "t": 50, "b": 40}
+    )
+    if log_x:
+        figure.update_xaxes(type="log")
+    return fragment(figure, div_id)
+
+
 AGENT_COLOURS = (
     "#d62728",
     "#1f77b4",

@@ -38,7 +38,7 @@ class TurnTaking:
             if self._stopped:
                 raise RunStopped()
             self._pending[agent_id] = report
-            if set(self._pending) == self._turn():
+            if self._turn_complete():
                 try:
                     self._end_turn()
                     self._stopped = self._finishing
@@ -54,6 +54,12 @@ class TurnTaking:
             if self._stopped:  # its step is committed if it was handed in; no more steps
                 raise RunStopped()
             return self._goes_on(agent_id)
+
+    def _turn_complete(self) -> bool:
+        """Whether every agent of the turn has handed in: the sets are compared only once the counts
+        agree, so that a team of N agents does not build N sets of up to N names a turn."""
+        turn = self._turn()
+        return len(self._pending) >= len(turn) and set(self._pending) == turn
 
     def stop(self) -> None:
         """Stop every agent; steps already handed in are still committed."""

@@ -1,0 +1,64 @@
+"""A team's steps cost each agent the same whatever the team's size: what was made cheaper must decide the same.
+
+The built-in explorer reckons with every teammate each step (where it stands and looks, where it said it is
+heading); the schedule takes every agent's hand-in; the prompt shows the nearest teammates. Those were made
+cheaper in a large team (issue 51, part 4) without changing a decision: a team's trace is pinned here, as it
+was before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+
+import pytest
+
+from explorer.config.run_config import RunConfig
+from explorer.policies.grid_map import GridMap
+from explorer.records.trace import read_trace
+from explorer.run.runner import ExplorationRun
+from perception.base import FACINGS, Pose
+from perception.geometry import ViewCone
+from tests.support.hash_embedder import HashEmbedder
+
+TIMING_FIELDS = ("timings",)
+# The trace of 24 offline agents, 6 steps, on a cluttered 30 x 30 hall, as the explorer made it before
+# issue 51's part 4 (its timings left out).
+PINNED = "62b235fa88c32e94a132f228059b7e796c7da23e36b4075425a331c4ba0c32aa"
+
+
+def test_a_large_teams_trace_is_as_it_was_before_its_per_agent_costs_were_made_flat(tmp_path):
+    config = RunConfig(world="gen:hall?size=30x30", agents=24, steps=6, seed=3, run_dir=tmp_path / "run", verbosity=-1)
+    ExplorationRun(config.check(), embedder=HashEmbedder()).execute()
+    lines = [
+        {k: v for k, v in line.items() if k not in TIMING_FIELDS}
+        for line in read_trace(tmp_path / "run" / "trace.jsonl")
+    ]
+    assert sum(1 for line in lines if line.get("message_out")) > 10  # the teammates talk: their claims count
+    assert hashlib.sha256(json.dumps(lines, sort_keys=True).encode()).hexdigest() == PINNED
+
+
+@pytest.mark.parametrize("view_distance", [1, 3, 6])
+def test_a_pose_with_no_wall_near_sees_what_tracing_its_rays_shows_and_no_wall_farther_matters(view_distance):
+    cone, size = ViewCone(view_distance), (20, 15, 2)
+    for facing in FACINGS:
+        assert max(max(abs(dx), abs(dy)) for dx, dy in cone.walls_that_matter(facing)) <= view_distance
+        for x, y, pitch in [(0, 0, 0), (10, 7, 0), (19, 14, 1), (3, 12, -1), (5, 5, 1)]:
+            pose = Pose(x, y, 0, facing, pitch)
+            assert cone.open_sight(pose, size) == cone.sight(pose, size, frozenset())[0]
+
+
+def test_the_maps_sight_is_the_traced_one_with_walls_near_and_far_and_a_teammates_pose_is_not_kept():
+    rng = random.Random(5)
+    grid = GridMap()
+    grid.learn_view((40, 30, 1), 3, Pose(0, 0, 0, "east"), [(0, 0, 0)], [])
+    for _ in range(60):
+        grid.add_wall((rng.randrange(15), rng.randrange(30)))  # the east half has none near: no ray traced
+    for _ in range(300):
+        pose = (rng.randrange(40), rng.randrange(30), 0, rng.choice(FACINGS), 0)
+        traced = frozenset(grid.cone.sight(Pose(*pose), grid.size, grid.walls)[0])
+        kept = pose in grid._sights
+        assert grid.sight(pose, kept=False) == traced
+        assert (pose in grid._sights) == kept  # a teammate's pose costs no memory
+        assert list(grid.sight(pose)) == list(traced)  # the same cells in the same order: sums over them agree
