@@ -193,7 +193,7 @@ def test_strict_mode_makes_what_may_be_left_out_nullable_and_drops_the_bounds():
     shaped = strict(EVERY_SCHEMA["directives"])
     agent = shaped["properties"]["directives"]["properties"]["Agent1"]
     directive, null = agent["anyOf"]
-    assert null == {"type": "null"} and directive["required"] == ["goal", "facing", "action"]
+    assert null == {"type": "null"} and directive["required"] == ["goal", "facing", "action", "reason"]
     assert directive["properties"]["goal"] == {
         "anyOf": [{"type": "array", "items": {"type": "integer"}}, {"type": "null"}]
     }

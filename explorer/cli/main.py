@@ -41,6 +41,25 @@ def build_parser() -> RunParser:
         help="write the generated world --world gen:FAMILY and --world-seed make as a YAML world file, and exit",
     )
     _add_export_sft(parser)
+    _add_sweep_options(parser)
+    parser.add_argument(
+        "--serve",
+        type=serve_address,
+        metavar="[HOST:]PORT",
+        help="watch the run on a live web page at http://HOST:PORT/ (host 127.0.0.1 by default; port 0: a free one); "
+        "after the run it serves the page and report.html until Ctrl-C",
+    )
+    parser.sections["embedding"].add_argument(
+        "--export-embedder", action="store_true", help="make the ONNX export now, if it is not there yet, and exit"
+    )
+    volume = parser.add_mutually_exclusive_group()
+    volume.add_argument("-v", "--verbose", action="store_true", help="log every agent-step")
+    volume.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
+    return parser
+
+
+def _add_sweep_options(parser: RunParser) -> None:
+    """The options that go with --sweep."""
     parser.add_argument(
         "--parallel",
         type=int,
@@ -65,20 +84,6 @@ def build_parser() -> RunParser:
         help="with --sweep: log each run to a tracker: mlflow (the store MLFLOW_TRACKING_URI names, else one in the "
         "sweep's out)",
     )
-    parser.add_argument(
-        "--serve",
-        type=serve_address,
-        metavar="[HOST:]PORT",
-        help="watch the run on a live web page at http://HOST:PORT/ (host 127.0.0.1 by default; port 0: a free one); "
-        "after the run it serves the page and report.html until Ctrl-C",
-    )
-    parser.sections["embedding"].add_argument(
-        "--export-embedder", action="store_true", help="make the ONNX export now, if it is not there yet, and exit"
-    )
-    volume = parser.add_mutually_exclusive_group()
-    volume.add_argument("-v", "--verbose", action="store_true", help="log every agent-step")
-    volume.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
-    return parser
 
 
 def _add_export_sft(parser: RunParser) -> None:

@@ -35,7 +35,7 @@ from nodes.interfaces import DIRECTIVE, FALLBACK, PLANNER, cut_text
 from prompts import render
 
 REACHED_SHARE = 90  # --only-reached: runs whose team found this share of the objects (one of THRESHOLDS)
-_DECISION = record({"action": text, "reason": text, "message_to_others": text, "message_to": text})
+_DECISION = record({"action": text, "reason": text, "message_to_others": text}, {"message_to": text})
 _LINE = both(
     TRACE_LINE,
     record(
@@ -140,7 +140,7 @@ class _RunExport:
             schema = decision_schema(_listed(_ACTIONS, _ACTION, prompt), recipients)
             reply = {"action": decision["action"]}
         if recipients is not None:
-            reply["message_to"] = decision["message_to"]
+            reply["message_to"] = decision.get("message_to", "all")  # the trace names none without a message
             reply["message_to_others"] = _whole_sentences(decision["message_to_others"], MESSAGE_CHARS)
         reply["reason"] = cut_text(decision["reason"], REASON_CHARS)
         return {
