@@ -187,13 +187,16 @@ class StepRecord:
         calls = line.pop("model_calls")
         line["llm"] = {"calls": [call.bounded().to_dict() for call in calls[:ITEMS_KEPT]]}
         more_calls = [f"... {len(calls):,} model calls: the first {ITEMS_KEPT} are kept"] * (len(calls) > ITEMS_KEPT)
-        line["relayed"], more_relayed = _kept_relayed(self.relayed)
+        relayed, more_relayed = _kept_relayed(self.relayed)
+        line["relayed"] = relayed
         line["notes"] = _kept_texts([*self.notes, *more_calls, *more_relayed], "notes")
         line["errors"] = _kept_texts(self.errors, "errors")
         line["policy"] = kept(self.policy, NAME_KEPT_CHARS)
         line["prompt"] = kept(self.prompt, PROMPT_KEPT_CHARS)
         if self.room is None:
             del line["room"]  # a world without rooms keeps its lines' shape
+        if not relayed:
+            del line["relayed"]  # likewise a step that passed nothing on: an explorer's, or a quiet director's
         for name in SCHEDULE_FIELDS:
             if line[name] is None:
                 del line[name]  # likewise a run on a schedule that does not keep it
@@ -202,13 +205,13 @@ class StepRecord:
     @classmethod
     def from_dict(cls, line: dict[str, Any]) -> StepRecord:
         """The record `to_dict` gave `line` (a step handed in by another process of the team)."""
-        kept_if_set = ("room", *SCHEDULE_FIELDS)
+        kept_if_set = ("room", "relayed", *SCHEDULE_FIELDS)
         values = {
             f.name: line[f.name] for f in fields(cls) if f.compare and f.name not in ("model_calls", *kept_if_set)
         }
         values |= {name: line.get(name) for name in SCHEDULE_FIELDS}
         calls = [ModelCall.from_dict(call) for call in line["llm"]["calls"]]
-        return cls(**values, room=line.get("room"), model_calls=calls)
+        return cls(**values, room=line.get("room"), relayed=line.get("relayed", []), model_calls=calls)
 
 
 def _kept_relayed(relayed: Sequence[Relayed]) -> tuple[list[Relayed], list[str]]:
