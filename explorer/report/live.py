@@ -13,8 +13,17 @@ from collections import deque
 from typing import Any
 
 from explorer.report.charts import live_line_chart, live_map, live_map_layout
-from explorer.report.trace_views import MAX_TRAIL, Record, StepLine, map_ground, panel_row, sent_by, when_of
-from perception.world import MAX_CELLS, MAX_OBJECTS, World
+from explorer.report.trace_views import (
+    MAX_TRAIL,
+    Record,
+    StepLine,
+    map_ground,
+    note_sightings,
+    panel_row,
+    sent_by,
+    when_of,
+)
+from perception.world import World
 
 LIVE_MESSAGES = 200  # the messages the page lists: the latest
 
@@ -45,12 +54,7 @@ class LiveTeam:
             return
         self.rows[agent] = _row(record)
         self._move(agent, record)
-        for x, y, *_ in record.get("seen_cells", ()):
-            if (x, y) not in self.first_seen and len(self.first_seen) < MAX_CELLS:
-                self.first_seen[(x, y)] = when
-        for name, cell in (record.get("object_cells") or {}).items():
-            if name in self.object_cells or len(self.object_cells) < MAX_OBJECTS:
-                self.object_cells[name] = tuple(cell)
+        note_sightings(record, when, self.first_seen, self.object_cells)
         for name in record.get("new_objects") or ():
             self.discoveries.setdefault(name, {"finder": agent, "step": when})
         self.curve.at(when, len(self.discoveries))

@@ -65,6 +65,18 @@ def _grow(seen: set[Any], items: Iterable[Hashable], most: int = MAX_CELLS) -> N
             seen.add(item)
 
 
+def note_sightings(
+    record: Record, when: float, first_seen: dict[tuple[int, int], float], object_cells: dict[str, tuple[int, ...]]
+) -> None:
+    """The cells `record` saw first at `when`, and where its objects stand, each kept within its bound."""
+    for x, y, *_ in record.get("seen_cells", ()):
+        if (x, y) not in first_seen and len(first_seen) < MAX_CELLS:
+            first_seen[(x, y)] = when
+    for name, cell in (record.get("object_cells") or {}).items():
+        if name in object_cells or len(object_cells) < MAX_OBJECTS:
+            object_cells[name] = tuple(cell)
+
+
 class Thinned(Generic[T]):
     """At most `limit` items of a stream, evenly spread: every one while they fit, then every 2nd, every
     4th, ...; and the last one offered."""
@@ -248,12 +260,7 @@ class Replay:
             self.latest[record["agent_id"]] = (when, record)
         if len(self._rows) < MAX_PANEL_ROWS:
             self._rows.append(panel_row(record))
-        for x, y, *_ in record.get("seen_cells", ()):
-            if (x, y) not in self.first_seen and len(self.first_seen) < MAX_CELLS:
-                self.first_seen[(x, y)] = when
-        for name, cell in (record.get("object_cells") or {}).items():
-            if name in self.object_cells or len(self.object_cells) < MAX_OBJECTS:
-                self.object_cells[name] = tuple(cell)
+        note_sightings(record, when, self.first_seen, self.object_cells)
 
     def _close(self) -> None:
         """The frame being gathered is complete: move the agents, and offer it."""
