@@ -124,7 +124,7 @@ def test_the_filters_keep_the_decisions_that_found_something_and_the_runs_that_r
     assert 0 < len(finding) < len(decisions(reached))
     written = examples(out)
     assert [(e["agent"], e["step"]) for e in written] == [(line["agent_id"], line["step"]) for line in finding]
-    assert "left out: 1 runs" in result.stdout
+    assert "Wrote" in result.stdout and "from 1 run to" in result.stdout and "left out: 1 run," in result.stdout
 
 
 def test_a_goal_found_something_where_the_walk_the_planner_made_to_it_did(in_process, tmp_path):

@@ -248,12 +248,17 @@ def _export_sft(args):
 
     count = export_sft(args.export_sft, args.out, ExportFilter(args.only_found_new, args.only_reached))
     left_out = (
-        f"; left out: {count.runs_left_out} runs, {count.left_out} decisions"
+        f"; left out: {_counted(count.runs_left_out, 'run')}, {_counted(count.left_out, 'decision')}"
         if count.runs_left_out or count.left_out
         else ""
     )
-    print(f"Wrote {count.examples} examples from {count.runs - count.runs_left_out} runs to {args.out}{left_out}")
+    runs_kept = _counted(count.runs - count.runs_left_out, "run")
+    print(f"Wrote {_counted(count.examples, 'example')} from {runs_kept} to {args.out}{left_out}")
     return 0
+
+
+def _counted(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def _export_world(config, path):
