@@ -36,20 +36,28 @@ from explorer.records.trace import read_trace  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
 from memory.embedder import SentenceEmbedder  # noqa: E402
 from perception.world import SHIPPED_WORLDS, load_world  # noqa: E402
-from tests.support.llama_server import INSTALL, missing_parts, serving  # noqa: E402
+from tests.support.llama_server import INSTALL, LOCAL_MODELS, SMOLLM2, missing_parts, serving  # noqa: E402
 
 WORLDS = ("apartment", "office")
 SEEDS = (1, 2, 3)
 AGENTS, STEPS, SHARE = 2, 20, 90
-MODEL = "openai/smollm2-135m-instruct"
+LOCAL = "local"  # stands for the served model, `--model`
 CONDITIONS = {
     "offline": {},
     "random": {"model": "random"},
-    "actions json": {"model": MODEL, "decide": "actions", "reply_format": "json"},
-    "actions yaml": {"model": MODEL, "decide": "actions", "reply_format": "yaml"},
-    "goals json": {"model": MODEL, "decide": "goals", "reply_format": "json"},
-    "goals yaml": {"model": MODEL, "decide": "goals", "reply_format": "yaml"},
+    "actions json": {"model": LOCAL, "decide": "actions", "reply_format": "json"},
+    "actions yaml": {"model": LOCAL, "decide": "actions", "reply_format": "yaml"},
+    "goals json": {"model": LOCAL, "decide": "goals", "reply_format": "json"},
+    "goals yaml": {"model": LOCAL, "decide": "goals", "reply_format": "yaml"},
 }
+
+
+@dataclass(frozen=True)
+class Served:
+    """The local model the model conditions run against: litellm's name for it, and its server."""
+
+    model: str
+    api_base: str
 
 
 @dataclass
@@ -87,15 +95,16 @@ def run_figures(run_dir: Path, summary: dict) -> RunFigures:
 
 
 def run_once(
-    world: Path, seed: int, steps: int, settings: dict, embedder: SentenceEmbedder, api_base: str | None
+    world: Path, seed: int, steps: int, settings: dict, embedder: SentenceEmbedder, served: Served
 ) -> RunFigures:
     with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
         run_dir = Path(tmp) / "run"
         # A loaded machine evaluates a prompt slowly: a generous timeout keeps a slow call from being asked twice.
-        model_settings = {"api_base": api_base, "timeout": 300.0} if settings.get("model") == MODEL else {}
+        if settings.get("model") == LOCAL:
+            settings = {**settings, "model": served.model, "api_base": served.api_base, "timeout": 300.0}
         config = RunConfig(
             world=world, agents=AGENTS, seed=seed, steps=steps, run_dir=run_dir, verbosity=-1,
-            **settings, **model_settings,
+            **settings,
         ).check()  # fmt: skip
         summary = ExplorationRun(config, embedder=embedder).execute()
         return run_figures(run_dir, summary)
@@ -132,7 +141,7 @@ def measure(
     seeds: list[int],
     steps: int,
     embedder: SentenceEmbedder,
-    api_base: str | None,
+    served: Served,
 ) -> dict:
     runs: dict[str, list[RunFigures]] = {name: [] for name in conditions}
     limits = []
@@ -143,7 +152,7 @@ def measure(
                 limits.append(full_knowledge_steps(load_world(world), AGENTS, seed, SHARE))
                 for name in conditions:
                     started = time.perf_counter()
-                    figures = run_once(world, seed, steps, CONDITIONS[name], embedder, api_base)
+                    figures = run_once(world, seed, steps, CONDITIONS[name], embedder, served)
                     runs[name].append(figures)
                     # Each run's figures as it ends: a bench stopped part way keeps what it measured.
                     took = f"{time.perf_counter() - started:.0f} s"
@@ -151,7 +160,15 @@ def measure(
     limit = geometric_mean(limits)
     offline = condition_row("offline", runs["offline"], limit, None)["steps_to_share"] if "offline" in runs else None
     rows = [condition_row(name, runs[name], limit, offline) for name in conditions]
-    return {"worlds": worlds, "seeds": seeds, "agents": AGENTS, "steps": steps, "full_knowledge": limit, "rows": rows}
+    return {
+        "model": served.model,
+        "worlds": worlds,
+        "seeds": seeds,
+        "agents": AGENTS,
+        "steps": steps,
+        "full_knowledge": limit,
+        "rows": rows,
+    }
 
 
 def markdown_table(result: dict) -> str:
@@ -181,20 +198,23 @@ def _share(value: float | None) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", choices=LOCAL_MODELS, default=SMOLLM2.name, help="the local model served")
     parser.add_argument("--conditions", nargs="+", choices=CONDITIONS, default=list(CONDITIONS))
     parser.add_argument("--worlds", nargs="+", choices=WORLDS, default=list(WORLDS))
     parser.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
     parser.add_argument("--steps", type=int, default=STEPS)
     parser.add_argument("--out", type=figures_path, default=ROOT / "bench" / "real_model.json")
     args = parser.parse_args()
-    missing = missing_parts()
-    if missing and any(CONDITIONS[name].get("model") == MODEL for name in args.conditions):
+    model = LOCAL_MODELS[args.model]
+    missing = missing_parts(model)
+    if missing and any(CONDITIONS[name].get("model") == LOCAL for name in args.conditions):
         sys.exit(f"real_model.py: {missing}: {INSTALL}")
     embedder = SentenceEmbedder()
     embedder.wait_ready()
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp, serving(Path(tmp) / "server.log") as api_base:
-        result = measure(args.conditions, args.worlds, args.seeds, args.steps, embedder, api_base)
+    with tempfile.TemporaryDirectory() as tmp, serving(Path(tmp) / "server.log", model) as api_base:
+        served = Served(f"openai/{model.name}", api_base)
+        result = measure(args.conditions, args.worlds, args.seeds, args.steps, embedder, served)
     result["wall_seconds"] = round(time.perf_counter() - started)
     write_figures(args.out, result)
     print(markdown_table(result))

@@ -1,4 +1,4 @@
-"""A team driven by a real language model (SmolLM2-135M-Instruct) through a real local inference server."""
+"""A team driven by a real language model (SmolLM2-135M-Instruct, Gemma 3 270M) through a real local inference server."""
 
 import json
 import subprocess
@@ -47,3 +47,24 @@ def test_a_real_small_model_decides_under_a_json_schema(small_model_server, tmp_
     assert calls and {call["format"] for call in calls} == {"json"}
     assert summary["llm"]["parse_failures"] == 0 and summary["llm"]["failed_calls"] == 0
     assert all(line["decision"] and line["action"] == line["decision"]["action"] for line in trace)
+
+
+def test_a_base_model_with_no_instruction_tuning_chooses_goals_only_under_the_schema(gemma_server, tmp_path):
+    """Gemma 3 270M (base) follows no instruction: what it writes is what the schema lets the decoder write."""
+    run_dir = tmp_path / "run"
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), "--mode", "mock", "--agents", "2", "--steps", "3", "-q"]
+        + ["--model", "openai/gemma-3-270m", "--api-base", gemma_server, "--decide", "goals"]
+        + ["--reply-format", "json", "--timeout", "300", "--run-dir", str(run_dir)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    trace = read_trace(run_dir / "trace.jsonl")
+    summary = json.loads((run_dir / "summary.json").read_text())
+    asked = [line["llm"]["calls"] for line in trace if line["llm"]["calls"]]
+    assert asked and {call["format"] for calls in asked for call in calls} == {"json"}
+    # Every first reply was a usable goal: nothing was asked again, nothing fell back to the explorer.
+    assert all(calls[0]["error"] is None and calls[0]["reply_error"] is None for calls in asked)
+    assert summary["llm"]["parse_failures"] == 0 and summary["llm"]["failed_calls"] == 0

