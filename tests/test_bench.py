@@ -409,3 +409,23 @@ def test_the_scale_bench_stops_a_team_past_its_memory_cap_and_says_so(tmp_path):
     assert row["stopped"].startswith("its RSS passed 0.01 GB after")
     assert "ms_per_agent_step" not in row and figures["embedding_floor"] is None
     assert "| 2 | stopped: its RSS passed 0.01 GB" in scale.markdown_table(figures)
+
+
+def test_the_distillation_bench_trains_on_seeds_apart_from_the_held_out_ones_and_only_on_replies(tmp_path):
+    from bench import distill
+
+    with pytest.raises(SystemExit, match="held out"):
+        distill.teacher_runs(["apartment"], [2, 11], tmp_path, embedder=None)
+    examples = tmp_path / "goals.jsonl"
+    lines = [
+        {"messages": [{"role": "user", "content": f"prompt {n}"}, {"role": "assistant", "content": f"reply {n}"}]}
+        for n in range(5)
+    ]
+    examples.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    pairs = distill.training_slice(examples, 3, seed=0)
+    assert len(pairs) == 3 and len({pair["prompt"][0]["content"] for pair in pairs}) == 3
+    # The prompt is what the model reads; the loss falls on the completion, the teacher's reply, alone.
+    for pair in pairs:
+        number = pair["prompt"][0]["content"].split()[-1]
+        assert pair["completion"] == [{"role": "assistant", "content": f"reply {number}"}]
+    assert len(distill.training_slice(examples, None, seed=0)) == 5

@@ -1,8 +1,11 @@
 """A team driven by a real language model (SmolLM2-135M-Instruct, Gemma 3 270M) through a real local inference server."""
 
 import json
+import os
 import subprocess
 import sys
+
+import pytest
 
 from explorer.records.trace import read_trace
 from tests.support.paths import ROOT
@@ -68,3 +71,29 @@ def test_a_base_model_with_no_instruction_tuning_chooses_goals_only_under_the_sc
     # Every first reply was a usable goal: nothing was asked again, nothing fell back to the explorer.
     assert all(calls[0]["error"] is None and calls[0]["reply_error"] is None for calls in asked)
     assert summary["llm"]["parse_failures"] == 0 and summary["llm"]["failed_calls"] == 0
+
+
+def test_a_model_written_back_to_gguf_answers_as_the_file_it_was_read_from(tmp_path):
+    """bench/distill.py serves its tuned model from a GGUF file it writes: the base model, read by
+    transformers and written back unchanged, must answer as the packaged file does."""
+    from tests.support.llama_server import SMOLLM2, missing_parts
+
+    missing = missing_parts(SMOLLM2)
+    if missing:
+        pytest.fail(missing) if os.environ.get("CI") == "true" else pytest.skip(missing)
+    from llama_cpp import Llama
+    from transformers import AutoModelForCausalLM
+
+    from bench.gguf_weights import write_tuned_gguf
+
+    base = SMOLLM2.file()
+    model = AutoModelForCausalLM.from_pretrained(base.parent, gguf_file=base.name)
+    written = write_tuned_gguf(model, base, tmp_path / "written.gguf")
+    question = [{"role": "user", "content": "Which room has a sink and a stove? Answer in one word."}]
+    replies = []
+    for file in (base, written):
+        reader = Llama(str(file), n_ctx=256, n_threads=2, seed=0, verbose=False)
+        answer = reader.create_chat_completion(messages=question, temperature=0, max_tokens=16)
+        replies.append(answer["choices"][0]["message"]["content"])
+        reader.close()
+    assert replies[0] and replies[1] == replies[0]

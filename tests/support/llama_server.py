@@ -112,13 +112,19 @@ class ServerFailed(RuntimeError):
 
 @contextmanager
 def serving(log: Path, model: LocalModel = SMOLLM2) -> Iterator[str]:
-    """The model served on a free port while the block runs (two threads, as this machine has two cores);
-    its base URL. The server's output goes to `log`."""
+    """The model served on a free port while the block runs; its base URL. The server's output goes to `log`."""
+    with serving_file(log, model.file(), model.chat_format) as base:
+        yield base
+
+
+@contextmanager
+def serving_file(log: Path, model_file: Path | None, chat_format: str | None = None) -> Iterator[str]:
+    """A GGUF file served on a free port while the block runs (two threads, as this machine has two cores)."""
     port = free_port()
-    chat_format = ["--chat_format", model.chat_format] if model.chat_format else []
+    chat_format_option = ["--chat_format", chat_format] if chat_format else []
     with open(log, "wb") as output:
         server = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(model.file()), *chat_format]
+            [sys.executable, "-m", "llama_cpp.server", "--model", str(model_file), *chat_format_option]
             + ["--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192", "--n_threads", "2"],
             stdout=output,
             stderr=subprocess.STDOUT,
