@@ -63,3 +63,19 @@ def test_the_maps_sight_is_the_traced_one_with_walls_near_and_far_and_a_teammate
         assert grid.sight(pose, kept=False) == traced
         assert (pose in grid._sights) == kept  # a teammate's pose costs no memory
         assert list(grid.sight(pose)) == list(traced)  # the same cells in the same order: sums over them agree
+
+
+def test_a_teammates_open_sight_is_worked_out_once_for_the_team_and_is_the_traced_one_beside_walls_that_hide_nothing():
+    size, maps = (40, 30, 1), [GridMap(), GridMap()]
+    for grid in maps:
+        grid.learn_view(size, 3, Pose(0, 0, 0, "east"), [(0, 0, 0)], [])
+        grid.add_wall((20, 10))  # in the square of walls near every pose below: the first, coarse test passes
+    for x, y, facing in [(20, 14, "north"), (17, 10, "west"), (23, 12, "east"), (24, 11, "south")]:
+        pose = (x, y, 0, facing, 0)
+        assert (20 - x, 10 - y) not in maps[0].cone.walls_that_matter(facing)  # the wall hides nothing here
+        sights = [grid.sight(pose, kept=False) for grid in maps]
+        assert sights[0] is sights[1]  # one set for the team, not one for each teammate reckoning with it
+        assert list(sights[0]) == list(frozenset(maps[0].cone.sight(Pose(*pose), size, maps[0].walls)[0]))
+    behind = (20, 12, 0, "south", 0)  # looks through the wall: traced, and the cells behind it are hidden
+    assert maps[0].sight(behind, kept=False) == frozenset(maps[0].cone.sight(Pose(*behind), size, maps[0].walls)[0])
+    assert (20, 9, 0) not in maps[0].sight(behind, kept=False)

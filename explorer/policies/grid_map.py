@@ -108,6 +108,19 @@ def view_cone(view_distance: int) -> ViewCone:
     return ViewCone(view_distance)
 
 
+# Poses whose open sight a team keeps at once: a round's teammates' poses and goals, with room to spare.
+OPEN_SIGHTS_KEPT = 16384
+
+
+@lru_cache(maxsize=OPEN_SIGHTS_KEPT)
+def open_sight(view_distance: int, size: tuple[int, int, int], pose: PoseKey) -> frozenset[Cell]:
+    """The cells `pose` shows where no known wall could hide one (ViewCone.open_sight), as the open grid's
+    cells: the same for every map of the team, so worked out once a pose for all of them rather than once
+    a pose by each teammate that reckons with it (an agent-step then costs less per teammate)."""
+    shared = open_grid(size).cells
+    return frozenset([shared[cell] for cell in view_cone(view_distance).open_sight(Pose(*pose), size)])
+
+
 class GridMap:
     def __init__(self) -> None:
         self.size: tuple[int, int, int] | None = None  # (W, D, H), known from the first view learnt
@@ -215,20 +228,29 @@ class GridMap:
             if all((wx - x, wy - y) not in matters for wx, wy in self.wall_log[version:]):
                 self._sights[pose] = (len(self.wall_log), cells)
                 return cells
-        assert self.grid is not None, "the map has learnt no view yet"
-        if self._walls_near(pose[0], pose[1]):
-            seen = self.cone.sight(Pose(*pose), self.size, self.walls)[0]
+        assert self.grid is not None and self.size is not None, "the map has learnt no view yet"
+        if self._walls_hide(pose):
+            shared = self.grid.cells
+            cells = frozenset([shared[cell] for cell in self.cone.sight(Pose(*pose), self.size, self.walls)[0]])
         else:
-            seen = self.cone.open_sight(Pose(*pose), self.size)
-        shared = self.grid.cells
-        cells = frozenset([shared[cell] for cell in seen])
+            cells = open_sight(self.view_distance, self.size, pose)
         if kept:
             self._sights[pose] = (len(self.wall_log), cells)
         return cells
 
+    def _walls_hide(self, pose: PoseKey) -> bool:
+        """Whether a known wall stands where it could change what `pose` sees (a cell of
+        ViewCone.walls_that_matter): only then are its rays traced."""
+        x, y = pose[0], pose[1]
+        if not self._walls_near(x, y):
+            return False
+        walls = self.walls
+        return any((x + dx, y + dy) in walls for dx, dy in self.cone.walls_that_matter(pose[3]))
+
     def _walls_near(self, x: int, y: int) -> bool:
         """Whether a known wall may stand within view_distance cells of (x, y), where it could hide a cell
-        (ViewCone.walls_that_matter reaches no farther): whether a square of walls known overlaps that box."""
+        (ViewCone.walls_that_matter reaches no farther): whether a square of walls known overlaps that box.
+        A cheap first test, by squares, before _walls_hide's cell by cell."""
         reach = self.view_distance
         columns = range((x - reach) // WALL_BLOCK, (x + reach) // WALL_BLOCK + 1)
         rows = range((y - reach) // WALL_BLOCK, (y + reach) // WALL_BLOCK + 1)
