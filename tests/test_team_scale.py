@@ -63,3 +63,23 @@ def test_the_maps_sight_is_the_traced_one_with_walls_near_and_far_and_a_teammate
         assert grid.sight(pose, kept=False) == traced
         assert (pose in grid._sights) == kept  # a teammate's pose costs no memory
         assert list(grid.sight(pose)) == list(traced)  # the same cells in the same order: sums over them agree
+
+
+def test_a_teammates_sight_is_worked_out_once_for_the_team_from_the_walls_that_hide_part_of_it():
+    size, maps = (40, 30, 1), [GridMap(), GridMap(), GridMap()]
+    for grid in maps:
+        grid.learn_view(size, 3, Pose(0, 0, 0, "east"), [(0, 0, 0)], [])
+    for grid in maps[:2]:
+        grid.add_wall((20, 10))  # in the square of walls near every pose below: the first, coarse test passes
+    maps[1].add_wall((2, 2))  # far off: it changes no sight below
+    for x, y, facing in [(20, 14, "north"), (17, 10, "west"), (23, 12, "east"), (24, 11, "south")]:
+        pose = (x, y, 0, facing, 0)
+        assert (20 - x, 10 - y) not in maps[0].cone.walls_that_matter(facing)  # the wall hides nothing here
+        sights = [grid.sight(pose, kept=False) for grid in maps]
+        assert sights[0] is sights[1] is sights[2]  # one set for the team, not one for each teammate reckoning
+        assert list(sights[0]) == list(frozenset(maps[0].cone.sight(Pose(*pose), size, maps[0].walls)[0]))
+    behind = (20, 12, 0, "south", 0)  # looks through the wall: its rays traced, the cells behind it hidden
+    sights = [grid.sight(behind, kept=False) for grid in maps]
+    assert sights[0] is sights[1]  # the maps that know the wall share the traced sight
+    assert list(sights[1]) == list(frozenset(maps[1].cone.sight(Pose(*behind), size, maps[1].walls)[0]))
+    assert (20, 9, 0) not in sights[0] and (20, 9, 0) in sights[2]  # the map that does not know it sees past

@@ -210,11 +210,12 @@ class OfflineExplorer:
         claim = self.claims.get(teammate)
         return cells | self._claim_sight(claim) if claim else cells
 
-    def _claim_sight(self, claim: Claim) -> set[Cell]:
+    def _claim_sight(self, claim: Claim) -> AbstractSet[Cell]:
         """What a teammate will see where it said it is going (every way, if it did not say which)."""
         x, y, z, facing, pitch = claim
-        facings = [facing] if facing else FACINGS
-        return set().union(*(self.map.sight((x, y, z, f, pitch), kept=False) for f in facings))
+        if facing:  # the team's shared set, not a copy of it
+            return self.map.sight((x, y, z, facing, pitch), kept=False)
+        return set().union(*(self.map.sight((x, y, z, f, pitch), kept=False) for f in FACINGS))
 
     def news(self, context: DecisionContext, goal: PoseKey | None) -> str:
         """The step's news, or "": a new goal with the ground covered and the walls met, or many walls met."""
