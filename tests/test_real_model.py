@@ -15,34 +15,22 @@ from tests.support.paths import ROOT
 pytest_plugins = ("tests.support.llama_server",)
 
 
-def test_a_real_small_model_decides_under_a_json_schema(small_model_server, tmp_path):
-    run_dir = tmp_path / "run"
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "main.py"),
-            "--mode",
-            "mock",
-            "--agents",
-            "2",
-            "--steps",
-            "3",
-            "-q",
-            "--model",
-            "openai/smollm2",
-            "--api-base",
-            small_model_server,
-            "--reply-format",
-            "json",
-            "--timeout",
-            "300",  # a loaded machine evaluates the prompt slowly: a retry would start it again
-            "--run-dir",
-            str(run_dir),
-        ],
+def run_team(api_base: str, run_dir, *options: str) -> subprocess.CompletedProcess:
+    """A 2-agent, 3-step mock run asking the served model under the schema; its trace and summary in run_dir."""
+    return subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), "--mode", "mock", "--agents", "2", "--steps", "3", "-q"]
+        + ["--api-base", api_base, "--reply-format", "json", "--run-dir", str(run_dir), *options]
+        # A loaded machine evaluates the prompt slowly: a retry would start it again.
+        + ["--timeout", "300"],
         capture_output=True,
         text=True,
         timeout=600,
     )
+
+
+def test_a_real_small_model_decides_under_a_json_schema(small_model_server, tmp_path):
+    run_dir = tmp_path / "run"
+    result = run_team(small_model_server, run_dir, "--model", "openai/smollm2")
     assert result.returncode == 0, result.stderr[-2000:]
     trace = read_trace(run_dir / "trace.jsonl")
     summary = json.loads((run_dir / "summary.json").read_text())
@@ -57,14 +45,7 @@ def test_a_real_small_model_decides_under_a_json_schema(small_model_server, tmp_
 def test_a_base_model_with_no_instruction_tuning_chooses_goals_only_under_the_schema(gemma_server, tmp_path):
     """Gemma 3 270M (base) follows no instruction: what it writes is what the schema lets the decoder write."""
     run_dir = tmp_path / "run"
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "main.py"), "--mode", "mock", "--agents", "2", "--steps", "3", "-q"]
-        + ["--model", "openai/gemma-3-270m", "--api-base", gemma_server, "--decide", "goals"]
-        + ["--reply-format", "json", "--timeout", "300", "--run-dir", str(run_dir)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    result = run_team(gemma_server, run_dir, "--model", "openai/gemma-3-270m", "--decide", "goals")
     assert result.returncode == 0, result.stderr[-2000:]
     trace = read_trace(run_dir / "trace.jsonl")
     summary = json.loads((run_dir / "summary.json").read_text())
