@@ -29,7 +29,7 @@ class KnownMapExplorer(OfflineExplorer):
             self.told = True
             for wall in sorted(self.world.walls):
                 self.map.add_wall(wall)
-            self.map.open.update(cell[:2] for cell in self.world.free_cells())
+            self.map.learn_open({cell[:2] for cell in self.world.free_cells()})
         return pose
 
 

@@ -59,8 +59,7 @@ class SharedSightExplorer(OfflineExplorer):
         self.team_sight.add(context.team.step, context.view.seen_cells, context.view.seen_walls)
         pose = super().observe(context)
         cells, walls = self.team_sight.before(context.team.step)
-        self.map.seen |= cells
-        self.map.open.update(cell[:2] for cell in cells)
+        self.map.learn_seen(cells)
         for wall in walls:
             self.map.add_wall(wall)
         return pose

@@ -45,6 +45,7 @@ EXTERNAL_API_OWNERS = {
     "pyarrow": {"explorer.sweep.tidy"},
     "ray": {"explorer.sweep.ray_executor"},
     "aiohttp": {"explorer.cli.web_server"},
+    "scipy": {"explorer.policies.grid_arrays"},
 }
 
 

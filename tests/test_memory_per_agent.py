@@ -80,7 +80,7 @@ def test_the_split_with_teammates_follows_the_walls_as_they_are_met():
             grid.add_wall((rng.randrange(14), rng.randrange(11)))
         open_cells = [cell for cell in free if cell[:2] not in grid.walls]
         mine, *others = rng.sample(open_cells, 4)
-        assert grid.nearer_others(mine, others) == reference_split(size, grid.walls, mine, others)
+        assert grid.nearer_others(mine, others).cells() == reference_split(size, grid.walls, mine, others)
 
 
 def test_a_built_in_explorer_keeps_no_copy_of_the_world_nor_its_teammates_sights():

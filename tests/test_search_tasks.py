@@ -127,17 +127,19 @@ def test_the_prior_weighs_the_ground_of_the_rooms_it_knows(tmp_path, embedder):
     base = prompt_context(1, objects=0, messages=0, memory_chars=10, caption_chars=0)
     pose = world.agent_starts[0]
     _, cells, _ = world.view(pose)
-    assert prior.weight((6, 2)) == 1.0  # no room known yet: the average
+    assert prior.weights().get((6, 2), 1.0) == 1.0  # no room known yet: the average
     context = replace(
         base,
         team=replace(base.team, targets=("toothbrush",), discoveries={}),
         view=replace(base.view, pose=pose, rooms=room_sight(world, pose.x, pose.y, [(4, 2, 0), *cells])),
     )
     prior.learn(context)
-    assert prior.weight((6, 2)) > 1.0 > prior.weight((2, 2))  # the bathroom behind the door, the kitchen here
+    assert (
+        prior.weights().get((6, 2), 1.0) > 1.0 > prior.weights().get((2, 2), 1.0)
+    )  # the bathroom behind the door, the kitchen here
     found = replace(context, team=replace(context.team, discoveries={"toothbrush": {}}))
     prior.learn(found)
-    assert prior.weight((6, 2)) == prior.weight((2, 2)) == 1.0  # nothing left to find
+    assert prior.weights().get((6, 2), 1.0) == prior.weights().get((2, 2), 1.0) == 1.0  # nothing left to find
 
 
 def actions_of(trace):

@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 
 import explorer.policies.sentences as sentences
 from explorer.model.schemas import directives_schema
+from explorer.policies.grid_arrays import CellMask
 from explorer.policies.grid_map import Goal, GridMap, PoseKey, cell_distance, pose_key, utility
 from explorer.policies.model import Ask, ModelPolicy
 from explorer.policies.relay import Point, passed_on, reaches_beyond, said_in
@@ -206,13 +207,13 @@ class OfflineCoordinator:
             del candidates[explorer]
         return assignment
 
-    def _teammates_region(self, explorer: str) -> frozenset[Cell]:
+    def _teammates_region(self, explorer: str) -> CellMask | None:
         """Cells nearer (by path, on the team's map) another explorer than this one: the explorers'
         own split of the ground, which the coordinator keeps."""
         others = [pose[:3] for other, pose in self.poses.items() if other != explorer]
-        return self.map.nearer_others(self.poses[explorer][:3], others) if others else frozenset()
+        return self.map.nearer_others(self.poses[explorer][:3], others) if others else None
 
-    def _own_goal(self, explorer: str, actions: Sequence[str], tick: int, theirs: frozenset[Cell]) -> PoseKey | None:
+    def _own_goal(self, explorer: str, actions: Sequence[str], tick: int, theirs: CellMask | None) -> PoseKey | None:
         """The pose the explorer is heading for (the coordinator's goal, or the one it would choose
         itself), if the team has not seen most of what it shows; None when it should be redirected."""
         pose = self.poses[explorer]

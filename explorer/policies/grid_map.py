@@ -22,12 +22,15 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+import numpy as np
+
+from explorer.policies import grid_arrays
+from explorer.policies.grid_arrays import CellMask, KnownArrays
 from explorer.policies.sentences import Heading
 from nodes.decision_context import Cell, DecisionContext, Wall
 from perception.base import FACING_VECTORS, Pose, turn
@@ -78,13 +81,21 @@ class Goal:
 
 
 @dataclass(frozen=True)
+class UnseenWorths:
+    """Each cell's worth to a search (GridMap._unseen_worths), NaN where it is seen or walled: as an array, and
+    as a flat list, which a cell's worth is read from as fast as from a dict."""
+
+    array: np.ndarray  # (W, D, H)
+    flat: list[float]  # array.ravel(): the cell (x, y, z) at (x * D + y) * H + z
+
+
+@dataclass(frozen=True)
 class OpenGrid:
-    """A grid's cells and the moves between them where no wall is known: the same for every map of a grid of
-    this size, so made once (`open_grid`) and shared by a team's maps, which each keep only what the walls
-    they know change (GridMap._walled_beside)."""
+    """A grid's cells and the planner's moves where no wall is known: the same for every map of a grid of
+    this size, so made once (`open_grid`) and shared by a team's maps, which each keep only the moves the
+    walls they know change (GridMap._moves)."""
 
     cells: Mapping[Cell, Cell]  # each cell to itself: one tuple per cell, which every map's caches hold
-    beside: Mapping[Cell, tuple[Cell, ...]]  # the cells one move away, in _cells_beside's order
     # actions -> pose -> its moves with them, filled as the maps' searches need them (the same whichever
     # map works a pose's moves out: they depend on the walls beside it only, and a map beside a wall keeps its own)
     moves: dict[tuple[str, ...], dict[PoseKey, Moves]] = field(default_factory=dict)
@@ -94,12 +105,7 @@ class OpenGrid:
 def open_grid(size: tuple[int, int, int]) -> OpenGrid:
     """The OpenGrid of a grid of `size` (W, D, H), shared by every map of that size (a run has one world)."""
     width, depth, height = size
-    cells = {cell: cell for cell in itertools.product(range(width), range(depth), range(height))}
-    beside = {}
-    for x, y, z in cells:
-        near = ((x + 1, y, z), (x - 1, y, z), (x, y + 1, z), (x, y - 1, z), (x, y, z + 1), (x, y, z - 1))
-        beside[cells[x, y, z]] = tuple(cells[after] for after in near if after in cells)
-    return OpenGrid(cells, beside)
+    return OpenGrid({cell: cell for cell in itertools.product(range(width), range(depth), range(height))})
 
 
 @lru_cache(maxsize=4)
@@ -131,15 +137,18 @@ class GridMap:
         self.grid: OpenGrid | None = None  # the grid's shared cells and moves, once its size is known
         self.view_distance = 0
         self.cone = view_cone(0)
-        self.seen: set[Cell] = set()
-        self.walls: set[Wall] = set()
-        self.open: set[Wall] = set()  # (x, y) of the cells seen free
+        self._seen: set[Cell] = set()
+        self._walls: set[Wall] = set()
+        self._open: set[Wall] = set()  # (x, y) of the cells seen free
+        self._teammates_ground: set[Cell] = set()  # cells teammates said they covered
+        self._arrays: KnownArrays | None = None  # the four sets as arrays, once the grid's size is known
         self.wall_log: list[Wall] = []  # walls in the order met, for the sight cache
         # Cells a pose was expected to show but did not (hidden by walls not
         # yet met): never expected from that pose again.
         self.hidden: dict[PoseKey, set[Cell]] = {}
-        self.teammates_ground: set[Cell] = set()  # cells teammates said they covered
-        self.ground_weight: Callable[[Wall], float] | None = None  # (x, y) -> a search prior's weight, if any
+        # (x, y) -> a search prior's weight, where it is not 1 (SemanticPrior.weights), if there is a prior
+        self.ground_weights: Callable[[], Mapping[Wall, float]] | None = None
+        self._weight_array: tuple[Mapping[Wall, float], np.ndarray] | None = None  # the last weights, as an array
         self._sights: dict[PoseKey, tuple[int, frozenset[Cell]]] = {}  # pose -> (len(wall_log) then, cells)
         self._wall_blocks: set[Wall] = set()  # the WALL_BLOCK-cell squares holding a known wall (_walls_near)
         # Poses that show nothing unseen, and never will: cells are only ever seen (or hidden), and a
@@ -150,9 +159,31 @@ class GridMap:
         self._moves: dict[PoseKey, Moves] = {}  # pose -> its moves (_work_out_moves)
         self._walled_columns: set[Wall] = set()  # the (x, y) beside a known wall
         self._moves_for: tuple[str, ...] | None = None  # the actions those moves are for
-        # cell -> the cells one move away (_cells_beside), for the cells beside a known wall; the others'
-        # are the open grid's.
-        self._walled_beside: dict[Cell, tuple[Cell, ...]] = {}
+
+    # What the agent knows: sets, which only grow, each added to through a method that keeps its array in step
+
+    @property
+    def seen(self) -> AbstractSet[Cell]:
+        return self._seen
+
+    @property
+    def walls(self) -> AbstractSet[Wall]:
+        return self._walls
+
+    @property
+    def open(self) -> AbstractSet[Wall]:
+        """(x, y) of the columns seen free."""
+        return self._open
+
+    @property
+    def teammates_ground(self) -> AbstractSet[Cell]:
+        """Cells teammates said they covered."""
+        return self._teammates_ground
+
+    @property
+    def arrays(self) -> KnownArrays:
+        assert self._arrays is not None, "the map has learnt no view yet"
+        return self._arrays
 
     # What the agent learns
 
@@ -175,34 +206,49 @@ class GridMap:
         if self.size != (width, depth, height):
             self.size = (width, depth, height)
             self.grid = open_grid(self.size)
+            self._arrays = KnownArrays.of(self.size, self._seen, self._walls, self._open, self._teammates_ground)
         if view_distance != self.view_distance:
             self.view_distance = view_distance
             self.cone = view_cone(view_distance)
         key = pose_key(pose)
         seen_now = set(seen_cells)
-        self.seen.update(seen_now)
-        self.open.update(cell[:2] for cell in seen_now)
+        self.learn_seen(seen_now)
         for wall in seen_walls:
             self.add_wall(wall)
         self.hidden.setdefault(key, set()).update(self.sight(key) - seen_now)
         return key
 
+    def learn_seen(self, cells: Collection[Cell]) -> None:
+        """The cells were seen, so their columns are free."""
+        self._seen.update(cells)
+        grid_arrays.mark(self.arrays.seen, cells)
+        self.learn_open({cell[:2] for cell in cells})
+
+    def learn_open(self, columns: Collection[Wall]) -> None:
+        """The columns (x, y) are free (not a wall's), whether or not their cells are seen."""
+        self._open.update(columns)
+        grid_arrays.mark(self.arrays.open, columns)
+
+    def learn_teammates_ground(self, cells: Collection[Cell]) -> None:
+        """A teammate said it covered the cells."""
+        self._teammates_ground.update(cells)
+        grid_arrays.mark(self.arrays.teammates_ground, cells)
+
     def add_wall(self, cell: Wall) -> None:
-        if cell not in self.walls:
-            self.walls.add(cell)
+        if cell not in self._walls:
+            self._walls.add(cell)
+            grid_arrays.mark(self.arrays.walls, [cell])
             self.wall_log.append(cell)
             self._wall_blocks.add((cell[0] // WALL_BLOCK, cell[1] // WALL_BLOCK))
             self._forget_beside(cell)
 
     def _forget_beside(self, wall: Wall) -> None:
-        """The moves into the wall's (x, y) are blocked now: the cells beside it get their own neighbours
-        (the open grid's no longer hold for them), and their poses' moves are forgotten."""
+        """The moves into the wall's (x, y) are blocked now: the poses beside it get their own moves (the
+        open grid's no longer hold for them), and those they had are forgotten."""
         x, y = wall
         for column in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
             self._walled_columns.add(column)
             for z in range(self.extent[2]):
-                if self.in_grid(*column):
-                    self._walled_beside[column[0], column[1], z] = tuple(self._cells_beside((*column, z)))
                 for facing in FACING_VECTORS:
                     for pitch in (-1, 0, 1):
                         self._moves.pop((*column, z, facing, pitch), None)
@@ -244,7 +290,7 @@ class GridMap:
         x, y = pose[0], pose[1]
         if not self._walls_near(x, y):
             return ()
-        walls = self.walls
+        walls = self._walls
         return tuple(wall for dx, dy in self.cone.walls_that_matter(pose[3]) if (wall := (x + dx, y + dy)) in walls)
 
     def _walls_near(self, x: int, y: int) -> bool:
@@ -259,113 +305,98 @@ class GridMap:
     def unseen(self, cells: Iterable[Cell], pose: PoseKey | None = None) -> list[Cell]:
         """Of `cells`, those not seen yet (nor known to be hidden from `pose`)."""
         hidden = self.hidden.get(pose, ()) if pose else ()
-        return [cell for cell in cells if cell not in self.seen and cell not in hidden]
+        return [cell for cell in cells if cell not in self._seen and cell not in hidden]
 
     def gain(
         self,
         pose: PoseKey,
         claimed: AbstractSet[Cell] = frozenset(),
-        theirs: AbstractSet[Cell] = frozenset(),
+        theirs: CellMask | None = None,
     ) -> tuple[float, int]:
         """(worth, unseen cells) of what `pose` would show; `claimed` cells are worth TEAM_WEIGHT,
         `theirs` (nearer a teammate) REGION_WEIGHT."""
         new = self.unseen(self.sight(pose), pose)
-        odds = self.free_odds
-        return sum(self._cell_worth(cell, claimed, theirs, odds) for cell in new), len(new)
+        worths = self._worths(claimed, theirs)[tuple(np.array(new, dtype=np.intp).reshape(len(new), 3).T)]
+        return sum(worths.tolist()), len(new)
 
-    def _cell_worth(self, cell: Cell, claimed: AbstractSet[Cell], theirs: AbstractSet[Cell], odds: float) -> float:
-        """What seeing an unseen cell is worth (see gain): times its ground's weight under a search task's prior
-        (explorer/policies/semantic_prior.py), where there is one, and times `odds` (free_odds, worked out
-        once by the caller) where its column was never seen."""
-        worth = self._team_worth(cell, claimed, theirs)
-        if self.ground_weight:
-            worth *= self.ground_weight(cell[:2])
-        return worth if cell[:2] in self.open else worth * odds
+    def _worths(self, claimed: AbstractSet[Cell], theirs: CellMask | None) -> np.ndarray:
+        """What seeing each cell of the grid would be worth, as a (W, D, H) array: 1, or TEAM_WEIGHT where a
+        teammate has covered or claimed it, or REGION_WEIGHT where it is nearer a teammate (`theirs`);
+        times its ground's weight under a search task's prior (explorer/policies/semantic_prior.py), where
+        there is one, and times free_odds where its column was never seen."""
+        arrays = self.arrays
+        worth = np.where(theirs.array, REGION_WEIGHT, 1.0) if theirs is not None else np.ones(self.extent)
+        worth[arrays.teammates_ground | grid_arrays.cell_array(self.extent, claimed)] = TEAM_WEIGHT
+        if self.ground_weights:
+            worth *= self._ground_weight_array(self.ground_weights())[:, :, None]
+        never_seen = ~arrays.open
+        worth[never_seen] *= self.free_odds
+        return worth
 
-    def _team_worth(self, cell: Cell, claimed: AbstractSet[Cell], theirs: AbstractSet[Cell]) -> float:
-        """What seeing an unseen cell is worth, as the teammates leave it (see gain)."""
-        if cell in self.teammates_ground or cell in claimed:
-            return TEAM_WEIGHT
-        return REGION_WEIGHT if cell in theirs else 1.0
+    def _ground_weight_array(self, weights: Mapping[Wall, float]) -> np.ndarray:
+        """The prior's weights as a (W, D) array (1 where it has none), worked out again when they change."""
+        if self._weight_array is None or self._weight_array[0] is not weights:
+            array = np.ones(self.extent[:2])
+            for (x, y), weight in weights.items():
+                if self.in_grid(x, y):
+                    array[x, y] = weight
+            self._weight_array = (weights, array)
+        return self._weight_array[1]
 
-    def _unseen_worths(self, claimed: AbstractSet[Cell], theirs: AbstractSet[Cell]) -> dict[Cell, float]:
-        """Each unseen cell's worth (_cell_worth), worked out once for a search rather than for each pose."""
-        width, depth, height = self.extent
-        cells = (
-            (x, y, z) for x in range(width) for y in range(depth) if (x, y) not in self.walls for z in range(height)
-        )
-        odds = self.free_odds
-        return {cell: self._cell_worth(cell, claimed, theirs, odds) for cell in cells if cell not in self.seen}
+    def _unseen_worths(self, claimed: AbstractSet[Cell], theirs: CellMask | None) -> UnseenWorths:
+        """Each unseen cell's worth (_worths), NaN where a cell is seen or in a walled column: worked out once
+        for a search rather than for each pose."""
+        worth = self._worths(claimed, theirs)
+        worth[self.arrays.seen | self.arrays.walls[:, :, None]] = np.nan
+        return UnseenWorths(worth, worth.ravel().tolist())
 
     @property
     def free_odds(self) -> float:
         """The odds that a column never seen is free, from the columns seen so far (Laplace's rule of
         succession): high in a hall, low among a corridor's side walls."""
-        return (len(self.open) + 1) / (len(self.open) + len(self.walls) + 2)
+        return (len(self._open) + 1) / (len(self._open) + len(self._walls) + 2)
 
     @property
     def view_cells(self) -> int:
         """The most cells one view shows."""
         return 1 + sum(2 * ahead + 1 for ahead in range(1, self.view_distance + 1))
 
-    def _gain_with(self, pose: PoseKey, worths: Mapping[Cell, float]) -> tuple[float, int]:
+    def _gain_with(self, pose: PoseKey, worths: UnseenWorths) -> tuple[float, int]:
         """gain, from the unseen cells' worths (_unseen_worths): the same sum, in the same order."""
         if pose in self._seen_out:
             return 0, 0
         hidden = self.hidden.get(pose, ())
-        new = [worths[cell] for cell in self.sight(pose) if cell in worths and cell not in hidden]
+        _, depth, height = self.extent
+        flat = worths.flat
+        new = [
+            worth
+            for cell in self.sight(pose)
+            if (worth := flat[(cell[0] * depth + cell[1]) * height + cell[2]]) == worth  # not NaN: unseen, unwalled
+            and cell not in hidden
+        ]
         if not new:
             self._seen_out.add(pose)
         return sum(new), len(new)
 
-    def _most_worth(self, worths: Mapping[Cell, float]) -> float:
+    def _most_worth(self, worths: UnseenWorths) -> float:
         """No pose is worth more than this: the worth of the best unseen cells of one level, as many as
         a view shows (a little over, for rounding). Far below a full view once most ground is seen or
         a teammate's, it ends a search early."""
-        levels: dict[int, list[float]] = {}
-        for (_, _, z), worth in worths.items():
-            levels.setdefault(z, []).append(worth)
-        most = max((sum(sorted(level, reverse=True)[: self.view_cells]) for level in levels.values()), default=0.0)
+        most = 0.0
+        for z in range(self.extent[2]):
+            level = worths.array[:, :, z]
+            unseen = level[~np.isnan(level)]
+            best = min(self.view_cells, unseen.size)
+            if best:
+                top = np.sort(np.partition(unseen, unseen.size - best)[unseen.size - best :])[::-1]
+                most = max(most, sum(top.tolist()))  # as Python sums them: in this order, a float at a time
         return most * (1 + ROUNDING_MARGIN)
 
-    def nearer_others(self, mine: Cell, others: Iterable[Cell]) -> frozenset[Cell]:
+    def nearer_others(self, mine: Cell, others: Iterable[Cell]) -> CellMask:
         """The cells nearer (by path over the walls known so far, moves only) one of the cells `others` than
-        the cell `mine`: a Voronoi split of the ground. One breadth-first pass from all of them, marking
-        the cells `mine` reaches first or as soon, so a team of any size costs the same."""
-        walled, open_beside = self._walled_beside, self.grid.beside if self.grid else {}
-        distance = dict.fromkeys([mine, *others], 0)
-        reached_from_mine = {mine}  # at their distance from the nearest start, by a path from `mine`
-        queue = deque(distance)
-        while queue:
-            cell = queue.popleft()
-            ours, one_more = cell in reached_from_mine, distance[cell] + 1
-            beside = walled.get(cell)
-            if beside is None:
-                beside = open_beside.get(cell)
-            if beside is None:  # a cell outside the grid
-                beside = tuple(self._cells_beside(cell))
-            for after in beside:
-                if after not in distance:
-                    distance[after] = one_more
-                    queue.append(after)
-                    if ours:
-                        reached_from_mine.add(after)
-                elif ours and distance[after] == one_more:
-                    reached_from_mine.add(after)
-        return frozenset(distance.keys() - reached_from_mine)
-
-    def _cells_beside(self, cell: Cell) -> Iterator[Cell]:
-        """The cells one move from `cell`, over the walls known so far."""
-        width, depth, height = self.extent
-        x, y, z = cell
-        for after in ((x + 1, y, z), (x - 1, y, z), (x, y + 1, z), (x, y - 1, z), (x, y, z + 1), (x, y, z - 1)):
-            if (
-                0 <= after[0] < width
-                and 0 <= after[1] < depth
-                and 0 <= after[2] < height
-                and after[:2] not in self.walls
-            ):
-                yield after
+        the cell `mine`: a Voronoi split of the ground (ties are `mine`'s), in two passes whatever the team's
+        size (grid_arrays.nearer_others)."""
+        return grid_arrays.nearer_others(self.extent, self.arrays.walls, mine, list(others))
 
     # Where to go
 
@@ -376,7 +407,7 @@ class GridMap:
         for action in actions:
             if action in STEP_TURNS:
                 dx, dy = FACING_VECTORS[turn(facing, STEP_TURNS[action])]
-                if self.in_grid(x + dx, y + dy) and (x + dx, y + dy) not in self.walls:
+                if self.in_grid(x + dx, y + dy) and (x + dx, y + dy) not in self._walls:
                     yield action, (x + dx, y + dy, z, facing, pitch)
             elif action in CLIMBS:
                 if 0 <= z + CLIMBS[action] < height and 0 <= z + CLIMBS[action] + pitch < height:
@@ -393,7 +424,7 @@ class GridMap:
         start: PoseKey,
         actions: Sequence[str],
         claimed: AbstractSet[Cell] = frozenset(),
-        theirs: AbstractSet[Cell] = frozenset(),
+        theirs: CellMask | None = None,
         limit: int = 1,
         keep: PoseKey | None = None,
     ) -> tuple[list[Goal], Goal | None]:

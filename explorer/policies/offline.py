@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 
 import explorer.policies.sentences as sentences
+from explorer.policies.grid_arrays import CellMask
 from explorer.policies.grid_map import (
     KEEP_SHARE,
     Claim,
@@ -57,7 +58,7 @@ class OfflineExplorer:
     def __init__(self, prior: SemanticPrior | None = None) -> None:
         self.map = GridMap()
         self.prior = prior  # under a search task: how the rooms it knows go with the targets left
-        self.map.ground_weight = prior.weight if prior else None
+        self.map.ground_weights = prior.weights if prior else None
         self.goal: PoseKey | None = None  # the pose it is walking to
         self.claims: dict[str, Claim] = {}  # teammate -> the pose it said it is heading for
         self.announced: PoseKey | None = None  # the goal last announced
@@ -134,11 +135,11 @@ class OfflineExplorer:
 
     def _teammates_region(
         self, context: DecisionContext, pose: PoseKey, given_way_to: Iterable[str]
-    ) -> frozenset[Cell]:
+    ) -> CellMask | None:
         """Cells nearer (by path) a teammate, or where a teammate I give way to said it is going, than to me."""
         sources = [p.cell for p in context.teammates.positions.values() if p]
         sources += [self.claims[teammate][:3] for teammate in given_way_to if teammate in self.claims]
-        return self.map.nearer_others(pose[:3], sources) if sources else frozenset()
+        return self.map.nearer_others(pose[:3], sources) if sources else None
 
     def _next_goal(self, context: DecisionContext, pose: PoseKey) -> Goal | None:
         goals, kept = self.ranked_goals(context, pose, keep=self.goal)
@@ -175,8 +176,8 @@ class OfflineExplorer:
                     self.claims[sender] = claim
             for x0, x1, y0, y1, level in sentences.read_covered(text):
                 levels = [level] if level is not None else range(height)
-                self.map.teammates_ground.update(
-                    (x, y, z) for z in levels if 0 <= z < height for x, y in self._columns((x0, x1, y0, y1))
+                self.map.learn_teammates_ground(
+                    [(x, y, z) for z in levels if 0 <= z < height for x, y in self._columns((x0, x1, y0, y1))]
                 )
 
     def _columns(self, box: Box) -> list[Wall]:

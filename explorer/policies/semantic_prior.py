@@ -63,12 +63,13 @@ class SemanticPrior:
             self.left = left
             self._weights = None
 
-    def weight(self, column: Wall) -> float:
-        """What an unseen cell at (x, y) is worth against an unknown room's: the best weight of its room's
-        kind for a target not found yet; 1 outside the rooms known."""
+    def weights(self) -> Mapping[Wall, float]:
+        """(x, y) -> what an unseen cell there is worth against an unknown room's: the best weight of its room's
+        kind for a target not found yet; 1 (not in it) outside the rooms known. The same mapping until what
+        the prior knows changes."""
         if self._weights is None:
             self._weights = self._work_out()
-        return self._weights.get(column, 1.0)
+        return self._weights
 
     def room_weight(self, room: Room) -> float:
         """What the unseen ground of a known room is worth: its kind's best weight for a target left."""

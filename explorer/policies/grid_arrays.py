@@ -1,0 +1,125 @@
+"""A grid's cells as arrays: what a map knows beside its sets, for the passes over the whole grid that a
+search makes each step (every unseen cell's worth, the team's split of the ground), which would otherwise
+take a Python loop over every cell. The one module that imports scipy: its breadth-first shortest paths.
+
+A cell (x, y, z) of a grid of size (W, D, H) is the array index [x, y, z], or (x * D + y) * H + z flat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import dijkstra
+
+Cell = tuple[int, int, int]
+Size = tuple[int, int, int]
+
+
+@dataclass(frozen=True, eq=False)
+class CellMask:
+    """Some of a grid's cells, as a boolean array of its size: `cell in mask` as a set answers it."""
+
+    array: np.ndarray  # (W, D, H) bool
+
+    def __contains__(self, cell: object) -> bool:
+        if not isinstance(cell, tuple) or len(cell) != 3:
+            return False
+        x, y, z = cell
+        width, depth, height = self.array.shape
+        return 0 <= x < width and 0 <= y < depth and 0 <= z < height and bool(self.array[x, y, z])
+
+    def cells(self) -> frozenset[Cell]:
+        return frozenset((x, y, z) for x, y, z in np.argwhere(self.array).tolist())
+
+
+def mark(array: np.ndarray, cells: Collection[tuple[int, ...]]) -> None:
+    """Set `array` True at `cells`: cells (x, y, z) of a grid's shape, or columns (x, y) of a (W, D) array;
+    any outside it are left out."""
+    inside = [cell for cell in cells if all(0 <= c < n for c, n in zip(cell, array.shape))]
+    if inside:
+        array[tuple(np.array(inside, dtype=np.intp).T)] = True
+
+
+def cell_array(shape: tuple[int, ...], cells: Collection[tuple[int, ...]]) -> np.ndarray:
+    """A boolean array of `shape`, True at `cells` (as `mark`)."""
+    array = np.zeros(shape, dtype=bool)
+    mark(array, cells)
+    return array
+
+
+@dataclass(frozen=True)
+class KnownArrays:
+    """What a map knows (explorer/policies/grid_map.py's GridMap), as arrays beside its sets."""
+
+    seen: np.ndarray  # (W, D, H): the cells seen
+    walls: np.ndarray  # (W, D): the columns walled
+    open: np.ndarray  # (W, D): the columns seen free
+    teammates_ground: np.ndarray  # (W, D, H): the cells teammates said they covered
+
+    @classmethod
+    def of(
+        cls,
+        size: Size,
+        seen: Collection[Cell],
+        walls: Collection[tuple[int, int]],
+        open_columns: Collection[tuple[int, int]],
+        teammates_ground: Collection[Cell],
+    ) -> KnownArrays:
+        columns = size[:2]
+        return cls(
+            cell_array(size, seen),
+            cell_array(columns, walls),
+            cell_array(columns, open_columns),
+            cell_array(size, teammates_ground),
+        )
+
+
+@lru_cache(maxsize=4)
+def _moves(size: Size) -> tuple[np.ndarray, np.ndarray]:
+    """(indptr, indices) of every move between cells one apart, as a CSR matrix's, from each flat cell to
+    each of its neighbours within the grid: the same for every map of the grid, so made once."""
+    flat = np.arange(int(np.prod(size))).reshape(size)
+    sources, targets = [], []
+    for axis in range(3):
+        low = flat[tuple(slice(0, -1) if a == axis else slice(None) for a in range(3))].ravel()
+        high = flat[tuple(slice(1, None) if a == axis else slice(None) for a in range(3))].ravel()
+        sources += [low, high]
+        targets += [high, low]
+    source, target = np.concatenate(sources), np.concatenate(targets)
+    order = np.lexsort((target, source))
+    indptr = np.searchsorted(source[order], np.arange(flat.size + 1))
+    return indptr.astype(np.int32), target[order].astype(np.int32)
+
+
+def _path_graph(size: Size, walls: np.ndarray) -> csr_matrix:
+    """The moves a map allows: into any cell of a column with no known wall (the planner's rule: a move
+    into a wall is blocked; out of one, from a start standing there, is not)."""
+    indptr, indices = _moves(size)
+    free = np.repeat(~walls.ravel(), size[2])
+    graph = csr_matrix((free[indices].astype(np.int8), indices, indptr), shape=(free.size, free.size), copy=True)
+    graph.eliminate_zeros()  # a move into a walled column is none (in place: hence the copy of the shared moves)
+    return graph
+
+
+def _flat(size: Size, cells: Collection[Cell]) -> list[int]:
+    """The flat indices of the cells within the grid (a cell outside it has no place in a mask)."""
+    width, depth, height = size
+    return [(x * depth + y) * height + z for x, y, z in cells if 0 <= x < width and 0 <= y < depth and 0 <= z < height]
+
+
+def nearer_others(size: Size, walls: np.ndarray, mine: Cell, others: Collection[Cell]) -> CellMask:
+    """The cells a path over the moves reaches sooner from one of `others` than from `mine`: a Voronoi split
+    of the ground by path distance. A cell is `mine`'s when its distance from `mine` is the least from any
+    start (ties go to `mine`), so two breadth-first passes decide it whatever the team's size.
+    `walls` is the (W, D) array of the columns known walled."""
+    graph = _path_graph(size, walls)
+    from_mine = dijkstra(graph, unweighted=True, indices=_flat(size, [mine]), min_only=True)
+    starts = _flat(size, others)
+    if not starts:
+        return CellMask(np.zeros(size, dtype=bool))
+    from_others = dijkstra(graph, unweighted=True, indices=starts, min_only=True)
+    return CellMask((from_others < from_mine).reshape(size))
