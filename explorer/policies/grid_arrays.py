@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import dijkstra
+from scipy.sparse.csgraph import breadth_first_order
 
 Cell = tuple[int, int, int]
 Size = tuple[int, int, int]
@@ -39,9 +39,10 @@ class CellMask:
 def mark(array: np.ndarray, cells: Collection[tuple[int, ...]]) -> None:
     """Set `array` True at `cells`: cells (x, y, z) of a grid's shape, or columns (x, y) of a (W, D) array;
     any outside it are left out."""
-    inside = [cell for cell in cells if all(0 <= c < n for c, n in zip(cell, array.shape))]
-    if inside:
-        array[tuple(np.array(inside, dtype=np.intp).T)] = True
+    if cells:
+        at = np.array(list(cells), dtype=np.intp).reshape(len(cells), array.ndim)
+        at = at[((at >= 0) & (at < array.shape)).all(axis=1)]
+        array[tuple(at.T)] = True
 
 
 def cell_array(shape: tuple[int, ...], cells: Collection[tuple[int, ...]]) -> np.ndarray:
@@ -99,9 +100,11 @@ def _path_graph(size: Size, walls: np.ndarray) -> csr_matrix:
     """The moves a map allows: into any cell of a column with no known wall (the planner's rule: a move
     into a wall is blocked; out of one, from a start standing there, is not)."""
     indptr, indices = _moves(size)
-    free = np.repeat(~walls.ravel(), size[2])
-    graph = csr_matrix((free[indices].astype(np.int8), indices, indptr), shape=(free.size, free.size), copy=True)
-    graph.eliminate_zeros()  # a move into a walled column is none (in place: hence the copy of the shared moves)
+    allowed = np.repeat(~walls.ravel(), size[2])[indices]
+    kept_before = np.concatenate(([0], np.cumsum(allowed, dtype=np.int32)))
+    cells = walls.size * size[2]
+    graph = csr_matrix((np.ones(int(kept_before[-1])), indices[allowed], kept_before[indptr]), shape=(cells, cells))
+    graph.has_canonical_format = True  # sorted, no duplicates, as the shared moves are: dijkstra need not check
     return graph
 
 
@@ -117,9 +120,32 @@ def nearer_others(size: Size, walls: np.ndarray, mine: Cell, others: Collection[
     start (ties go to `mine`), so two breadth-first passes decide it whatever the team's size.
     `walls` is the (W, D) array of the columns known walled."""
     graph = _path_graph(size, walls)
-    from_mine = dijkstra(graph, unweighted=True, indices=_flat(size, [mine]), min_only=True)
-    starts = _flat(size, others)
+    from_others = _path_distances(graph, _flat(size, others))
+    return CellMask((from_others < _path_distances(graph, _flat(size, [mine]))).reshape(size))
+
+
+def _path_distances(graph: csr_matrix, starts: list[int]) -> np.ndarray:
+    """Each cell's moves from the nearest of `starts` (inf where none reaches it): a breadth-first pass from
+    one more cell, one move from every start, whose tree gives each cell's depth."""
+    cells = graph.shape[0]
     if not starts:
-        return CellMask(np.zeros(size, dtype=bool))
-    from_others = dijkstra(graph, unweighted=True, indices=starts, min_only=True)
-    return CellMask((from_others < from_mine).reshape(size))
+        return np.full(cells, np.inf)
+    indptr = np.append(graph.indptr, graph.indptr[-1] + len(starts))
+    indices = np.append(graph.indices, np.array(starts, dtype=graph.indices.dtype))
+    rooted = csr_matrix((np.ones(indices.size), indices, indptr), shape=(cells + 1, cells + 1))
+    _, parents = breadth_first_order(rooted, cells, return_predecessors=True)
+    return _depths(parents, cells)[:cells] - 1
+
+
+def _depths(parents: np.ndarray, root: int) -> np.ndarray:
+    """Each node's depth in the tree `parents` (scipy's predecessors: negative for the root and the nodes
+    never reached, whose depth is inf), by pointer jumping: log(depth) passes over the whole array."""
+    reached = parents >= 0
+    up = np.where(reached, parents, root)
+    depth = reached.astype(np.float64)
+    depth[~reached] = np.inf
+    depth[root] = 0.0
+    while (up != root).any():
+        depth += depth[up]
+        up = up[up]
+    return depth
