@@ -55,9 +55,9 @@ def test_walls_are_said_as_rectangles_single_walls_too_and_read_back():
     met = {(3, y) for y in range(5)} | {(9, 9)}
     text, cells = sentences.walls(met)
     assert text == "Walls x 3-3, y 0-4. Walls x 9-9, y 9-9."
-    assert cells == met and sentences.read_walls(text) == [(3, 3, 0, 4), (9, 9, 9, 9)]
-    assert sentences.read_walls("A wall x 4 to 2, y 7-7 here") == [(2, 4, 7, 7)]
-    assert sentences.read_walls("I saw a wall x 2 to 4, y 7.") == []  # a box needs both ranges
+    assert cells == met and list(sentences.read_walls(text)) == [(3, 3, 0, 4), (9, 9, 9, 9)]
+    assert list(sentences.read_walls("A wall x 4 to 2, y 7-7 here")) == [(2, 4, 7, 7)]
+    assert list(sentences.read_walls("I saw a wall x 2 to 4, y 7.")) == []  # a box needs both ranges
 
 
 @pytest.mark.parametrize(
@@ -69,14 +69,14 @@ def test_walls_are_said_as_rectangles_single_walls_too_and_read_back():
     ],
 )
 def test_a_room_a_model_says_it_searched_reads_as_covered_on_every_level(text, expected):
-    assert sentences.read_covered(text) == expected
+    assert list(sentences.read_covered(text)) == expected
 
 
 def test_a_number_no_grid_could_hold_is_read_as_nothing_not_an_error():
     huge = "9" * 5000  # int() refuses a string of more than 4,300 digits
-    assert sentences.read_covered(f"Covered x {huge}-1, y 0-1. Kitchen at x 0-{huge}, y 0-1: no cup.") == []
+    assert list(sentences.read_covered(f"Covered x {huge}-1, y 0-1. Kitchen at x 0-{huge}, y 0-1: no cup.")) == []
     assert sentences.read_heading(f"Heading to ({huge}, 1, 0).") is None
-    assert sentences.read_walls(f"Walls x 0-0, y {huge}-1.") == []
+    assert list(sentences.read_walls(f"Walls x 0-0, y {huge}-1.")) == []
     assert sentences.read_directive(f"Directive {huge}: go to (1, 1, 0).") is None
 
 
@@ -145,7 +145,7 @@ def test_it_learns_ground_a_teammate_reports_as_covered(tmp_path):
     perception = MockPerception(world_file(tmp_path, CROSSROADS), InProcessStore(), ["Agent1", "Agent2"], seed=1)
     explorer = OfflineExplorer()
     explorer.choose(context_for(perception, "Agent2", 2, messages=[("Agent1", "Covered x 0-6, y 0-0, level 0.")]))
-    assert {(x, 0, 0) for x in range(7)} <= explorer.map.teammates_ground
+    assert {(x, 0, 0) for x in range(7)} <= explorer.map.teammates_ground.cells()
     assert explorer.choose(context_for(perception, "Agent2", 2)).action == "look_right"  # east is what is left
 
 
@@ -154,7 +154,7 @@ def test_it_leaves_a_room_a_model_teammate_says_it_searched(tmp_path):
     explorer = OfflineExplorer()
     said = [("Agent1", "Storeroom at x 0-6, y 0-0: no cup.")]
     explorer.choose(context_for(perception, "Agent2", 2, messages=said))
-    assert {(x, 0, 0) for x in range(7)} <= explorer.map.teammates_ground
+    assert {(x, 0, 0) for x in range(7)} <= explorer.map.teammates_ground.cells()
     assert explorer.choose(context_for(perception, "Agent2", 2)).action == "look_right"  # east is what is left
 
 
@@ -165,7 +165,7 @@ def test_a_goal_a_teammate_gives_up_is_not_taken_for_covered(tmp_path):
     explorer = OfflineExplorer()
     for step, heading in ((2, (3, 0, 0, "west", 0)), (3, (11, 0, 0, "east", 0))):
         explorer.choose(context_for(perception, "Agent2", step, messages=[("Agent1", sentences.heading(heading))]))
-    assert explorer.map.teammates_ground == set()
+    assert explorer.map.teammates_ground.cells() == set()
     assert explorer.claims == {"Agent1": (11, 0, 0, "east", 0)}
 
 
@@ -189,10 +189,10 @@ def test_it_says_the_walls_it_met_but_not_those_a_teammate_said(tmp_path):
     )
     perception = MockPerception(world, InProcessStore(), ["Agent1", "Agent2"], seed=1)
     said = OfflineExplorer().choose(context_for(perception, "Agent1", 1)).message_to_others
-    assert sentences.read_walls(said) == [(2, 2, 0, 0), (2, 2, 2, 2)]
+    assert list(sentences.read_walls(said)) == [(2, 2, 0, 0), (2, 2, 2, 2)]
     heard = [("Agent2", "Walls x 2-2, y 0-0.")]
     said = OfflineExplorer().choose(context_for(perception, "Agent1", 1, messages=heard)).message_to_others
-    assert sentences.read_walls(said) == [(2, 2, 2, 2)]
+    assert list(sentences.read_walls(said)) == [(2, 2, 2, 2)]
 
 
 def test_without_messages_claims_change_nothing(tmp_path):

@@ -54,7 +54,8 @@ def cell_array(shape: tuple[int, ...], cells: Collection[tuple[int, ...]]) -> np
 
 @dataclass(frozen=True)
 class KnownArrays:
-    """What a map knows (explorer/policies/grid_map.py's GridMap), as arrays beside its sets."""
+    """What a map knows (explorer/policies/grid_map.py's GridMap), as arrays beside its sets (the teammates'
+    ground has no set: it comes a box at a time, and is only ever looked up)."""
 
     seen: np.ndarray  # (W, D, H): the cells seen
     walls: np.ndarray  # (W, D): the columns walled
@@ -68,14 +69,14 @@ class KnownArrays:
         seen: Collection[Cell],
         walls: Collection[tuple[int, int]],
         open_columns: Collection[tuple[int, int]],
-        teammates_ground: Collection[Cell],
     ) -> KnownArrays:
+        """The arrays of the cells seen and the columns walled and seen free; no ground covered by teammates yet."""
         columns = size[:2]
         return cls(
             cell_array(size, seen),
             cell_array(columns, walls),
             cell_array(columns, open_columns),
-            cell_array(size, teammates_ground),
+            np.zeros(size, dtype=bool),
         )
 
 

@@ -140,8 +140,8 @@ class GridMap:
         self._seen: set[Cell] = set()
         self._walls: set[Wall] = set()
         self._open: set[Wall] = set()  # (x, y) of the cells seen free
-        self._teammates_ground: set[Cell] = set()  # cells teammates said they covered
-        self._arrays: KnownArrays | None = None  # the four sets as arrays, once the grid's size is known
+        # The three sets as arrays, and the cells teammates said they covered, once the grid's size is known.
+        self._arrays: KnownArrays | None = None
         self.wall_log: list[Wall] = []  # walls in the order met, for the sight cache
         # Cells a pose was expected to show but did not (hidden by walls not
         # yet met): never expected from that pose again.
@@ -161,6 +161,7 @@ class GridMap:
         self._moves_for: tuple[str, ...] | None = None  # the actions those moves are for
 
     # What the agent knows: sets, which only grow, each added to through a method that keeps its array in step
+    # (the ground teammates covered, a box at a time from their messages, is kept as an array only)
 
     @property
     def seen(self) -> AbstractSet[Cell]:
@@ -176,9 +177,9 @@ class GridMap:
         return self._open
 
     @property
-    def teammates_ground(self) -> AbstractSet[Cell]:
+    def teammates_ground(self) -> CellMask:
         """Cells teammates said they covered."""
-        return self._teammates_ground
+        return CellMask(self.arrays.teammates_ground)
 
     @property
     def arrays(self) -> KnownArrays:
@@ -206,7 +207,7 @@ class GridMap:
         if self.size != (width, depth, height):
             self.size = (width, depth, height)
             self.grid = open_grid(self.size)
-            self._arrays = KnownArrays.of(self.size, self._seen, self._walls, self._open, self._teammates_ground)
+            self._arrays = KnownArrays.of(self.size, self._seen, self._walls, self._open)
         if view_distance != self.view_distance:
             self.view_distance = view_distance
             self.cone = view_cone(view_distance)
@@ -229,15 +230,17 @@ class GridMap:
         self._open.update(columns)
         grid_arrays.mark(self.arrays.open, columns)
 
-    def learn_teammates_ground(self, cells: Collection[Cell]) -> None:
-        """A teammate said it covered the cells."""
-        self._teammates_ground.update(cells)
-        grid_arrays.mark(self.arrays.teammates_ground, cells)
+    def learn_teammates_ground(self, box: tuple[int, int, int, int], levels: Sequence[int]) -> None:
+        """A teammate said it covered the box (x0, x1, y0, y1), on `levels`: its part within the grid."""
+        x0, x1, y0, y1 = box
+        within = [z for z in levels if 0 <= z < self.extent[2]]
+        self.arrays.teammates_ground[max(x0, 0) : max(x1 + 1, 0), max(y0, 0) : max(y1 + 1, 0), within] = True
 
     def add_wall(self, cell: Wall) -> None:
         if cell not in self._walls:
             self._walls.add(cell)
-            grid_arrays.mark(self.arrays.walls, [cell])
+            if self.in_grid(*cell):
+                self.arrays.walls[cell] = True
             self.wall_log.append(cell)
             self._wall_blocks.add((cell[0] // WALL_BLOCK, cell[1] // WALL_BLOCK))
             self._forget_beside(cell)

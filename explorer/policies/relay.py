@@ -20,8 +20,7 @@ Point = tuple[int, int]
 
 def places(text: str) -> list[Box]:
     """The places a message names, each as a box (x0, x1, y0, y1): a heading as a box of one cell."""
-    boxes = sentences.read_walls(text)
-    boxes += [(x0, x1, y0, y1) for x0, x1, y0, y1, _ in sentences.read_covered(text)]
+    boxes = [*sentences.read_walls(text), *((x0, x1, y0, y1) for x0, x1, y0, y1, _ in sentences.read_covered(text))]
     heading = sentences.read_heading(text)
     if heading:
         x, y = heading[0], heading[1]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
+from functools import lru_cache
 
 from nodes.decision_context import Cell, Wall
 
@@ -103,14 +104,19 @@ def walls(cells: Collection[Wall]) -> tuple[str, set[Wall]]:
     return " ".join(boxes), set(cells) - {(x, y) for x, y, _ in remaining}
 
 
-def read_walls(text: str) -> list[Box]:
-    """The boxes of walls a message says: [(x0, x1, y0, y1)]."""
+# Messages read at once: a step's news is read by every teammate it reaches, so read once for the team.
+MESSAGES_READ = 4096
+
+
+@lru_cache(maxsize=MESSAGES_READ)
+def read_walls(text: str) -> tuple[Box, ...]:
+    """The boxes of walls a message says: ((x0, x1, y0, y1), ...)."""
     boxes: list[Box] = []
     for x0, x1, y0, y1 in _WALLS.findall(text):
         left, right = sorted((int(x0), int(x1)))
         low, high = sorted((int(y0), int(y1)))
         boxes.append((left, right, low, high))
-    return boxes
+    return tuple(boxes)
 
 
 def _largest_rectangle(cells: set[Cell], smallest: int = MIN_BOX) -> tuple[int, int, int, int, int] | None:
@@ -136,6 +142,7 @@ def _largest_rectangle(cells: set[Cell], smallest: int = MIN_BOX) -> tuple[int, 
     return best
 
 
+@lru_cache(maxsize=MESSAGES_READ)
 def read_heading(text: str) -> Heading | None:
     """The last pose a message says its sender is heading for: (x, y, z, facing or None), or None."""
     matches = _HEADING.findall(text)
@@ -145,8 +152,9 @@ def read_heading(text: str) -> Heading | None:
     return int(x), int(y), int(z or 0), facing.lower() or None
 
 
-def read_covered(text: str) -> list[tuple[int, int, int, int, int | None]]:
-    """The boxes a message says were covered: [(x0, x1, y0, y1, level or None)]. A room it says was
+@lru_cache(maxsize=MESSAGES_READ)
+def read_covered(text: str) -> tuple[tuple[int, int, int, int, int | None], ...]:
+    """The boxes a message says were covered: ((x0, x1, y0, y1, level or None), ...). A room it says was
     searched ("Kitchen at x 3-7, y 0-4: no laptop.") is covered on every level."""
     found = _COVERED.findall(text) + [(*box, "") for box in _SEARCHED.findall(text)]
     boxes = []
@@ -154,4 +162,4 @@ def read_covered(text: str) -> list[tuple[int, int, int, int, int | None]]:
         x0, x1 = sorted((int(x_a), int(x_b)))
         y0, y1 = sorted((int(y_a), int(y_b)))
         boxes.append((x0, x1, y0, y1, int(z) if z else None))
-    return boxes
+    return tuple(boxes)
