@@ -151,7 +151,7 @@ class SentenceEmbedder:
         self.max_wait = max_wait
         self.expected_callers = expected_callers  # the runner may set it to the number of agents
         self.cache = TextCache(cache_size)
-        self.workers = workers or _cores()
+        self.workers = workers or usable_cores()
         self._model: EmbeddingModel | None = None
         self._error = None
         self._loaded = threading.Event()
@@ -374,7 +374,7 @@ def _pass_parts(key: int | str, texts: list[str]) -> list[list[str]]:
     return [texts[start : start + size] for start in range(0, len(texts), size)]
 
 
-def _cores():
+def usable_cores() -> int:
     """The cores this process may use (fewer than the machine's in a container)."""
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
+
 from pocketflow import Node
 
 from nodes.context_from_state import decision_context
@@ -9,7 +11,8 @@ from nodes.state import AgentState
 from perception.actions import safe_action
 
 FALLBACK_REASON = "fallback: no usable decision"
-DecisionPrep = tuple[DecisionPolicy, DecisionContext, str]  # the policy, its context, the prompt made from it
+# the policy, its context, the prompt made from it, the run's slots on the cores for a policy that only computes
+DecisionPrep = tuple[DecisionPolicy, DecisionContext, str, AbstractContextManager[object]]
 
 
 class DecisionNode(Node):
@@ -17,17 +20,18 @@ class DecisionNode(Node):
 
     def prep(self, shared: AgentState) -> DecisionPrep:
         context = decision_context(shared)
-        return shared["policy"], context, render_prompt(context)
+        return shared["policy"], context, render_prompt(context), shared["cpu_slots"] or nullcontext()
 
     def exec(self, prep_res: DecisionPrep) -> DecisionOutcome:
-        policy, context, prompt = prep_res
-        return policy.decide(prompt, context)
+        policy, context, prompt, cpu_slot = prep_res
+        with cpu_slot:
+            return policy.decide(prompt, context)
 
     def exec_fallback(self, prep_res: DecisionPrep, exc: Exception) -> DecisionOutcome:
         return failed_decision(exc)
 
     def post(self, shared: AgentState, prep_res: DecisionPrep, outcome: DecisionOutcome) -> str:
-        policy, context, prompt = prep_res
+        policy, context, prompt, _ = prep_res
         decision = carried_out(outcome, context)
         shared["action"] = decision.action
         shared["action_reason"] = decision.reason

@@ -6,6 +6,7 @@ has the same table. The flow reads and writes nothing else.
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, TypedDict
 
 from nodes.decision_context import ActionTaken, Directive, HeardMessage, SightReport
@@ -40,6 +41,9 @@ class AgentState(TypedDict):
     messages_up: bool  # --comm star or tree: its messages go only up, in its report to its coordinator
     max_steps: int
     memory_index: Memory  # the private FAISS index and its texts (memory/vector_memory.py)
+    # The run's slots on the cores, held while a policy that only computes decides (nodes/decision.py);
+    # None for one that may wait (on a model, say), which holds none.
+    cpu_slots: threading.BoundedSemaphore | None
     # Written by PerceptionNode.
     step_count: int  # steps started
     observation: Observation | None
@@ -82,6 +86,7 @@ def new_agent_state(
     max_steps: int,
     memory_index: Memory,
     messages_up: bool = False,
+    cpu_slots: threading.BoundedSemaphore | None = None,
 ) -> AgentState:
     """The state an agent starts with: what the application gives it, and an empty step."""
     return AgentState(
@@ -99,6 +104,7 @@ def new_agent_state(
         messages_up=messages_up,
         max_steps=max_steps,
         memory_index=memory_index,
+        cpu_slots=cpu_slots,
         step_count=0,
         observation=None,
         position="",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from explorer.run.stop import RunFailed
 from explorer.team.split import SplitTeam
 from explorer.team.store import InProcessStore, TeamStore
 from explorer.team.topology import RoutedStore, initial_groups
+from memory.embedder import usable_cores
 from nodes.interfaces import StopRun
 from perception.base import EnvironmentInfo, PerceptionInterface
 from perception.world import World as MockWorld
@@ -27,6 +29,9 @@ class World:
     gate: CallGate  # one bound on model calls in flight, for decisions and vision alike; cancelled when the run stops
     perception: PerceptionInterface  # as the schedule wraps it (explorer/schedule/catalogue.py)
     environment: EnvironmentInfo
+    # One slot a core, held while a built-in policy decides (nodes/decision.py): a thousand agents' searches
+    # taking turns on the cores rather than all at once, each holding its arrays, contending for the GIL.
+    cpu_slots: threading.BoundedSemaphore
     mock_world: MockWorld | None = None  # its walls, rooms and objects, for a live map (mock mode)
 
 
@@ -47,4 +52,5 @@ def start_world(
     except StopRun as error:  # a Redis store that went away since the start-up check
         raise RunFailed(str(error)) from None
     mock_world = setup.world if isinstance(setup, MockSetup) else None
-    return World(store, gate, perception, perception.get_environment_info(), mock_world)
+    slots = threading.BoundedSemaphore(usable_cores())
+    return World(store, gate, perception, perception.get_environment_info(), slots, mock_world)
