@@ -84,7 +84,7 @@ class CheckedMap(GridMap):
         super().__init__()
         self.searches = 0
 
-    def goals(self, start, actions, claimed=frozenset(), theirs=None, limit=1, keep=None):
+    def goals(self, start, actions, claimed=None, theirs=None, limit=1, keep=None):
         self.searches += 1
         checks = [(limit, keep)]
         if self.searches % 2:  # the references are slow: the other cases every other step

@@ -183,7 +183,7 @@ class OfflineCoordinator:
                 claimed |= self.map.sight(own)
             else:
                 candidates[explorer] = self.map.goals(
-                    self.poses[explorer], actions, self.away, theirs=theirs, limit=CANDIDATES
+                    self.poses[explorer], actions, CellMask.of(self.map.extent, self.away), theirs, CANDIDATES
                 )[0]
         assignment: dict[str, Goal] = {}
         # What each goal is worth with nothing claimed, against which what claims leave of it is weighed.
@@ -192,7 +192,7 @@ class OfflineCoordinator:
             best = None
             for explorer, goals in candidates.items():
                 for goal in goals:
-                    worth, _ = self.map.gain(goal.pose, claimed)
+                    worth, _ = self.map.gain(goal.pose, CellMask.of(self.map.extent, claimed))
                     if worth < STILL_NEW * unclaimed[goal.pose] or any(
                         cell_distance(goal.pose, g.pose) <= 2 for g in assignment.values()
                     ):

@@ -32,6 +32,10 @@ class CellMask:
         width, depth, height = self.array.shape
         return 0 <= x < width and 0 <= y < depth and 0 <= z < height and bool(self.array[x, y, z])
 
+    @classmethod
+    def of(cls, size: Size, cells: Collection[Cell]) -> CellMask:
+        return cls(cell_array(size, cells))
+
     def cells(self) -> frozenset[Cell]:
         return frozenset((x, y, z) for x, y, z in np.argwhere(self.array).tolist())
 
@@ -78,6 +82,25 @@ class KnownArrays:
             cell_array(columns, open_columns),
             np.zeros(size, dtype=bool),
         )
+
+
+# Sets of cells whose indices are kept at once: a team's sights (explorer/policies/grid_map.py's SIGHTS_KEPT).
+INDICES_KEPT = 16384
+
+
+def union_of(size: Size, sets: Collection[frozenset[Cell]]) -> CellMask:
+    """The cells of any of `sets` (cells within the grid), as a mask."""
+    array = np.zeros(int(np.prod(size)), dtype=bool)
+    if sets:
+        array[np.concatenate([_indices(size, cells) for cells in sets])] = True
+    return CellMask(array.reshape(size))
+
+
+@lru_cache(maxsize=INDICES_KEPT)
+def _indices(size: Size, cells: frozenset[Cell]) -> np.ndarray:
+    """The flat indices of a set of cells within the grid: worked out once for a set many maps mark (a
+    teammate's sight, which the team shares)."""
+    return np.array(_flat(size, cells), dtype=np.intp)
 
 
 @lru_cache(maxsize=4)

@@ -55,7 +55,6 @@ PITCHES = {"look_up": 1, "look_down": -1}
 # is blind (it shows nothing new ahead), so a long walk is made facing forward.
 ACTION_COST = {"forward": 1.0, "backward": 1.5, "move_left": 1.5, "move_right": 1.5}
 ACTION_COST.update(dict.fromkeys(("move_up", "move_down", "look_left", "look_right", "look_up", "look_down"), 1.0))
-WALL_BLOCK = 8  # cells a side of the squares the known walls are kept in, to tell a pose with none near (sight)
 # A little over any sum of cell worths, for the rounding of float sums: it keeps a bound a bound.
 ROUNDING_MARGIN = 1e-9
 
@@ -150,7 +149,8 @@ class GridMap:
         self.ground_weights: Callable[[], Mapping[Wall, float]] | None = None
         self._weight_array: tuple[Mapping[Wall, float], np.ndarray] | None = None  # the last weights, as an array
         self._sights: dict[PoseKey, tuple[int, frozenset[Cell]]] = {}  # pose -> (len(wall_log) then, cells)
-        self._wall_blocks: set[Wall] = set()  # the WALL_BLOCK-cell squares holding a known wall (_walls_near)
+        # (view_distance, a (W, D) array: whether a known wall stands within view_distance of the column)
+        self._walls_within: tuple[int, np.ndarray] | None = None
         # Poses that show nothing unseen, and never will: cells are only ever seen (or hidden), and a
         # view only narrows as walls are found.
         self._seen_out: set[PoseKey] = set()
@@ -242,7 +242,7 @@ class GridMap:
             if self.in_grid(*cell):
                 self.arrays.walls[cell] = True
             self.wall_log.append(cell)
-            self._wall_blocks.add((cell[0] // WALL_BLOCK, cell[1] // WALL_BLOCK))
+            self._mark_within_reach(self._walls_in_reach(), cell)
             self._forget_beside(cell)
 
     def _forget_beside(self, wall: Wall) -> None:
@@ -297,13 +297,24 @@ class GridMap:
         return tuple(wall for dx, dy in self.cone.walls_that_matter(pose[3]) if (wall := (x + dx, y + dy)) in walls)
 
     def _walls_near(self, x: int, y: int) -> bool:
-        """Whether a known wall may stand within view_distance cells of (x, y), where it could hide a cell
-        (ViewCone.walls_that_matter reaches no farther): whether a square of walls known overlaps that box.
-        A cheap first test, by squares, before _walls_in_sight's cell by cell."""
-        reach = self.view_distance
-        columns = range((x - reach) // WALL_BLOCK, (x + reach) // WALL_BLOCK + 1)
-        rows = range((y - reach) // WALL_BLOCK, (y + reach) // WALL_BLOCK + 1)
-        return any((column, row) in self._wall_blocks for column in columns for row in rows)
+        """Whether a known wall stands within view_distance cells of (x, y) along each axis, where it could
+        hide a cell (ViewCone.walls_that_matter reaches no farther): a first test, one look-up, before
+        _walls_in_sight's cell by cell. A column outside the grid is taken to have one."""
+        return not self.in_grid(x, y) or bool(self._walls_in_reach()[x, y])
+
+    def _walls_in_reach(self) -> np.ndarray:
+        """The (W, D) array of the columns with a known wall within view_distance: kept as walls are met,
+        worked out afresh for another view distance."""
+        if self._walls_within is None or self._walls_within[0] != self.view_distance:
+            within = np.zeros(self.extent[:2], dtype=bool)
+            self._walls_within = (self.view_distance, within)
+            for wall in self._walls:
+                self._mark_within_reach(within, wall)
+        return self._walls_within[1]
+
+    def _mark_within_reach(self, within: np.ndarray, wall: Wall) -> None:
+        x, y, reach = wall[0], wall[1], self.view_distance
+        within[max(x - reach, 0) : max(x + reach + 1, 0), max(y - reach, 0) : max(y + reach + 1, 0)] = True
 
     def unseen(self, cells: Iterable[Cell], pose: PoseKey | None = None) -> list[Cell]:
         """Of `cells`, those not seen yet (nor known to be hidden from `pose`)."""
@@ -313,7 +324,7 @@ class GridMap:
     def gain(
         self,
         pose: PoseKey,
-        claimed: AbstractSet[Cell] = frozenset(),
+        claimed: CellMask | None = None,
         theirs: CellMask | None = None,
     ) -> tuple[float, int]:
         """(worth, unseen cells) of what `pose` would show; `claimed` cells are worth TEAM_WEIGHT,
@@ -322,14 +333,14 @@ class GridMap:
         worths = self._worths(claimed, theirs)[tuple(np.array(new, dtype=np.intp).reshape(len(new), 3).T)]
         return sum(worths.tolist()), len(new)
 
-    def _worths(self, claimed: AbstractSet[Cell], theirs: CellMask | None) -> np.ndarray:
+    def _worths(self, claimed: CellMask | None, theirs: CellMask | None) -> np.ndarray:
         """What seeing each cell of the grid would be worth, as a (W, D, H) array: 1, or TEAM_WEIGHT where a
         teammate has covered or claimed it, or REGION_WEIGHT where it is nearer a teammate (`theirs`);
         times its ground's weight under a search task's prior (explorer/policies/semantic_prior.py), where
         there is one, and times free_odds where its column was never seen."""
         arrays = self.arrays
         worth = np.where(theirs.array, REGION_WEIGHT, 1.0) if theirs is not None else np.ones(self.extent)
-        worth[arrays.teammates_ground | grid_arrays.cell_array(self.extent, claimed)] = TEAM_WEIGHT
+        worth[arrays.teammates_ground if claimed is None else arrays.teammates_ground | claimed.array] = TEAM_WEIGHT
         if self.ground_weights:
             worth *= self._ground_weight_array(self.ground_weights())[:, :, None]
         never_seen = ~arrays.open
@@ -346,7 +357,7 @@ class GridMap:
             self._weight_array = (weights, array)
         return self._weight_array[1]
 
-    def _unseen_worths(self, claimed: AbstractSet[Cell], theirs: CellMask | None) -> UnseenWorths:
+    def _unseen_worths(self, claimed: CellMask | None, theirs: CellMask | None) -> UnseenWorths:
         """Each unseen cell's worth (_worths), NaN where a cell is seen or in a walled column: worked out once
         for a search rather than for each pose."""
         worth = self._worths(claimed, theirs)
@@ -426,7 +437,7 @@ class GridMap:
         self,
         start: PoseKey,
         actions: Sequence[str],
-        claimed: AbstractSet[Cell] = frozenset(),
+        claimed: CellMask | None = None,
         theirs: CellMask | None = None,
         limit: int = 1,
         keep: PoseKey | None = None,

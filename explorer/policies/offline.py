@@ -22,9 +22,9 @@ set unions on what the context says, and each step's decision is kept.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from collections.abc import Set as AbstractSet
 
 import explorer.policies.sentences as sentences
+from explorer.policies import grid_arrays
 from explorer.policies.grid_arrays import CellMask
 from explorer.policies.grid_map import (
     KEEP_SHARE,
@@ -129,7 +129,8 @@ class OfflineExplorer:
     ) -> tuple[list[Goal], Goal | None]:
         """(the best goals, best first; the goal `keep` as it stands now, or None)."""
         given_way_to = self._given_way_to(context)
-        claimed = frozenset().union(*given_way_to.values())  # what they look at, where they stand and head
+        # what they look at, where they stand and head
+        claimed = grid_arrays.union_of(self.map.extent, [cells for sights in given_way_to.values() for cells in sights])
         theirs = self._teammates_region(context, pose, given_way_to)
         return self.map.goals(pose, context.available_actions, claimed, theirs, limit, keep)
 
@@ -185,8 +186,8 @@ class OfflineExplorer:
             (x, y) for x in range(max(x0, 0), min(x1, width - 1) + 1) for y in range(max(y0, 0), min(y1, depth - 1) + 1)
         ]
 
-    def _given_way_to(self, context: DecisionContext) -> dict[str, AbstractSet[Cell]]:
-        """The teammates whose ground I leave to them, with what they see (_teammate_sight). A teammate
+    def _given_way_to(self, context: DecisionContext) -> dict[str, tuple[frozenset[Cell], ...]]:
+        """The teammates whose ground I leave to them, with what they see (_teammate_sights). A teammate
         after me in the team's order gives way to me where what it looks at or heads for overlaps my goal
         (it reads my claim and sees where I stand too), so that two teammates on one pose do not each
         turn from the other, for ever."""
@@ -194,26 +195,23 @@ class OfflineExplorer:
         mine = self.map.sight(self.goal) if self.goal else frozenset()
         before_me = team.index(agent_id)  # found once, not once a teammate: O(team) a step, not O(team²)
         return {
-            teammate: cells
+            teammate: sights
             for index, teammate in enumerate(team)
             if teammate != agent_id
-            for cells in [self._teammate_sight(context, teammate)]
-            if index < before_me or not cells & mine
+            for sights in [self._teammate_sights(context, teammate)]
+            if index < before_me or all(cells.isdisjoint(mine) for cells in sights)
         }
 
-    def _teammate_sight(self, context: DecisionContext, teammate: str) -> AbstractSet[Cell]:
-        """What a teammate sees where it stands, and will see where it said it is going."""
+    def _teammate_sights(self, context: DecisionContext, teammate: str) -> tuple[frozenset[Cell], ...]:
+        """What a teammate sees where it stands, and will see where it said it is going (every way, if it
+        did not say which): the team's shared sets (grid_map.team_sight), not a union of copies of them."""
         where = context.teammates.positions.get(teammate)
-        cells = self.map.sight(pose_key(where), kept=False) if where else frozenset()
+        sights = (self.map.sight(pose_key(where), kept=False),) if where else ()
         claim = self.claims.get(teammate)
-        return cells | self._claim_sight(claim) if claim else cells
-
-    def _claim_sight(self, claim: Claim) -> AbstractSet[Cell]:
-        """What a teammate will see where it said it is going (every way, if it did not say which)."""
+        if not claim:
+            return sights
         x, y, z, facing, pitch = claim
-        if facing:  # the team's shared set, not a copy of it
-            return self.map.sight((x, y, z, facing, pitch), kept=False)
-        return set().union(*(self.map.sight((x, y, z, f, pitch), kept=False) for f in FACINGS))
+        return (*sights, *(self.map.sight((x, y, z, f, pitch), kept=False) for f in ([facing] if facing else FACINGS)))
 
     def news(self, context: DecisionContext, goal: PoseKey | None) -> str:
         """The step's news, or "": a new goal with the ground covered and the walls met, or many walls met."""
