@@ -230,11 +230,13 @@ class GridMap:
         self._open.update(columns)
         grid_arrays.mark(self.arrays.open, columns)
 
-    def learn_teammates_ground(self, box: tuple[int, int, int, int], levels: Sequence[int]) -> None:
-        """A teammate said it covered the box (x0, x1, y0, y1), on `levels`: its part within the grid."""
+    def learn_teammates_ground(self, box: tuple[int, int, int, int], level: int | None) -> None:
+        """A teammate said it covered the box (x0, x1, y0, y1) on `level` (None: on every level): its part
+        within the grid."""
         x0, x1, y0, y1 = box
-        within = [z for z in levels if 0 <= z < self.extent[2]]
-        self.arrays.teammates_ground[max(x0, 0) : max(x1 + 1, 0), max(y0, 0) : max(y1 + 1, 0), within] = True
+        if level is None or 0 <= level < self.extent[2]:
+            levels = slice(None) if level is None else level
+            self.arrays.teammates_ground[max(x0, 0) : max(x1 + 1, 0), max(y0, 0) : max(y1 + 1, 0), levels] = True
 
     def add_wall(self, cell: Wall) -> None:
         if cell not in self._walls:

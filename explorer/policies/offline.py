@@ -176,7 +176,7 @@ class OfflineExplorer:
                     claim = (x, y, z, facing, 0)
                     self.claims[sender] = claim
             for x0, x1, y0, y1, level in sentences.read_covered(text):
-                self.map.learn_teammates_ground((x0, x1, y0, y1), [level] if level is not None else range(height))
+                self.map.learn_teammates_ground((x0, x1, y0, y1), level)
 
     def _columns(self, box: Box) -> list[Wall]:
         """The (x, y) of a box a message names (x0, x1, y0, y1), within the grid."""
