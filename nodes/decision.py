@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from contextlib import AbstractContextManager, nullcontext
+import threading
+from time import perf_counter
 
 from pocketflow import Node
 
@@ -12,7 +13,8 @@ from perception.actions import safe_action
 
 FALLBACK_REASON = "fallback: no usable decision"
 # the policy, its context, the prompt made from it, the run's slots on the cores for a policy that only computes
-DecisionPrep = tuple[DecisionPolicy, DecisionContext, str, AbstractContextManager[object]]
+DecisionPrep = tuple[DecisionPolicy, DecisionContext, str, threading.BoundedSemaphore | None]
+Decided = tuple[DecisionOutcome, float]  # the outcome, and the seconds it waited for a slot on the cores first
 
 
 class DecisionNode(Node):
@@ -20,18 +22,23 @@ class DecisionNode(Node):
 
     def prep(self, shared: AgentState) -> DecisionPrep:
         context = decision_context(shared)
-        return shared["policy"], context, render_prompt(context), shared["cpu_slots"] or nullcontext()
+        return shared["policy"], context, render_prompt(context), shared["cpu_slots"]
 
-    def exec(self, prep_res: DecisionPrep) -> DecisionOutcome:
-        policy, context, prompt, cpu_slot = prep_res
-        with cpu_slot:
-            return policy.decide(prompt, context)
+    def exec(self, prep_res: DecisionPrep) -> Decided:
+        policy, context, prompt, cpu_slots = prep_res
+        if cpu_slots is None:
+            return policy.decide(prompt, context), 0.0
+        asked = perf_counter()
+        with cpu_slots:
+            waited = perf_counter() - asked
+            return policy.decide(prompt, context), waited
 
-    def exec_fallback(self, prep_res: DecisionPrep, exc: Exception) -> DecisionOutcome:
-        return failed_decision(exc)
+    def exec_fallback(self, prep_res: DecisionPrep, exc: Exception) -> Decided:
+        return failed_decision(exc), 0.0
 
-    def post(self, shared: AgentState, prep_res: DecisionPrep, outcome: DecisionOutcome) -> str:
+    def post(self, shared: AgentState, prep_res: DecisionPrep, decided: Decided) -> str:
         policy, context, prompt, _ = prep_res
+        outcome, waited = decided
         decision = carried_out(outcome, context)
         shared["action"] = decision.action
         shared["action_reason"] = decision.reason
@@ -47,7 +54,7 @@ class DecisionNode(Node):
         record.directive = outcome.directive
         if outcome.error:
             record.errors.append(f"decision failed: {outcome.error}")
-        record.lap("decision")
+        record.lap("decision", waited)
         return "default"
 
 

@@ -173,10 +173,13 @@ class StepRecord:
     seen_commits: int | None = None
     _clock: float = field(default_factory=perf_counter, repr=False, compare=False)
 
-    def lap(self, node: str) -> None:
-        """Time `node` took since the previous node ended (or since the step began)."""
+    def lap(self, node: str, waited: float = 0.0) -> None:
+        """Time `node` took since the previous node ended (or since the step began), less the `waited`
+        seconds it spent waiting for a slot on the cores, which are kept apart as `{node}_wait`."""
         now = perf_counter()
-        self.timings[node] = round(now - self._clock, 4)
+        self.timings[node] = round(now - self._clock - waited, 4)
+        if waited:
+            self.timings[f"{node}_wait"] = round(waited, 4)
         self._clock = now
 
     def to_dict(self) -> dict[str, Any]:

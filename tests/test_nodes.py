@@ -1,5 +1,8 @@
 """The nodes on their own: a per-agent state built by nodes/state.py, with stand-ins for what lies above them."""
 
+import threading
+import time
+
 import pytest
 
 from explorer.team.store import InProcessStore
@@ -161,6 +164,39 @@ def test_a_policys_decision_is_kept_bounded_whatever_it_holds():
     assert {name: len(decision[name]) for name in DECISION_TEXT_LIMITS} == DECISION_TEXT_LIMITS
     assert decision["reason"].startswith("rrr") and decision["reason"].endswith("…")
     assert [len(m.message) for m in schedule.reports[0].outgoing] == [DECISION_TEXT_LIMITS["message_to_others"]]
+
+
+class SlotCheckingPolicy(FixedPolicy):
+    """Says whether the run's one slot on the cores was held while it decided."""
+
+    def __init__(self, outcome, slots):
+        super().__init__(outcome, reads_memories=False)
+        self.slots, self.held = slots, []
+
+    def decide(self, prompt, context):
+        free = self.slots.acquire(blocking=False)
+        if free:
+            self.slots.release()
+        self.held.append(not free)
+        return super().decide(prompt, context)
+
+
+def test_a_policy_given_the_cpu_slots_decides_holding_one_and_its_wait_is_timed_apart():
+    slots = threading.BoundedSemaphore(1)
+    schedule = CountingSchedule(steps=1)
+    policy = SlotCheckingPolicy(DecisionOutcome(Decision("look_left", "", "scan")), slots)
+    state, _ = agent_state(policy, schedule)
+    state["cpu_slots"] = slots
+    slots.acquire()  # another agent's search holds the only core
+    flow = threading.Thread(target=build_agent_flow().run, args=(state,))
+    flow.start()
+    time.sleep(0.3)
+    assert not schedule.reports  # it waits for the slot
+    slots.release()
+    flow.join(10)
+    timings = schedule.reports[0].record.to_dict()["timings"]
+    assert policy.held == [True]
+    assert timings["decision_wait"] >= 0.25 and timings["decision"] < 0.25  # the wait is not the decision's
 
 
 def test_a_stop_run_from_the_policy_is_not_swallowed():
