@@ -208,6 +208,7 @@ class GridMap:
             self.size = (width, depth, height)
             self.grid = open_grid(self.size)
             self._arrays = KnownArrays.of(self.size, self._seen, self._walls, self._open)
+            self._walls_within = None  # of the grid's size too
         if view_distance != self.view_distance:
             self.view_distance = view_distance
             self.cone = view_cone(view_distance)
