@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 
 import explorer.policies.sentences as sentences
 from explorer.model.schemas import directives_schema
+from explorer.policies import grid_arrays
 from explorer.policies.grid_arrays import CellMask
 from explorer.policies.grid_map import Goal, GridMap, PoseKey, cell_distance, pose_key, utility
 from explorer.policies.model import Ask, ModelPolicy
@@ -172,7 +173,8 @@ class OfflineCoordinator:
         if self.map.size is None:
             return {}
         actions = context.available_actions
-        claimed: set[Cell] = set(self.away)
+        away = CellMask.of(self.map.extent, self.away)
+        claimed = CellMask(away.array.copy())  # and, as they are taken, the sights of the goals kept or assigned
         candidates: dict[str, list[Goal]] = {}
         for explorer in self.group(context):
             if explorer not in self.poses:
@@ -180,11 +182,9 @@ class OfflineCoordinator:
             theirs = self._teammates_region(explorer)
             own = self._own_goal(explorer, actions, context.team.step, theirs)
             if own is not None:
-                claimed |= self.map.sight(own)
+                grid_arrays.mark(claimed.array, self.map.sight(own))
             else:
-                candidates[explorer] = self.map.goals(
-                    self.poses[explorer], actions, CellMask.of(self.map.extent, self.away), theirs, CANDIDATES
-                )[0]
+                candidates[explorer] = self.map.goals(self.poses[explorer], actions, away, theirs, CANDIDATES)[0]
         assignment: dict[str, Goal] = {}
         # What each goal is worth with nothing claimed, against which what claims leave of it is weighed.
         unclaimed = {goal.pose: self.map.gain(goal.pose)[0] for goals in candidates.values() for goal in goals}
@@ -192,7 +192,7 @@ class OfflineCoordinator:
             best = None
             for explorer, goals in candidates.items():
                 for goal in goals:
-                    worth, _ = self.map.gain(goal.pose, CellMask.of(self.map.extent, claimed))
+                    worth, _ = self.map.gain(goal.pose, claimed)
                     if worth < STILL_NEW * unclaimed[goal.pose] or any(
                         cell_distance(goal.pose, g.pose) <= 2 for g in assignment.values()
                     ):
@@ -203,7 +203,7 @@ class OfflineCoordinator:
                 break
             _, explorer, goal = best
             assignment[explorer] = goal
-            claimed |= self.map.sight(goal.pose)
+            grid_arrays.mark(claimed.array, self.map.sight(goal.pose))
             del candidates[explorer]
         return assignment
 

@@ -120,16 +120,13 @@ def _moves(size: Size) -> tuple[np.ndarray, np.ndarray]:
     return indptr.astype(np.int32), target[order].astype(np.int32)
 
 
-def _path_graph(size: Size, walls: np.ndarray) -> csr_matrix:
-    """The moves a map allows: into any cell of a column with no known wall (the planner's rule: a move
-    into a wall is blocked; out of one, from a start standing there, is not)."""
+def _path_moves(size: Size, walls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(indptr, indices) of the moves a map allows: into any cell of a column with no known wall (the
+    planner's rule: a move into a wall is blocked; out of one, from a start standing there, is not)."""
     indptr, indices = _moves(size)
     allowed = np.repeat(~walls.ravel(), size[2])[indices]
     kept_before = np.concatenate(([0], np.cumsum(allowed, dtype=np.int32)))
-    cells = walls.size * size[2]
-    graph = csr_matrix((np.ones(int(kept_before[-1])), indices[allowed], kept_before[indptr]), shape=(cells, cells))
-    graph.has_canonical_format = True  # sorted, no duplicates, as the shared moves are: dijkstra need not check
-    return graph
+    return kept_before[indptr], indices[allowed]
 
 
 def _flat(size: Size, cells: Collection[Cell]) -> list[int]:
@@ -143,20 +140,22 @@ def nearer_others(size: Size, walls: np.ndarray, mine: Cell, others: Collection[
     of the ground by path distance. A cell is `mine`'s when its distance from `mine` is the least from any
     start (ties go to `mine`), so two breadth-first passes decide it whatever the team's size.
     `walls` is the (W, D) array of the columns known walled."""
-    graph = _path_graph(size, walls)
-    from_others = _path_distances(graph, _flat(size, others))
-    return CellMask((from_others < _path_distances(graph, _flat(size, [mine]))).reshape(size))
+    moves = _path_moves(size, walls)
+    from_others = _path_distances(moves, _flat(size, others))
+    return CellMask((from_others < _path_distances(moves, _flat(size, [mine]))).reshape(size))
 
 
-def _path_distances(graph: csr_matrix, starts: list[int]) -> np.ndarray:
-    """Each cell's moves from the nearest of `starts` (inf where none reaches it): a breadth-first pass from
-    one more cell, one move from every start, whose tree gives each cell's depth."""
-    cells = graph.shape[0]
+def _path_distances(moves: tuple[np.ndarray, np.ndarray], starts: list[int]) -> np.ndarray:
+    """Each cell's moves (`moves`: a CSR matrix's indptr and indices) from the nearest of `starts` (inf where
+    none reaches it): a breadth-first pass from one more cell, one move from every start, whose tree gives
+    each cell's depth."""
+    indptr, indices = moves
+    cells = indptr.size - 1
     if not starts:
         return np.full(cells, np.inf)
-    indptr = np.append(graph.indptr, graph.indptr[-1] + len(starts))
-    indices = np.append(graph.indices, np.array(starts, dtype=graph.indices.dtype))
-    rooted = csr_matrix((np.ones(indices.size), indices, indptr), shape=(cells + 1, cells + 1))
+    rooted_indptr = np.append(indptr, indptr[-1] + len(starts))
+    rooted_indices = np.append(indices, np.array(starts, dtype=indices.dtype))
+    rooted = csr_matrix((np.ones(rooted_indices.size), rooted_indices, rooted_indptr), shape=(cells + 1, cells + 1))
     _, parents = breadth_first_order(rooted, cells, return_predecessors=True)
     return _depths(parents, cells)[:cells] - 1
 
