@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from explorer.policies.offline import OfflineExplorer
-from nodes.decision_context import DecisionContext
+from nodes.decision_context import DecisionContext, TeammatePoses
 from nodes.interfaces import DecisionOutcome
 
 
@@ -17,7 +17,7 @@ class AloneExplorer(OfflineExplorer):
     """The built-in explorer, told no teammate's pose."""
 
     def decide(self, prompt: str, context: DecisionContext) -> DecisionOutcome:
-        unknown = dict.fromkeys(context.teammates.positions)
+        unknown = TeammatePoses(dict.fromkeys(context.teammates.positions))
         return super().decide(prompt, replace(context, teammates=replace(context.teammates, positions=unknown)))
 
 

@@ -17,12 +17,13 @@ from nodes.decision_context import (
     Discovery,
     HeardMessage,
     TeamContext,
+    TeammatePoses,
     Teammates,
     View,
 )
 from nodes.interfaces import TeamView
 from nodes.state import AgentState, CoordinatorState
-from perception.base import EnvironmentInfo, Observation, PerceptionInterface, Pose
+from perception.base import EnvironmentInfo, Observation, PerceptionInterface
 
 
 def team_context(shared: AgentState | CoordinatorState) -> TeamContext:
@@ -111,7 +112,7 @@ def explorer_context(
         ),
         teammates=Teammates(
             messages=tuple(messages),
-            positions={a: Pose.from_dict(p) if p else None for a, p in positions.items() if a != agent_id},
+            positions=TeammatePoses({a: p for a, p in positions.items() if a != agent_id}),
         ),
         memories=tuple(memories),
         recent_actions=tuple(history[-RECENT_ACTIONS:]),

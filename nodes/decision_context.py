@@ -9,7 +9,7 @@ SightReports. They are frozen: a policy reads them, and never changes them.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypedDict
 
@@ -159,12 +159,56 @@ class View:
     rooms_entered: tuple[str, ...] = ()  # the rooms it has stood in, by name
 
 
+class TeammatePoses(Mapping[str, Pose | None]):
+    """The teammates' poses by id, in team order (None where not known), kept as the team's store keeps
+    them and made Pose objects only as they are read: of a thousand teammates, an agent's step reads the
+    few nearest (`nearest`), and a step's work stays the same whatever the team's size."""
+
+    def __init__(self, poses: Mapping[str, PoseDict | None]) -> None:
+        self._poses = poses
+        self._read: dict[str, Pose | None] = {}
+        self._nearest: dict[tuple[Cell, int], tuple[str, ...]] = {}
+
+    @classmethod
+    def of(cls, poses: Mapping[str, Pose | None]) -> TeammatePoses:
+        return cls({agent: pose.to_dict() if pose else None for agent, pose in poses.items()})
+
+    def __getitem__(self, agent: str) -> Pose | None:
+        if agent not in self._read:
+            pose = self._poses[agent]
+            self._read[agent] = Pose.from_dict(pose) if pose else None
+        return self._read[agent]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._poses)
+
+    def __len__(self) -> int:
+        return len(self._poses)
+
+    def nearest(self, cell: Cell, count: int) -> tuple[str, ...]:
+        """The `count` teammates nearest `cell` (cells apart) whose poses are known, in team order; of
+        those as far, the first in team order."""
+        if (cell, count) not in self._nearest:
+            self._nearest[cell, count] = self._find_nearest(cell, count)
+        return self._nearest[cell, count]
+
+    def _find_nearest(self, cell: Cell, count: int) -> tuple[str, ...]:
+        x0, y0, z0 = cell
+        apart = (
+            (abs(x - x0) + abs(y - y0) + abs(z - z0), order, agent)
+            for order, (agent, pose) in enumerate(self._poses.items())
+            if pose
+            for x, y, z in [pose["position"]]
+        )
+        return tuple(agent for _, _, agent in sorted(heapq.nsmallest(count, apart), key=lambda near: near[1]))
+
+
 @dataclass(frozen=True)
 class Teammates:
     """What the agent knows of its teammates this step: what they wrote to it, and where they are."""
 
     messages: tuple[HeardMessage, ...]  # in the order read
-    positions: Mapping[str, Pose | None]  # the others', in team order; None where not known
+    positions: TeammatePoses  # the others'
 
 
 @dataclass(frozen=True)
@@ -299,16 +343,10 @@ def room_called(room: Room) -> str:
     return name if room.kind in room.name else f"{name} ({_clip(room.kind, ROOM_NAME_CHARS)})"
 
 
-def _teammates_text(pose: Pose, others: Mapping[str, Pose | None]) -> str:
+def _teammates_text(pose: Pose, others: TeammatePoses) -> str:
     """Where the nearest teammates are, in team order; how many others there are."""
-    known = {a: p for a, p in others.items() if p}
-    here = pose.cell
-    # heapq.nsmallest is sorted(...)[:n], ties in team order too, without sorting the whole team
-    nearest = set(
-        heapq.nsmallest(PROMPT_TEAMMATES, known, key=lambda a: sum(abs(c - h) for c, h in zip(known[a].cell, here)))
-    )
-    shown = [a for a in others if a in nearest]
-    text = _lines([f"{a}: {known[a].describe()}" for a in shown], "You are alone.")
+    shown = others.nearest(pose.cell, PROMPT_TEAMMATES)
+    text = _lines([f"{a}: {known.describe()}" for a in shown if (known := others[a])], "You are alone.")
     hidden = len(others) - len(shown)
     return f"{text}\n({hidden} more teammates farther away)" if hidden else text
 

@@ -20,7 +20,7 @@ from bench.known_map import KnownMapExplorer
 from bench.output import figures_text
 from explorer.policies.offline import OfflineExplorer
 from explorer.team.store import InProcessStore
-from nodes.decision_context import AgentSetup, DecisionContext, TeamContext, Teammates, View
+from nodes.decision_context import AgentSetup, DecisionContext, TeamContext, TeammatePoses, Teammates, View
 from perception.base import Pose
 from perception.mock import MockPerception
 from perception.world import world_from_mapping
@@ -344,7 +344,7 @@ def context(size, pose, cells, walls):
     team = TeamContext("Agent1", ("Agent1",), 1, 20, "walled", size, 3, {})
     view = View(pose, False, (), {}, "", tuple(cells), tuple(walls), ())
     setup = AgentSetup("explorer", "", False, None)
-    return DecisionContext(team, setup, view, Teammates((), {}), (), (), ("forward", "look_left", "look_right"))
+    return DecisionContext(team, setup, view, Teammates((), TeammatePoses({})), (), (), ("forward", "look_left", "look_right"))
 
 
 def test_the_alone_limit_leaves_no_ground_to_a_teammate_it_is_not_told_of(tmp_path):

@@ -9,7 +9,7 @@ import explorer.policies.sentences as sentences
 from explorer.policies.grid_map import GridMap
 from explorer.policies.offline import OfflineExplorer
 from explorer.team.store import InProcessStore
-from nodes.decision_context import AgentSetup, DecisionContext, TeamContext, Teammates, View
+from nodes.decision_context import AgentSetup, DecisionContext, TeamContext, TeammatePoses, Teammates, View
 from perception.actions import ACTIONS
 from perception.base import Pose
 from perception.mock import MockPerception
@@ -49,7 +49,9 @@ def context_for(perception, agent_id, step, history=(), team_objects=(), comm=Tr
         ),
         teammates=Teammates(
             messages=tuple({"sender": sender, "recipient": "all", "message": text} for sender, text in messages),
-            positions={other: perception.get_agent_state(other) for other in perception._poses if other != agent_id},
+            positions=TeammatePoses.of(
+                {other: perception.get_agent_state(other) for other in perception._poses if other != agent_id}
+            ),
         ),
         memories=(),
         recent_actions=tuple(history)[-5:],

@@ -2,7 +2,15 @@
 
 from dataclasses import replace
 
-from nodes.decision_context import AgentSetup, DecisionContext, TeamContext, Teammates, View, render_prompt
+from nodes.decision_context import (
+    AgentSetup,
+    DecisionContext,
+    TeamContext,
+    TeammatePoses,
+    Teammates,
+    View,
+    render_prompt,
+)
 from perception.actions import ACTIONS
 from perception.base import Pose
 
@@ -37,7 +45,7 @@ def context(step, objects, messages, memory_chars, caption_chars):
                 {"sender": "Agent2", "recipient": "all", "message": f"found thing {n} " + "x" * 280}
                 for n in range(messages)
             ),
-            positions={"Agent2": Pose(3, 4, 0, "east")},
+            positions=TeammatePoses.of({"Agent2": Pose(3, 4, 0, "east")}),
         ),
         memories=(("m" * memory_chars, 0.5),) * 3,
         recent_actions=tuple(
@@ -71,7 +79,9 @@ def test_a_large_team_shows_its_nearest_teammates_and_counts_the_rest():
     large = replace(
         small,
         team=replace(small.team, members=tuple(f"Agent{n}" for n in range(1, 1001))),
-        teammates=replace(small.teammates, positions={f"Agent{n}": Pose(n, 0, 0, "east") for n in range(2, 1001)}),
+        teammates=replace(
+            small.teammates, positions=TeammatePoses.of({f"Agent{n}": Pose(n, 0, 0, "east") for n in range(2, 1001)})
+        ),
     )
     prompt = render_prompt(large)
     assert len(prompt) <= len(render_prompt(small)) + 1000

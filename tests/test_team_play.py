@@ -10,6 +10,7 @@ from explorer.policies.goals import AROUND, REASK_STEPS, GoalPolicy
 from explorer.policies.offline import OfflineExplorer
 from explorer.policies.replies import ReplyError, parse_goal_decision
 from explorer.team.store import InProcessStore
+from nodes.decision_context import TeammatePoses
 from nodes.interfaces import PLANNER
 from perception.base import Pose
 from perception.mock import MockPerception
@@ -126,12 +127,15 @@ def test_of_two_teammates_the_one_after_in_the_teams_order_gives_way(tmp_path, m
     perception = MockPerception(world_file(tmp_path, CROSSROADS), InProcessStore(), ["Agent1", "Agent2"], seed=1)
     explorer = OfflineExplorer()
     alone = context_for(perception, me, 1)
-    first = explorer.choose(replace(alone, teammates=replace(alone.teammates, positions={}))).action
+    first = explorer.choose(replace(alone, teammates=replace(alone.teammates, positions=TeammatePoses({})))).action
     east = first == "look_right"
     if shown_by == "view":
         later = context_for(perception, me, 2)
         later = replace(
-            later, teammates=replace(later.teammates, positions={teammate: Pose(7, 0, 0, "east" if east else "west")})
+            later,
+            teammates=replace(
+                later.teammates, positions=TeammatePoses.of({teammate: Pose(7, 0, 0, "east" if east else "west")})
+            ),
         )
     else:
         heading = (10, 0, 0, "east", 0) if east else (4, 0, 0, "west", 0)

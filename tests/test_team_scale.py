@@ -1,9 +1,10 @@
 """A team's steps cost each agent the same whatever the team's size: what was made cheaper must decide the same.
 
-The built-in explorer reckons with every teammate each step (where it stands and looks, where it said it is
-heading); the schedule takes every agent's hand-in; the prompt shows the nearest teammates. Those were made
-cheaper in a large team (issue 51, part 4) without changing a decision: a team's trace is pinned here, as it
-was before.
+The built-in explorer reckons with its teammates each step (where they stand and look, where they said they
+are heading); the schedule takes every agent's hand-in; the prompt shows the nearest teammates. Those were
+made cheaper in a large team (issue 51, part 4) without changing a decision: a team's trace is pinned here,
+as it was before, for an explorer that reckons with every teammate. In a team larger than NEIGHBOURS + 1 it
+reckons with its NEIGHBOURS nearest only, and decides as if the others were not there.
 """
 
 from __future__ import annotations
@@ -11,16 +12,25 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from dataclasses import replace
 
 import pytest
 
 from explorer.config.run_config import RunConfig
+from explorer.policies import offline
 from explorer.policies.grid_map import GridMap
+from explorer.policies.offline import NEIGHBOURS, OfflineExplorer
 from explorer.records.trace import read_trace
 from explorer.run.runner import ExplorationRun
+from explorer.team.store import InProcessStore
+from nodes.decision_context import TeammatePoses
 from perception.base import FACINGS, Pose
+from perception.families.generate import generated_mapping
 from perception.geometry import ViewCone
+from perception.mock import MockPerception
+from perception.world import world_from_mapping
 from tests.support.hash_embedder import HashEmbedder
+from tests.test_offline_explorer import context_for, with_messages
 
 TIMING_FIELDS = ("timings",)
 # The trace of 24 offline agents, 6 steps, on a cluttered 30 x 30 hall, as the explorer made it before
@@ -29,7 +39,8 @@ TIMING_FIELDS = ("timings",)
 PINNED = "f9562f227d3f6dcc44088b75e4d35ba91b1ac013dd522de1afc130e41b8d0147"
 
 
-def test_a_large_teams_trace_is_as_it_was_before_its_per_agent_costs_were_made_flat(tmp_path):
+def test_a_large_teams_trace_is_as_it_was_before_its_per_agent_costs_were_made_flat(tmp_path, monkeypatch):
+    monkeypatch.setattr(offline, "NEIGHBOURS", 23)  # every teammate, as before the explorer's neighbours
     config = RunConfig(world="gen:hall?size=30x30", agents=24, steps=6, seed=3, run_dir=tmp_path / "run", verbosity=-1)
     ExplorationRun(config.check(), embedder=HashEmbedder()).execute()
     lines = [
@@ -83,3 +94,39 @@ def test_a_teammates_sight_is_worked_out_once_for_the_team_from_the_walls_that_h
     assert sights[0] is sights[1]  # the maps that know the wall share the traced sight
     assert list(sights[1]) == list(frozenset(maps[1].cone.sight(Pose(*behind), size, maps[1].walls)[0]))
     assert (20, 9, 0) not in sights[0] and (20, 9, 0) in sights[2]  # the map that does not know it sees past
+
+
+def test_in_a_team_larger_than_its_neighbours_an_agent_reckons_with_its_nearest_as_if_alone_with_them(monkeypatch):
+    name = "gen:hall?size=40x40"
+    world = world_from_mapping(generated_mapping(name), name)
+    team = [f"Agent{n}" for n in range(1, NEIGHBOURS + 9)]
+    perception = MockPerception(world, InProcessStore(), team, seed=2, random_starts=True)
+    whole = context_for(perception, "Agent1", 1)
+    here, poses = whole.view.pose.cell, whole.teammates.positions
+    nearest = poses.nearest(here, NEIGHBOURS)
+    far = [a for a in team[1:] if a not in nearest]
+    assert len(nearest) == NEIGHBOURS and far
+    assert max(_apart(poses[a], here) for a in nearest) <= min(_apart(poses[a], here) for a in far)
+    # Every far teammate says it covered the whole hall, and heads for where Agent1 stands.
+    x, y, z = here
+    said = f"Covered x 0-39, y 0-39, level 0. Heading to ({x}, {y}, {z}) facing east."
+    whole = with_messages(whole, [{"sender": a, "recipient": "all", "message": said} for a in far])
+    alone_with_nearest = replace(
+        whole,
+        team=replace(whole.team, members=tuple(a for a in team if a not in far)),
+        teammates=replace(whole.teammates, messages=(), positions=TeammatePoses.of({a: poses[a] for a in nearest})),
+    )
+    assert _best_goals(whole) == _best_goals(alone_with_nearest)
+    monkeypatch.setattr(offline, "NEIGHBOURS", len(team))  # reckoning with all, the far teammates' word counts
+    assert _best_goals(whole) != _best_goals(alone_with_nearest)
+
+
+def _apart(pose, cell):
+    return sum(abs(a - b) for a, b in zip(pose.cell, cell))
+
+
+def _best_goals(context):
+    explorer = OfflineExplorer()
+    pose = explorer.observe(context)
+    goals, _ = explorer.ranked_goals(context, pose, limit=3)
+    return [(goal.pose, goal.gain) for goal in goals]

@@ -7,7 +7,7 @@ there, keeping its goal until another is clearly better.
 
 As a teammate it leaves alone the ground near teammates and what they stand
 looking at (their poses are in the team's store) and, when messages are on,
-what they say: the goal a teammate is heading for, the ground it reports as
+what they say (in a large team, of its NEIGHBOURS nearest teammates only): the goal a teammate is heading for, the ground it reports as
 covered and the walls it met. Where a teammate's view or goal overlaps its own
 goal, the one later in the team's order gives way, so that two teammates never
 both turn from each other. It says the same in its own messages, only what
@@ -22,6 +22,7 @@ set unions on what the context says, and each step's decision is kept.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 
 import explorer.policies.sentences as sentences
 from explorer.policies import grid_arrays
@@ -49,6 +50,11 @@ ANNOUNCE_DISTANCE = 3  # a new goal this far (in cells) from the announced one i
 # does not know them takes a maze it has not walked for open ground worth the walk, and plans
 # through hedges; but one message per wall met would be most of the team's talk.
 WALL_NEWS = 12
+# The teammates it reckons with: every one in a team of up to NEIGHBOURS + 1, else the NEIGHBOURS nearest.
+# A teammate farther off is left to its own nearer teammates, so that an agent's step costs the same in a
+# team of a thousand as in one of eight; the split of the ground near it is the same, as a teammate
+# farther than its nearest NEIGHBOURS seldom borders its share.
+NEIGHBOURS = 16
 
 
 class OfflineExplorer:
@@ -128,17 +134,26 @@ class OfflineExplorer:
         keep: PoseKey | None = None,
     ) -> tuple[list[Goal], Goal | None]:
         """(the best goals, best first; the goal `keep` as it stands now, or None)."""
-        given_way_to = self._given_way_to(context)
+        neighbours = self._neighbours(context)
+        given_way_to = self._given_way_to(context, neighbours)
         # what they look at, where they stand and head
         claimed = grid_arrays.union_of(self.map.extent, [cells for sights in given_way_to.values() for cells in sights])
-        theirs = self._teammates_region(context, pose, given_way_to)
+        theirs = self._teammates_region(context, pose, neighbours, given_way_to)
         return self.map.goals(pose, context.available_actions, claimed, theirs, limit, keep)
 
+    def _neighbours(self, context: DecisionContext) -> AbstractSet[str]:
+        """The teammates it reckons with (NEIGHBOURS): all of them in a small team."""
+        team, positions = context.team, context.teammates.positions
+        if len(team.members) <= NEIGHBOURS + 1:
+            return positions.keys() | (set(team.members) - {team.agent_id})
+        return set(positions.nearest(context.view.pose.cell, NEIGHBOURS))
+
     def _teammates_region(
-        self, context: DecisionContext, pose: PoseKey, given_way_to: Iterable[str]
+        self, context: DecisionContext, pose: PoseKey, neighbours: AbstractSet[str], given_way_to: Iterable[str]
     ) -> CellMask | None:
         """Cells nearer (by path) a teammate, or where a teammate I give way to said it is going, than to me."""
-        sources = [p.cell for p in context.teammates.positions.values() if p]
+        positions = context.teammates.positions
+        sources = [where.cell for teammate in neighbours if (where := positions.get(teammate))]
         sources += [self.claims[teammate][:3] for teammate in given_way_to if teammate in self.claims]
         return self.map.nearer_others(pose[:3], sources) if sources else None
 
@@ -160,9 +175,13 @@ class OfflineExplorer:
                 self.map.add_wall((x, y))
 
     def _read_messages(self, context: DecisionContext) -> None:
-        height = self.map.extent[2]
+        """What the messages say, but for those of teammates beyond its neighbours (_neighbours)."""
+        height, members = self.map.extent[2], context.team.members
+        far = set(members) - self._neighbours(context) - {context.team.agent_id}
         for message in context.teammates.messages:
             text, sender = message["message"], message["sender"]
+            if sender in far:
+                continue
             # Walls first: what a claim shows is reckoned with them.
             for box in sentences.read_walls(text):
                 for wall in self._columns(box):
@@ -186,8 +205,10 @@ class OfflineExplorer:
             (x, y) for x in range(max(x0, 0), min(x1, width - 1) + 1) for y in range(max(y0, 0), min(y1, depth - 1) + 1)
         ]
 
-    def _given_way_to(self, context: DecisionContext) -> dict[str, tuple[frozenset[Cell], ...]]:
-        """The teammates whose ground I leave to them, with what they see (_teammate_sights). A teammate
+    def _given_way_to(
+        self, context: DecisionContext, neighbours: AbstractSet[str]
+    ) -> dict[str, tuple[frozenset[Cell], ...]]:
+        """The `neighbours` whose ground I leave to them, with what they see (_teammate_sights). A teammate
         after me in the team's order gives way to me where what it looks at or heads for overlaps my goal
         (it reads my claim and sees where I stand too), so that two teammates on one pose do not each
         turn from the other, for ever."""
@@ -197,7 +218,7 @@ class OfflineExplorer:
         return {
             teammate: sights
             for index, teammate in enumerate(team)
-            if teammate != agent_id
+            if teammate in neighbours
             for sights in [self._teammate_sights(context, teammate)]
             if index < before_me or all(cells.isdisjoint(mine) for cells in sights)
         }
