@@ -344,7 +344,9 @@ def context(size, pose, cells, walls):
     team = TeamContext("Agent1", ("Agent1",), 1, 20, "walled", size, 3, {})
     view = View(pose, False, (), {}, "", tuple(cells), tuple(walls), ())
     setup = AgentSetup("explorer", "", False, None)
-    return DecisionContext(team, setup, view, Teammates((), TeammatePoses({})), (), (), ("forward", "look_left", "look_right"))
+    return DecisionContext(
+        team, setup, view, Teammates((), TeammatePoses({})), (), (), ("forward", "look_left", "look_right")
+    )
 
 
 def test_the_alone_limit_leaves_no_ground_to_a_teammate_it_is_not_told_of(tmp_path):
