@@ -7,8 +7,9 @@ there, keeping its goal until another is clearly better.
 
 As a teammate it leaves alone the ground near teammates and what they stand
 looking at (their poses are in the team's store) and, when messages are on,
-what they say (in a large team, of its NEIGHBOURS nearest teammates only): the goal a teammate is heading for, the ground it reports as
-covered and the walls it met. Where a teammate's view or goal overlaps its own
+what they say: the goal a teammate is heading for, the ground it reports as
+covered and the walls it met. In a team of more than NEIGHBOURS + 1, only its
+NEIGHBOURS nearest teammates count. Where a teammate's view or goal overlaps its own
 goal, the one later in the team's order gives way, so that two teammates never
 both turn from each other. It says the same in its own messages, only what
 changes a teammate's plan: a new goal, with the ground covered and the walls
@@ -52,8 +53,8 @@ ANNOUNCE_DISTANCE = 3  # a new goal this far (in cells) from the announced one i
 WALL_NEWS = 12
 # The teammates it reckons with: every one in a team of up to NEIGHBOURS + 1, else the NEIGHBOURS nearest.
 # A teammate farther off is left to its own nearer teammates, so that an agent's step costs the same in a
-# team of a thousand as in one of eight; the split of the ground near it is the same, as a teammate
-# farther than its nearest NEIGHBOURS seldom borders its share.
+# team of a thousand as in one of eight. A teammate beyond its nearest 16 seldom borders its share of
+# the ground: teams of 32 and 64 see as much as when they reckon with all (bench/neighbours.py).
 NEIGHBOURS = 16
 
 
