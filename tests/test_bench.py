@@ -245,7 +245,9 @@ def test_a_bench_refuses_a_world_it_cannot_run_before_it_runs_anything(monkeypat
     assert "--world" in capsys.readouterr().err.splitlines()[-1]
 
 
-@pytest.mark.parametrize("bench", [exploration, coordination, topology, search, families, split_team, scale, neighbours])
+@pytest.mark.parametrize(
+    "bench", [exploration, coordination, topology, search, families, split_team, scale, neighbours]
+)
 @pytest.mark.parametrize("where", ["no/such/folder/figures.json", "."])
 def test_a_bench_refuses_a_figures_file_it_could_not_write_before_it_runs_anything(
     monkeypatch, capsys, tmp_path, bench, where
