@@ -14,10 +14,7 @@ half of them (STEPS + 1 where not reached, a lower bound), and the wall time per
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,10 +23,8 @@ sys.path.insert(0, str(ROOT))
 from bench.exploration import geometric_mean  # noqa: E402
 from bench.output import command_line, figures_path, write_figures  # noqa: E402
 from bench.run import after_first_step  # noqa: E402
-from explorer.config.run_config import RunConfig  # noqa: E402
+from bench.topology import team_summary  # noqa: E402
 from explorer.policies import offline  # noqa: E402
-from explorer.run.runner import ExplorationRun  # noqa: E402
-from tests.support.hash_embedder import HashEmbedder  # noqa: E402
 
 WORLD = "gen:office?size=60x60"
 TEAMS = (32, 64)
@@ -44,17 +39,7 @@ def run(agents: int, seed: int, whole_team: bool) -> dict:
     neighbours = offline.NEIGHBOURS
     offline.NEIGHBOURS = agents if whole_team else neighbours  # every teammate, or the nearest 16
     try:
-        with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
-            config = RunConfig(
-                world=Path(WORLD),
-                world_seed=seed,
-                agents=agents,
-                seed=seed,
-                steps=STEPS,
-                run_dir=Path(tmp) / "run",
-                verbosity=-1,
-            )
-            summary = ExplorationRun(config.check(), embedder=HashEmbedder()).execute()
+        summary = team_summary(WORLD, agents, seed, STEPS, {})
     finally:
         offline.NEIGHBOURS = neighbours
     _, per_agent_step = after_first_step(summary, agents)

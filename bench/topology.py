@@ -62,6 +62,22 @@ COMPARISONS = {
 }
 
 
+def team_summary(world, agents, seed, steps, settings, factory=make_policy):
+    """The summary of one run of `steps` on `world` (the seed also the world seed), embedding with a hash."""
+    with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
+        config = RunConfig(
+            world=Path(world),
+            world_seed=seed,
+            agents=agents,
+            seed=seed,
+            steps=steps,
+            run_dir=Path(tmp) / "run",
+            verbosity=-1,
+            **settings,
+        ).check()
+        return ExplorationRun(config, embedder=HashEmbedder(), policy_factory=factory).execute()
+
+
 def run(world, agents, seed, settings, shared_sight=False):
     """(steps to 90% of the objects or STEPS + 1, messages read per agent-step) of one run."""
     factory = make_policy
@@ -71,19 +87,7 @@ def run(world, agents, seed, settings, shared_sight=False):
         def factory(profile, agent_id, config, gate):
             return SharedSightExplorer(sight)
 
-    with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
-        config = RunConfig(
-            world=Path(world),
-            world_seed=seed,
-            agents=agents,
-            seed=seed,
-            steps=STEPS,
-            run_dir=Path(tmp) / "run",
-            verbosity=-1,
-            **settings,
-        ).check()
-        summary = ExplorationRun(config, embedder=HashEmbedder(), policy_factory=factory).execute()
-    team = summary["team"]
+    team = team_summary(world, agents, seed, STEPS, settings, factory)["team"]
     return team["steps_to_objects"][SHARE] or STEPS + 1, team["messages_read_per_agent_step"] or 0.0
 
 
