@@ -1,5 +1,6 @@
 """main.py as a user runs it: real processes, real exit codes."""
 
+import gc
 import json
 import os
 import signal
@@ -285,14 +286,13 @@ def test_main_called_from_python_leaves_the_signal_handlers_as_they_were(tmp_pat
 
 
 def test_the_program_collects_garbage_less_often_and_a_call_from_python_leaves_the_collector_as_it_was():
-    import gc
-
-    from explorer.cli.main import COLLECT_AFTER, main
+    from explorer.cli.main import COLLECT_AFTER
+    from explorer.cli.main import main as main_in_process
 
     program = "import gc, sys\nfrom explorer.cli.main import main\nsys.argv = ['main.py', '--world', 'none.yaml']\n"
     program += "main()\nprint(gc.get_threshold()[0])"
     done = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.stdout.split() == [str(COLLECT_AFTER)]
     before = gc.get_threshold()
-    assert main(["--world", "none.yaml"]) == 2
+    assert main_in_process(["--world", "none.yaml"]) == 2
     assert gc.get_threshold() == before != (COLLECT_AFTER, *before[1:])

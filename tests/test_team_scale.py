@@ -18,7 +18,7 @@ import pytest
 
 from explorer.config.run_config import RunConfig
 from explorer.policies import offline
-from explorer.policies.grid_map import GridMap
+from explorer.policies.grid_map import GridMap, cell_distance
 from explorer.policies.offline import NEIGHBOURS, OfflineExplorer
 from explorer.records.trace import read_trace
 from explorer.run.runner import ExplorationRun
@@ -106,7 +106,9 @@ def test_in_a_team_larger_than_its_neighbours_an_agent_reckons_with_its_nearest_
     nearest = poses.nearest(here, NEIGHBOURS)
     far = [a for a in team[1:] if a not in nearest]
     assert len(nearest) == NEIGHBOURS and far
-    assert max(_apart(poses[a], here) for a in nearest) <= min(_apart(poses[a], here) for a in far)
+    assert max(cell_distance(poses[a].cell, here) for a in nearest) <= min(
+        cell_distance(poses[a].cell, here) for a in far
+    )
     # Every far teammate says it covered the whole hall, and heads for where Agent1 stands.
     x, y, z = here
     said = f"Covered x 0-39, y 0-39, level 0. Heading to ({x}, {y}, {z}) facing east."
@@ -119,10 +121,6 @@ def test_in_a_team_larger_than_its_neighbours_an_agent_reckons_with_its_nearest_
     assert _best_goals(whole) == _best_goals(alone_with_nearest)
     monkeypatch.setattr(offline, "NEIGHBOURS", len(team))  # reckoning with all, the far teammates' word counts
     assert _best_goals(whole) != _best_goals(alone_with_nearest)
-
-
-def _apart(pose, cell):
-    return sum(abs(a - b) for a, b in zip(pose.cell, cell))
 
 
 def _best_goals(context):

@@ -54,7 +54,7 @@ WALL_NEWS = 12
 # The teammates it reckons with: every one in a team of up to NEIGHBOURS + 1, else the NEIGHBOURS nearest.
 # A teammate farther off is left to its own nearer teammates, so that an agent's step costs the same in a
 # team of a thousand as in one of eight. A teammate beyond its nearest 16 seldom borders its share of
-# the ground: teams of 32 and 64 see as much as when they reckon with all (bench/neighbours.py).
+# the ground: teams of 32 and 64 see as much, on average, as when they reckon with all (bench/neighbours.py).
 NEIGHBOURS = 16
 
 
