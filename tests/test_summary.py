@@ -31,8 +31,8 @@ def test_coverage_overlap_and_rates_are_counted_over_the_team():
     assert team["cells_seen"] == 6
     assert team["coverage_curve"] == [[1, round(3 / 12, 4)], [2, 0.5]]
     assert team["cells_curve"] == [[1, 3], [2, 6]] and team["messages_curve"] == [[1, 1], [2, 1]]
-    assert team["steps_to_cells"] == {"50%": 2, "90%": None, "100%": None}
-    assert team["steps_to_objects"] == {"50%": 1, "90%": 2, "100%": 2}
+    assert team["steps_to_cells"] == {"50%": 2, "90%": None, "99%": None, "100%": None}
+    assert team["steps_to_objects"] == {"50%": 1, "90%": 2, "99%": 2, "100%": 2}
     assert team["overlap_ratio"] == round(1 / 6, 4)  # only (0, 1, 0) was seen by both
     assert team["messages_per_agent_step"] == 0.25
     assert team["message_chars_per_agent_step"] == len("lamp at (0, 1)") / 4

@@ -96,8 +96,9 @@ def test_search_runs_give_their_targets_steps_in_results_csv(search_sweep):
     assert [row["run_dir"] for row in rows] == NAMES
     columns = list(rows[0])
     start = columns.index("status") + 1
-    assert columns[start : start + 5] == ["all_found", "steps_to_all", "steps_to_toothbrush", "steps_to_laptop"] + [
-        "objects_found"
+    assert columns[start : start + 6] == ["all_found", "steps_to_all", "steps_to_toothbrush", "steps_to_laptop"] + [
+        "spl",
+        "objects_found",
     ]
     for row in rows:
         config = json.loads((out / row["run_dir"] / "config.json").read_text())
@@ -108,17 +109,20 @@ def test_search_runs_give_their_targets_steps_in_results_csv(search_sweep):
         assert row["steps_to_all"] == ("" if search["steps_to_all"] is None else str(search["steps_to_all"]))
         for target, step in search["steps_to_target"].items():
             assert row[f"steps_to_{target}"] == ("" if step is None else str(step))
+        # SPL: 0 for a run that missed a target, else in (0, 1], as the summary has it.
+        assert float(row["spl"]) == search["spl"] and (search["spl"] > 0) == search["all_found"]
     assert [row["all_found"] for row in rows] == ["false", "true", "true", "true"]
 
 
 def test_conditions_csv_leads_with_success_and_counts_steps_to_all_over_the_successful_runs(search_sweep):
     _sweep_file, out, _result = search_sweep
     rows = conditions_csv(out)
-    assert [row["metric"] for row in rows[:5]] == [
+    assert [row["metric"] for row in rows[:6]] == [
         "success",
         "steps_to_all",
         "steps_to_toothbrush",
         "steps_to_laptop",
+        "spl",
         "objects_found",
     ]
     figures = {(row["condition"], row["metric"]): row for row in rows}
@@ -132,6 +136,9 @@ def test_conditions_csv_leads_with_success_and_counts_steps_to_all_over_the_succ
     assert (steps["n"], float(steps["mean"])) == ("1", float(results["condition=no-prior,seed=3"]["steps_to_all"]))
     paired = figures[("prior", "success")]
     assert (paired["baseline"], paired["pairs"], float(paired["difference"])) == ("no-prior", "2", 0.5)
+    spl = figures[("no-prior", "spl")]  # every finished run counts, the one that missed a target as 0
+    mine = [float(results[f"condition=no-prior,seed={seed}"]["spl"]) for seed in (1, 3)]
+    assert spl["n"] == "2" and 0.0 in mine and float(spl["mean"]) == pytest.approx(sum(mine) / 2, abs=1e-6)
 
 
 def test_the_page_leads_with_success_and_draws_the_share_of_runs_done_by_step(search_sweep):

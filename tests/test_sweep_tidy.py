@@ -47,6 +47,8 @@ def test_the_runs_table_has_a_row_per_run_and_a_column_per_option_and_metric(fin
         "status",
     ]
     assert {"objects_found", "cell_coverage", "steps_to_90_objects", "wall_seconds"} <= set(runs.columns)
+    field = {f"{figure}_to_{share}_cells" for figure in ("steps", "distance") for share in (50, 90, 99)}
+    assert field | {"distance"} <= set(runs.columns) and "spl" not in runs.columns  # no search task
     assert runs["comm"].dtype == bool and runs["seed"].tolist() == [1, 1, 1, 1]
     assert runs["condition"].tolist() == [
         "comm=true, world=apartment",
@@ -56,6 +58,9 @@ def test_the_runs_table_has_a_row_per_run_and_a_column_per_option_and_metric(fin
     ]
     summary = json.loads((finished_sweep / runs["run_dir"][0] / "summary.json").read_text())
     assert runs["objects_found"][0] == len(summary["objects_discovered"])
+    assert (
+        runs["distance"][0] == summary["team"]["distance"] == sum(a["distance"] for a in summary["per_agent"].values())
+    )
 
 
 def test_the_conditions_table_has_a_column_per_grid_axis_beside_the_combined_name(finished_sweep):
@@ -89,6 +94,8 @@ def test_the_steps_table_has_a_row_per_run_and_step(finished_sweep):
         assert run["objects_found"].tolist() == [found for _, found in summary["discovery_curve"]]
         assert run["cells_seen"].iloc[-1] == summary["team"]["cells_seen"]
         assert run["messages_sent"].iloc[-1] == summary["messages"]["sent"]
+        assert run["distance"].tolist() == [walked for walked, _ in summary["team"]["cells_by_distance"]]
+        assert run["distance"].iloc[-1] <= summary["team"]["distance"]  # the last step's moves come after it
     assert steps["targets_found"].isna().all()  # no search task
     assert (steps.loc[steps["condition"].str.startswith("comm=false"), "messages_sent"] == 0).all()
 
@@ -136,8 +143,22 @@ def test_a_search_task_s_targets_are_counted_by_the_step_they_were_found_at():
         "search": {"steps_to_target": {"sofa": 2, "lamp": None, "tv": 3}},
     }
     rows = _run_steps("run", "all runs", summary)
-    assert [(step, found, targets) for _, _, step, found, _, targets, _ in rows] == [(1, 2, 0), (2, 3, 1), (3, 5, 2)]
-    assert {(cells, messages) for *_, cells, _, messages in rows} == {(None, None)}  # a summary without the curves
+    assert [(step, found, targets) for _, _, step, found, _, targets, _, _ in rows] == [(1, 2, 0), (2, 3, 1), (3, 5, 2)]
+    # A summary without the curves:
+    assert {(cells, messages, distance) for *_, cells, _, messages, distance in rows} == {(None, None, None)}
+
+
+def test_each_step_has_the_distance_the_team_had_moved_when_it_began():
+    summary = {
+        "discovery_curve": [[1, 0], [2, 1], [3, 1]],
+        "team": {"cells_curve": [[1, 4], [2, 7], [3, 9]], "cells_by_distance": [[0, 4], [2, 7], [3, 9]]},
+    }
+    rows = _run_steps("run", "all runs", summary)
+    assert [(step, cells, distance) for _, _, step, _, cells, _, _, distance in rows] == [
+        (1, 4, 0),
+        (2, 7, 2),
+        (3, 9, 3),
+    ]
 
 
 def test_without_pyarrow_the_sweep_writes_no_parquet_and_load_sweep_names_the_extra(tmp_path, monkeypatch):

@@ -116,6 +116,23 @@ _AGENT_NUMBERS = record(
                 **dict.fromkeys(("calls", "parse_failures", "errors"), _SHOWN),
             }
         ),
+    },
+    {"distance": nullable(count), "first_seen_share": nullable(number)},
+)
+_BY_SHARE = nullable(mapping_of(nullable(number)))  # {"50%": a step, a distance or None, ...}
+_BY_TARGET = nullable(mapping_of(nullable(number)))
+_TEAM_NUMBERS = record(
+    optional={
+        "distance": nullable(count),
+        "late_actions": count,
+        "steps_to_cells": _BY_SHARE,
+        "distance_to_cells": _BY_SHARE,
+    }
+)
+_SEARCH_NUMBERS = record(
+    optional={
+        "spl": nullable(number),
+        **dict.fromkeys(("spl_by_target", "shortest_path_to_target", "distance_to_target"), _BY_TARGET),
     }
 )
 # What the report reads of summary.json.
@@ -131,7 +148,8 @@ RUN_SUMMARY = record(
         "discovery_curve": list_of(list_of(number, 2, 2)),
         "discoveries": mapping_of(record({"step": nullable(number)}, {"finder": nullable(text)})),
         "per_agent": mapping_of(_AGENT_NUMBERS),
-    }
+    },
+    {"team": _TEAM_NUMBERS, "search": nullable(_SEARCH_NUMBERS)},
 )
 
 

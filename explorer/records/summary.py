@@ -8,12 +8,16 @@ from collections import Counter
 from explorer.records.trace import BUDGET
 from memory.embedder import MODEL_NAME
 from nodes.interfaces import DIRECTIVE, FALLBACK, PLANNER
-from perception.targets import first_finds
+from perception.sight_paths import target_path_lengths
+from perception.targets import first_finds, is_target_object
+from perception.world import World
 
 BUDGET_EXHAUSTED = "budget_exhausted"  # a run's status once a budget ran out and it stopped cleanly
 FINISHED = ("completed", BUDGET_EXHAUSTED)  # the statuses of runs that ran to their end: their figures stand
 RUNNING = "running"  # the status of a summary made of a run still going, for its partial report; never written
-THRESHOLDS = (50, 90, 100)  # percent of the objects, and of the cells, the team has seen
+THRESHOLDS = (50, 90, 99, 100)  # percent of the objects, and of the cells, the team has seen
+CELL_SHARES = (50, 90, 99)  # the shares of the cells the field reports steps and distance to (a sweep's columns)
+MOVED, PENDING = "moved", "pending"  # an action's outcomes: a cell moved; to land later (an act_delay, a think time)
 
 
 class RunStats:
@@ -47,6 +51,16 @@ class RunStats:
         self.policies = dict.fromkeys(agent_ids)  # who decided, as the trace says
         self.discovery_curve: list[list[int]] = []
         self.seen_by: dict[tuple, set[str]] = {}  # cell -> the agents that saw it
+        self.first_seen: Counter[str] = Counter()  # agent -> the cells it saw before the rest of the team
+        # Distance travelled: cells moved, each a step whose action's outcome was "moved" (directors move none).
+        self.distance: Counter[str] = Counter()
+        self.team_distance = 0
+        self._moved_since_commit = 0  # the moves of the steps not yet counted in a team step (step_completed)
+        self.late_actions = 0  # explorer steps whose action was to land later: their moves are not in `distance`
+        self.starts: dict[str, tuple[int, int, int]] = {}  # each explorer's cell at its first step on record
+        self.find_distances: dict[str, int] = {}  # object -> cells its finder had moved before the step it found it
+        # [the team's distance at the step's start, cells the team has seen], per team step as cells_curve's
+        self.cells_by_distance: list[list[int]] = []
         self.cells_curve: list[list[int]] = []  # [step, cells the team has seen]
         self.messages_curve: list[list[int]] = []  # [step, messages the team has sent]
         self.clock_curve: list[list[float]] = []  # [simulated seconds, objects found, cells seen], as committed
@@ -113,15 +127,36 @@ class RunStats:
             elif message.get("step") is not None:
                 self.read_after.append(record["step"] - message["step"])  # a lock-step round is a second
             self.read_late += delivered is not None and delivered > sent
-        for cell in record.get("seen_cells", ()):
-            self.seen_by.setdefault(tuple(cell), set()).add(agent_id)
         self.found_first[agent_id].extend(record.get("new_objects", []))
         for name in record.get("new_objects", ()):
             cell = (record.get("object_cells") or {}).get(name)
             self.discoveries[name] = {"finder": agent_id, "step": record["step"], "cell": list(cell) if cell else None}
+            self.find_distances[name] = self.distance[agent_id]  # this step's move comes after its sight
         self.objects_seen[agent_id].update(record.get("visible_objects", ()))
         if record.get("commit_time") is not None:
             self.commit_times[agent_id] = record["commit_time"]
+        self._add_ground(agent_id, record)
+
+    def _add_ground(self, agent_id, record):
+        """The cells the step saw (who saw each first: the commit adds a step's records in agent order), where
+        the agent started, and the cell it moved, if it did."""
+        for cell in record.get("seen_cells", ()):
+            seers = self.seen_by.setdefault(tuple(cell), set())
+            if not seers:
+                self.first_seen[agent_id] += 1
+            seers.add(agent_id)
+        if agent_id in self.directors:
+            return  # a director's tick moves no one
+        pose = record.get("pose")
+        if agent_id not in self.starts and pose:
+            x, y, z = pose["position"]
+            self.starts[agent_id] = (int(x), int(y), int(z))
+        outcome = (record.get("result") or {}).get("outcome")
+        self.late_actions += outcome == PENDING
+        if outcome == MOVED:
+            self.distance[agent_id] += 1
+            self.team_distance += 1
+            self._moved_since_commit += 1
 
     def delivered(self, count=1):
         self.messages_delivered += count
@@ -142,6 +177,9 @@ class RunStats:
         """The team's counts once a step is committed: at `step`, and at `seconds` on the clock where known."""
         self.discovery_curve.append([step, discovered])
         self.cells_curve.append([step, len(self.seen_by)])
+        # The cells seen by the step are those its poses saw, before its moves: its distance is the one before.
+        self.cells_by_distance.append([self.team_distance - self._moved_since_commit, len(self.seen_by)])
+        self._moved_since_commit = 0
         self.messages_curve.append([step, self.totals()["messages_sent"]])
         if seconds is not None:
             self.clock_curve.append([seconds, discovered, len(self.seen_by)])
@@ -177,8 +215,17 @@ class RunStats:
             # The counts by step, for a sweep's steps table (sweep/tidy.py): the share above is rounded.
             "cells_curve": self.cells_curve,
             "messages_curve": self.messages_curve,
+            # Cells moved (a step whose action's outcome was "moved"), over the explorers; and the curve by it:
+            # [the team's distance when each step began, the share of the cells seen by the step's end].
+            "distance": self.team_distance,
+            "coverage_by_distance": [[d, round(n / total_cells, 4)] for d, n in self.cells_by_distance]
+            if total_cells
+            else None,
+            "cells_by_distance": self.cells_by_distance,
+            "late_actions": self.late_actions,  # explorer steps whose action landed later: not in the distance
             "steps_to_objects": _steps_to(self.discovery_curve, total_objects),
             "steps_to_cells": _steps_to(self.cells_curve, total_cells),
+            "distance_to_cells": _steps_to(self.cells_by_distance, total_cells),
             # The same on the simulated clock (lock-step's round r at r - 1; wall seconds under realtime).
             "seconds_curve": self.clock_curve,
             "seconds_to_objects": _steps_to([[t, found] for t, found, _ in self.clock_curve], total_objects),
@@ -246,7 +293,8 @@ class RunStats:
 
 
 def _steps_to(curve, total):
-    """{"50%": step, ...}: the first step at which the curve reached each share of `total` (None if never)."""
+    """{"50%": step, ...}: the first step (or distance, or second: the curve's x) at which the curve reached
+    each share of `total` (None if never)."""
     if not total:
         return None
     return {
@@ -277,9 +325,11 @@ def build_summary(
     profiles=None,
     never_delivered=None,
     budget_spent=None,
+    world: World | None = None,
 ) -> dict:
     """`profiles` is {agent_id: its resolved profile as a dict}; `never_delivered` the messages the run ended
-    before delivering (None where unknown); `budget_spent` the budget that ran out (max_calls, say), if one did."""
+    before delivering (None where unknown); `budget_spent` the budget that ran out (max_calls, say), if one did;
+    `world` the true world (mock mode), for a search task's shortest paths (SPL; None: not known)."""
     total = environment.total_objects
     return {
         **_run_block(config, environment, status, error),
@@ -289,7 +339,7 @@ def build_summary(
         "agents": list(stats.steps),
         "steps": dict(stats.steps),
         **_discovery_block(stats, total),
-        "search": _search_block(stats, environment.targets),
+        "search": _search_block(stats, environment.targets, world),
         "messages_sent": stats.messages_delivered,
         "messages": stats.messages_block(never_delivered),
         "coordinator": stats.coordinator_block() if stats.coordinator else None,
@@ -357,9 +407,9 @@ def _discovery_block(stats, total) -> dict:
     }
 
 
-def _search_block(stats: RunStats, targets: tuple[str, ...]) -> dict | None:
+def _search_block(stats: RunStats, targets: tuple[str, ...], world: World | None) -> dict | None:
     """A search task's outcome: the targets, those found, the step each was first found at (its finder's
-    step), and the step by which all were; None without a task."""
+    step), and the step by which all were, and SPL (`_spl_block`); None without a task."""
     if not targets:
         return None
     steps = first_finds(targets, {name: found["step"] for name, found in stats.discoveries.items()})
@@ -370,7 +420,48 @@ def _search_block(stats: RunStats, targets: tuple[str, ...]) -> dict | None:
         "all_found": len(found) == len(targets),
         "steps_to_target": steps,
         "steps_to_all": max(found.values()) if len(found) == len(targets) else None,
+        **_spl_block(stats, targets, world),
     }
+
+
+def _spl_block(stats: RunStats, targets: tuple[str, ...], world: World | None) -> dict:
+    """SPL, success weighted by path length (Anderson et al. 2018): per target S * l / max(p, l), with S 1 where
+    it was found (0: SPL 0), l the shortest path in cells moved from the nearest explorer's start to the
+    nearest cell from which it is in sight, on the true world (perception/sight_paths.py), and p the cells its
+    finder had moved from its own start before the step it saw it. For all the targets: S 1 where every one
+    was found, l the longest of their l (a lower bound on any team's), p the longest of their p. Each is 1 for
+    a path as short as can be, less for a longer one; l = p = 0 (in sight from a start) is 1. None where the
+    true world or the starts are not known (game mode, a world file gone since)."""
+    shortest = target_path_lengths(world, stats.starts.values(), targets) if world and stats.starts else None
+    if shortest is None:
+        return {"spl": None, "spl_by_target": None, "shortest_path_to_target": None, "distance_to_target": None}
+    taken = {target: _distance_to(stats, target) for target in targets}
+    lengths = [length for length in shortest.values() if length is not None]
+    paths = [path for path in taken.values() if path is not None]
+    return {
+        "spl": _spl(
+            max(lengths) if len(lengths) == len(targets) else None, max(paths) if len(paths) == len(targets) else None
+        ),
+        "spl_by_target": {target: _spl(shortest[target], taken[target]) for target in targets},
+        "shortest_path_to_target": shortest,
+        "distance_to_target": taken,
+    }
+
+
+def _distance_to(stats: RunStats, target: str) -> int | None:
+    """The cells the target's finder had moved before the step it first saw one of its objects; None: not found."""
+    first = next((name for name in stats.discoveries if is_target_object(name, target)), None)
+    return None if first is None else stats.find_distances.get(first)
+
+
+def _spl(shortest: int | None, taken: int | None) -> float | None:
+    """S * l / max(p, l): 0.0 where not found (`taken` None); None where no shortest path is known."""
+    if taken is None:
+        return 0.0
+    if shortest is None:
+        return None  # found, yet no path reaches it: the world is not the one the run had
+    longest = max(taken, shortest)
+    return round(shortest / longest, 4) if longest else 1.0
 
 
 def _agent_block(stats, agent_id, profile) -> dict:
@@ -385,7 +476,17 @@ def _agent_block(stats, agent_id, profile) -> dict:
         "planner_steps": counts["planner_steps"],
         "fallback_steps": counts["fallback_steps"],  # of the decisions, those the built-in explorer made (--fallback)
         "found_first": stats.found_first[agent_id],
+        # Cells moved; the cells it saw before the rest of the team, as a share of the cells the team saw.
+        "distance": None if agent_id in stats.directors else stats.distance[agent_id],
+        "first_seen_share": _first_seen_share(stats, agent_id),
         "objects_seen": sorted(stats.objects_seen[agent_id]),
         "messages_sent": counts["messages_sent"],
         "llm": stats.llm_block([agent_id]),
     }
+
+
+def _first_seen_share(stats: RunStats, agent_id: str) -> float | None:
+    """The cells the agent saw first (the first in commit order; within one commit, in agent order) over the
+    cells the team saw; None for a director, or where the team saw none."""
+    seen = len(stats.seen_by)
+    return round(stats.first_seen[agent_id] / seen, 4) if seen and agent_id not in stats.directors else None

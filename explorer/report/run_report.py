@@ -19,7 +19,7 @@ from typing import Any
 from explorer.records.errors import ConfigError
 from explorer.records.run_files import RUN_CONFIG, RUN_SUMMARY, TraceLines, read_run_json, world_of
 from explorer.records.shapes import list_of, number
-from explorer.records.summary import RUNNING
+from explorer.records.summary import CELL_SHARES, RUNNING
 from explorer.report.charts import agent_colour, replay_map
 from explorer.report.decisions import Decisions
 from explorer.report.page import write_page
@@ -74,6 +74,7 @@ def write_report(run_dir: Path, summary: dict[str, Any] | None = None, notes: Se
         "headline": _headline(summary, config),
         "settings": _settings(config),
         "agent_rows": _agent_rows(summary),
+        "team_figures": _team_figures(summary),
         "colours": {agent: agent_colour(i) for i, agent in enumerate(agents)},
         "charts": curves.charts(summary["discovery_curve"], _seconds_curve(summary)),
         "messages": messages.page(),
@@ -94,6 +95,7 @@ def write_report(run_dir: Path, summary: dict[str, Any] | None = None, notes: Se
         replay.frames.note("The replay", "steps"),
         filmstrip.pictures.note("The filmstrip", "agent-steps"),
         decisions.note(),
+        _late_actions_note(summary),
     ]
     path = run_dir / REPORT
     write_page(path, "run.html.j2", notes=[note for note in page_notes if note], **context)
@@ -145,6 +147,8 @@ def _agent_rows(summary):
                 "steps": numbers["steps"],
                 "finds": ", ".join(numbers["found_first"]) or "-",
                 "found_first": len(numbers["found_first"]),
+                "distance": _shown(numbers.get("distance")),
+                "first_seen": _share(numbers.get("first_seen_share")),
                 "messages": numbers["messages_sent"],
                 "calls": llm["calls"],
                 "tokens": llm["prompt_tokens"] + llm["completion_tokens"],
@@ -154,3 +158,46 @@ def _agent_rows(summary):
             }
         )
     return rows
+
+
+def _team_figures(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    """The team's figures as the field reports them, a (what, value) row each: the distance it travelled, the
+    steps and distance to shares of the cells, and a search task's SPL; none a summary does not have (an older
+    run's, a game run's)."""
+    team, search = summary.get("team") or {}, summary.get("search") or {}
+    rows = []
+    if team.get("distance") is not None:
+        rows.append(("Distance travelled (cells moved by the explorers)", _shown(team["distance"])))
+    steps, walked = team.get("steps_to_cells") or {}, team.get("distance_to_cells") or {}
+    for share in (f"{share}%" for share in CELL_SHARES):
+        if share in steps or share in walked:
+            rows.append((f"Steps, and cells moved, to {share} of the cells", _to(steps, walked, share)))
+    if search.get("spl_by_target") is not None:
+        rows.append(("SPL, every target (success weighted by path length)", _shown(search.get("spl"))))
+        shortest, taken = search.get("shortest_path_to_target") or {}, search.get("distance_to_target") or {}
+        for target, spl in search["spl_by_target"].items():
+            path = f"shortest path {_shown(shortest.get(target))}, the finder's {_shown(taken.get(target))}"
+            rows.append((f"SPL, {target}", f"{_shown(spl)} ({path})"))
+    return rows
+
+
+def _to(steps: dict[str, Any], walked: dict[str, Any], share: str) -> str:
+    return f"{_shown(steps.get(share))} steps, {_shown(walked.get(share))} cells moved"
+
+
+def _late_actions_note(summary: dict[str, Any]) -> str | None:
+    """Where actions landed after their step was recorded (an act_delay, a think time): the distance leaves
+    their moves out."""
+    late = (summary.get("team") or {}).get("late_actions")
+    if not late:
+        return None
+    return f"{late:,} explorer steps' actions took effect later than their step: the distances leave their moves out."
+
+
+def _shown(value: Any) -> str:
+    """A figure as the page shows it: "-" where there is none."""
+    return "-" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from explorer.records.clock import step_at
+from explorer.records.summary import MOVED
 from explorer.report.charts import line_chart
 from perception.screenshots import thumbnail_data_uri
 from perception.world import MAX_CELLS, MAX_OBJECTS, World
@@ -147,7 +148,8 @@ class StepLine:
 
 
 class Curves:
-    """The discovery and coverage curves: per agent what it saw itself, and the ground the team saw."""
+    """The discovery and coverage curves: per agent what it saw itself, and the ground the team saw, over steps,
+    over cells moved, and over the run's clock where it has one."""
 
     def __init__(self, agents: list[str], clock: str | None = None) -> None:
         self.objects = {agent: StepLine() for agent in agents}
@@ -161,6 +163,11 @@ class Curves:
         self.clock = clock
         self.objects_by_time = {agent: StepLine() for agent in agents}
         self.cells_by_time = {agent: StepLine() for agent in agents}
+        # Ground seen against cells moved (a step whose action moved): each agent's own, and the team's.
+        self.moved = dict.fromkeys(agents, 0)
+        self.team_moved = 0
+        self.cells_by_distance = {agent: StepLine() for agent in agents}
+        self.team_by_distance = StepLine()
 
     def add(self, record: Record) -> None:
         agent = record["agent_id"]
@@ -177,6 +184,12 @@ class Curves:
         if self.clock and record.get("time") is not None:
             self.objects_by_time[agent].at(record["time"], len(self.seen_objects[agent]))
             self.cells_by_time[agent].at(record["time"], len(self.seen_cells[agent]))
+        # What the step saw, at the distance before its move (as the summary's cells_by_distance has it).
+        self.cells_by_distance[agent].at(self.moved[agent], len(self.seen_cells[agent]))
+        self.team_by_distance.at(self.team_moved, len(self.team_cells))
+        moved = (record.get("result") or {}).get("outcome") == MOVED
+        self.moved[agent] += moved
+        self.team_moved += moved
 
     def charts(self, discovery_curve: list[list[int]], seconds_curve: list[list[float]] | None = None) -> list[str]:
         """The charts' fragments; `discovery_curve` is the summary's [step, objects found by the team], and
@@ -189,6 +202,12 @@ class Curves:
         if self.team_cells:
             coverage = {"team": self.team.series(), **{f"{a} saw": line.series() for a, line in self.cells.items()}}
             charts.append(line_chart("coverage", "Ground seen", "step", "cells", coverage))
+            by_distance = {
+                "team": self.team_by_distance.series(),
+                **{f"{a} saw": line.series() for a, line in self.cells_by_distance.items()},
+            }
+            x_title = "cells moved (the team's; each agent's own)"
+            charts.append(line_chart("coverage-distance", "Ground seen, by distance", x_title, "cells", by_distance))
         if self.clock:
             charts += self._clock_charts(self.clock, seconds_curve or [])
         return charts

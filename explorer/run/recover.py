@@ -29,6 +29,7 @@ from memory.embedder import SentenceEmbedder
 from memory.vector_memory import VectorMemory
 from perception.base import EnvironmentInfo, Message
 from perception.targets import missing_targets
+from perception.world import World
 
 # What a run from before an option existed ran with, where that is not RunConfig's default: torch was the only
 # embedder before --embedder.
@@ -90,7 +91,7 @@ def _from_trace(run_dir: Path, running: bool) -> Recovered:
     members = agent_ids + directors
     trace = TraceLines(run_dir / "trace.jsonl", members, RECOVERABLE_LINE)
     records = list(trace)
-    environment = _environment(config, run_dir / "config.json")
+    environment, world = _environment(config, run_dir / "config.json")
     stops = _Stops(run_config, environment)
     stats = RunStats(members, directors[0] if directors else None, directors)
     if run_config.schedule_kind.wall_clock:
@@ -112,6 +113,7 @@ def _from_trace(run_dir: Path, running: bool) -> Recovered:
         profiles=profiles or None,
         never_delivered=sum(len(_messages(r)) for r in records if not _arrives(r, config)),
         budget_spent=budget_spent,
+        world=world,
     )
     summary["recovered_from_trace"] = True  # wall time, start-up and commit times were not on record
     summary["trace_lines_skipped"] = trace.skipped  # damaged lines: what they held is not counted
@@ -235,12 +237,14 @@ def _messages(record):
     return outgoing + [Message(agent_id, d["to"], d["message"], step) for d in record.get("directives") or ()]
 
 
-def _environment(config: dict[str, Any], config_path: Path) -> EnvironmentInfo:
+def _environment(config: dict[str, Any], config_path: Path) -> tuple[EnvironmentInfo, World | None]:
+    """What the run's world was, and the world itself where it is known (mock mode, its file still there)."""
     if config.get("mode") != "mock":
-        return EnvironmentInfo(name=", ".join(config.get("window_titles") or []) or "game window")
+        return EnvironmentInfo(name=", ".join(config.get("window_titles") or []) or "game window"), None
     world = world_of(config, config_path)
     if world is None:
-        return EnvironmentInfo(name=config.get("world") or "unknown world")
-    return EnvironmentInfo(
+        return EnvironmentInfo(name=config.get("world") or "unknown world"), None
+    info = EnvironmentInfo(
         name=world.name, total_objects=len(world.objects), total_cells=world.free_cell_count, targets=world.targets
     )
+    return info, world

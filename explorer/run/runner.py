@@ -174,18 +174,18 @@ class ExplorationRun:
             self.team.leave()
         records.trace.close()
         save_memories(self.crew.memories, self.run_dir)  # it embeds the texts held back: the wall time counts it
-        wall = time.perf_counter() - began if began else 0.0
         summary = build_summary(
             self.config,
             world.environment,
             records.stats,
-            wall,
+            time.perf_counter() - began if began else 0.0,  # the wall time
             status,
             failure.message,
             records.commit.startup,
             self.roster.resolved_profiles(),
             len(schedule.never_delivered),
             world.gate.budget.spent if world.gate.budget else None,
+            world.mock_world,
         )
         try:
             records.write(summary, self.run_dir)

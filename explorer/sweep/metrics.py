@@ -1,8 +1,9 @@
 """The figures a sweep compares, and the one it leads with: each run's task decides.
 
-A coverage run is measured by what it found and saw (`METRICS`). A search run (a task of targets to find) is
-measured first by whether it found every target: a sweep of search runs leads with `success`, the share of
-runs that found them all, then the steps to all of them over the runs that did, and the steps to each target.
+A coverage run is measured by what it found and saw (`METRICS`), and by the steps and the distance (cells the
+team moved) it took to see a share of the cells. A search run (a task of targets to find) is measured first by
+whether it found every target: a sweep of search runs leads with `success`, the share of runs that found them
+all, then the steps to all of them over the runs that did, the steps to each target, and SPL.
 A sweep file's `metric:` names the figure to lead with instead. The console, sweep.html, conditions.csv and
 the paired differences all lead with it.
 """
@@ -21,6 +22,13 @@ METRICS = (
     Metric("steps_to_100_objects", "steps to all the objects", STEPS, aliases=("steps_to_100",)),
     Metric("cells_seen", "cells seen", CELLS),
     Metric("cell_coverage", "share of the cells seen", SHARE),
+    Metric("steps_to_50_cells", "steps to 50% of the cells", STEPS),
+    Metric("steps_to_90_cells", "steps to 90% of the cells", STEPS),
+    Metric("steps_to_99_cells", "steps to 99% of the cells", STEPS),
+    Metric("distance", "distance travelled by the team (cells moved)"),
+    Metric("distance_to_50_cells", "team's cells moved to 50% of the cells"),
+    Metric("distance_to_90_cells", "team's cells moved to 90% of the cells"),
+    Metric("distance_to_99_cells", "team's cells moved to 99% of the cells"),
     Metric("overlap_ratio", "overlap (cells seen twice or more / seen)", SHARE),
     Metric("messages_per_agent_step", "messages per agent-step"),
     Metric("messages_read_per_agent_step", "messages read per agent-step"),
@@ -39,7 +47,9 @@ SUCCESS = Metric(
     "success", "success (share of runs that found every target)", SHARE, proportion=True, column="all_found"
 )
 STEPS_TO_ALL = Metric("steps_to_all", "steps to every target (the runs that found them all)", STEPS)
-SEARCH_METRICS = (SUCCESS, STEPS_TO_ALL)
+SEARCH_METRICS = (SUCCESS, STEPS_TO_ALL)  # what a search sweep leads with, in the short tables too
+# Success weighted by path length (summary.json's search.spl): a run that did not find every target counts 0.
+SPL = Metric("spl", "SPL (success weighted by path length)", SHARE)
 
 
 def target_metric(target: str) -> Metric:
@@ -49,24 +59,24 @@ def target_metric(target: str) -> Metric:
 
 def headline_name(given: str) -> str | None:
     """The metric a sweep file's `metric:` names, by its name or an alias (steps_to_90); None: no such metric."""
-    return next((m.name for m in (*SEARCH_METRICS, *METRICS) if given in (m.name, *m.aliases)), None)
+    return next((m.name for m in (*SEARCH_METRICS, SPL, *METRICS) if given in (m.name, *m.aliases)), None)
 
 
 def headline_names() -> list[str]:
     """The names a sweep file's `metric:` may give, for the line that refuses another."""
-    return [name for m in (*SEARCH_METRICS, *METRICS) for name in (m.name, *m.aliases)]
+    return [name for m in (*SEARCH_METRICS, SPL, *METRICS) for name in (m.name, *m.aliases)]
 
 
 def sweep_metrics(rows: list[RunRow], headline: str | None) -> tuple[Metric, ...]:
     """The sweep's metrics, its headline first: the one named (see `headline_name`), else success where every
     run that ran had a search task, else objects found. Where any run searched, the search figures come next,
-    with the steps to each target, in the order the runs give them."""
+    with the steps to each target, in the order the runs give them, then SPL."""
     targets = list(dict.fromkeys(target for row in rows for target in row.targets))
-    metrics = (*SEARCH_METRICS, *map(target_metric, targets), *METRICS) if targets else (*METRICS,)
+    metrics = (*SEARCH_METRICS, *map(target_metric, targets), SPL, *METRICS) if targets else (*METRICS,)
     ran = [row for row in rows if row.metrics]
     if headline is None:
         headline = SUCCESS.name if ran and all(row.targets for row in ran) else METRICS[0].name
-    lead = next(m for m in (*metrics, *SEARCH_METRICS) if m.name == headline)
+    lead = next(m for m in (*metrics, *SEARCH_METRICS, SPL) if m.name == headline)
     return (lead, *(m for m in metrics if m.name != lead.name))
 
 

@@ -1,7 +1,7 @@
 """What a sweep's runs came to: a row per run from its summary.json, and the two CSV files made of them.
 
 results.csv has a row per run: its options, its directory, its status and its figures, first a search task's
-where any run had one (all_found, steps_to_all, steps_to_<target>). conditions.csv has a row per condition and
+where any run had one (all_found, steps_to_all, steps_to_<target>, spl). conditions.csv has a row per condition and
 metric, the headline first: how many runs it had and finished, how many the figure counts (n), the mean and
 its 95% interval, and, where the sweep names a baseline, the paired difference from it and its interval.
 """
@@ -13,6 +13,7 @@ import io
 from pathlib import Path
 from typing import Any
 
+from explorer.records.summary import CELL_SHARES
 from explorer.records.trace import write_text
 from explorer.sweep.compare import ConditionFigures, Metric, RunRow
 from explorer.sweep.out_dir import REFUSED, run_summary
@@ -47,7 +48,8 @@ def run_metrics(summary: dict[str, Any]) -> dict[str, Any]:
     """The figures a sweep compares, and the world's totals and the steps that bound them, from a run's
     summary.json; None where the run has none."""
     team, llm = summary.get("team") or {}, summary.get("llm") or {}
-    to_objects = team.get("steps_to_objects") or {}
+    to_objects, to_cells = team.get("steps_to_objects") or {}, team.get("steps_to_cells") or {}
+    walked_to_cells = team.get("distance_to_cells") or {}
     cells_seen, total_cells = team.get("cells_seen"), team.get("total_cells")
     steps = [count for count in (summary.get("steps") or {}).values() if isinstance(count, int)]
     return {
@@ -63,6 +65,9 @@ def run_metrics(summary: dict[str, Any]) -> dict[str, Any]:
         "cells_seen": cells_seen,
         "total_cells": total_cells,
         "cell_coverage": round(cells_seen / total_cells, 4) if cells_seen is not None and total_cells else None,
+        **{f"steps_to_{share}_cells": to_cells.get(f"{share}%") for share in CELL_SHARES},
+        "distance": team.get("distance"),
+        **{f"distance_to_{share}_cells": walked_to_cells.get(f"{share}%") for share in CELL_SHARES},
         "overlap_ratio": team.get("overlap_ratio"),
         "messages_per_agent_step": team.get("messages_per_agent_step"),
         "messages_read_per_agent_step": team.get("messages_read_per_agent_step"),
@@ -79,7 +84,7 @@ def run_metrics(summary: dict[str, Any]) -> dict[str, Any]:
 
 def _search_figures(search: dict[str, Any] | None) -> dict[str, Any]:
     """A search task's outcome, as results.csv gives it: whether every target was found, the step by which
-    they all were (None where not), and the step each was first found at; {} without a task."""
+    they all were (None where not), the step each was first found at, and SPL; {} without a task."""
     if not search:
         return {}
     to_target = search.get("steps_to_target") or {}
@@ -87,6 +92,7 @@ def _search_figures(search: dict[str, Any] | None) -> dict[str, Any]:
         "all_found": bool(search.get("all_found")),
         "steps_to_all": search.get("steps_to_all"),
         **{f"steps_to_{target}": to_target.get(target) for target in search.get("targets") or ()},
+        "spl": search.get("spl"),
     }
 
 

@@ -5,7 +5,8 @@ a row per run and step, with a column per option and per metric, so a plot needs
 - `conditions`: conditions.csv a row per condition, with a column per grid axis beside the combined name, then
   per metric its mean (the metric's name) and `_n`, `_low`, `_high` (and `_difference...` with a baseline).
 - `steps`: per run and step, what the team had by then, from the curves of the run's summary.json (bounded:
-  never the trace): objects found, cells seen, targets found (a search task's), messages sent.
+  never the trace): objects found, cells seen, targets found (a search task's), messages sent, and the
+  distance (cells the team had moved when the step began).
 
 The sweep writes `runs` and `steps` as runs.parquet and steps.parquet where pyarrow is installed. This module
 alone imports pandas and pyarrow, lazily: a sweep without the `data` extra runs as before.
@@ -30,7 +31,16 @@ RUNS_PARQUET, STEPS_PARQUET = "runs.parquet", "steps.parquet"
 INSTALL = "pip install -e '.[data]'"
 # A named condition's name, which results.csv calls `condition`: here `condition` is the combined name.
 NAMED = "condition_name"
-STEP_COLUMNS = ("run_dir", "condition", "step", "objects_found", "cells_seen", "targets_found", "messages_sent")
+STEP_COLUMNS = (
+    "run_dir",
+    "condition",
+    "step",
+    "objects_found",
+    "cells_seen",
+    "targets_found",
+    "messages_sent",
+    "distance",
+)
 FIGURES = ("n", "mean", "low", "high")
 DIFFERENCES = ("difference_n", "difference", "difference_low", "difference_high")
 PER_CONDITION = ("world", "runs", "finished", "baseline", "pairs")
@@ -121,9 +131,12 @@ def _steps(pd: Any, directory: Path, runs: pandas.DataFrame) -> pandas.DataFrame
 
 def _run_steps(name: str, condition: Any, summary: dict[str, Any]) -> list[tuple[Any, ...]]:
     """The run's rows: the team's counts once each step was committed. Targets found only with a search task,
-    cells and messages only from a summary that has their curves; else missing."""
+    cells, messages and distance only from a summary that has their curves; else missing. The distance is the
+    team's cells moved when the step began (cells_by_distance has a point per step of cells_curve, in order)."""
     team = summary.get("team") or {}
     cells, messages = dict(team.get("cells_curve") or ()), dict(team.get("messages_curve") or ())
+    by_distance = team.get("cells_by_distance") or ()
+    distance = {step: walked for (step, _), (walked, _) in zip(team.get("cells_curve") or (), by_distance)}
     search = summary.get("search") or {}
     found_at = [at for at in (search.get("steps_to_target") or {}).values() if at is not None]
     return [
@@ -135,6 +148,7 @@ def _run_steps(name: str, condition: Any, summary: dict[str, Any]) -> list[tuple
             cells.get(step),
             sum(at <= step for at in found_at) if search else None,
             messages.get(step),
+            distance.get(step),
         )
         for step, found in summary.get("discovery_curve") or ()
     ]
