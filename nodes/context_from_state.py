@@ -17,6 +17,7 @@ from nodes.decision_context import (
     Discovery,
     HeardMessage,
     TeamContext,
+    TeamMap,
     TeammatePoses,
     Teammates,
     View,
@@ -91,8 +92,10 @@ def explorer_context(
     messages: Sequence[HeardMessage],
     memories: Sequence[tuple[str, float]],
     history: Sequence[ActionTaken],
+    team_map: TeamMap | None = None,
 ) -> DecisionContext:
-    """An explorer's DecisionContext from its parts: its view, the teammates' poses in `store`, its actions."""
+    """An explorer's DecisionContext from its parts: its view, the teammates' poses in `store`, its actions;
+    the team's map is the store's unless `team_map` gives it as it was."""
     agent_id = team.agent_id
     positions = store.positions()
     return DecisionContext(
@@ -113,6 +116,7 @@ def explorer_context(
         teammates=Teammates(
             messages=tuple(messages),
             positions=TeammatePoses({a: p for a, p in positions.items() if a != agent_id}),
+            team_map=team_map or store,
         ),
         memories=tuple(memories),
         recent_actions=tuple(history[-RECENT_ACTIONS:]),

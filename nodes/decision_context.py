@@ -11,7 +11,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypedDict
+from typing import Protocol, TypedDict
 
 from perception.actions import ACTION_HELP
 from perception.base import Pose, objects_text
@@ -204,11 +204,30 @@ class TeammatePoses(Mapping[str, Pose | None]):
 
 
 @dataclass(frozen=True)
+class MapNews:
+    """What the team's map gained since a reader last read it: free cells and walls, each once, in the order the
+    team first saw them; `read` is where its next read starts."""
+
+    cells: tuple[Cell, ...]
+    walls: tuple[Wall, ...]
+    read: tuple[int, int]  # (cells, walls) the team's map held at this read
+
+
+class TeamMap(Protocol):
+    """The map the team shares through its store: every cell and wall any member's committed steps saw."""
+
+    def map_news(self, since: tuple[int, int]) -> MapNews:
+        """The cells and walls the team's map gained after the first `since` (cells, walls) it held."""
+
+
+@dataclass(frozen=True)
 class Teammates:
-    """What the agent knows of its teammates this step: what they wrote to it, and where they are."""
+    """What the agent knows of its teammates this step: what they wrote to it, and where they are; and the
+    map their committed steps made, for a policy that shares one (the classical explorers)."""
 
     messages: tuple[HeardMessage, ...]  # in the order read
     positions: TeammatePoses  # the others'
+    team_map: TeamMap | None = None
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,8 @@ class HandInNode(Node):
             pose=pose,
             remember=partial(shared["memory_index"].add, *entry),
             upward=upward,
+            seen_cells=tuple(observation.seen_cells),
+            seen_walls=tuple(observation.seen_walls),
         )
         return shared["schedule"], report
 

@@ -22,8 +22,10 @@ from nodes.decision_context import (
     Directive,
     DirectiveFollowed,
     Discovery,
+    MapNews,
     PoseDict,
     SightReport,
+    Wall,
 )
 from nodes.record import ModelCall, StepRecord
 from perception.base import BROADCAST, Message
@@ -169,6 +171,8 @@ class TeamView(Protocol):
 
     def positions(self) -> dict[str, PoseDict | None]: ...
 
+    def map_news(self, since: tuple[int, int]) -> MapNews: ...
+
 
 class ReportInbox(TeamView, Protocol):
     """What a coordinator reads of the team's store: what every member may, and the reports sent up to it."""
@@ -194,6 +198,9 @@ class StepReport:
     remember: Callable[[], None] = lambda: None
     object_cells: dict[str, Cell] = field(default_factory=dict)  # of the seen objects, where known
     upward: SightReport | None = None  # for the coordinator, where there is one
+    # What the step saw (free cells, walls): the team's map gains what no member saw before.
+    seen_cells: tuple[Cell, ...] = ()
+    seen_walls: tuple[Wall, ...] = ()
 
 
 class Schedule(Protocol):

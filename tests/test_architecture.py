@@ -46,6 +46,7 @@ EXTERNAL_API_OWNERS = {
     "ray": {"explorer.sweep.ray_executor"},
     "aiohttp": {"explorer.cli.web_server"},
     "scipy": {"explorer.policies.grid_arrays"},
+    "ortools": {"explorer.policies.classical.mtsp"},
 }
 
 

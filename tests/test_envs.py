@@ -207,6 +207,9 @@ def app_episode(tmp_path, embedder, model, **options):
         ("offline", dict(world="apartment", random_starts=True)),
         ("random", dict(world="gen:maze", world_seed=2)),
         ("tests.support.space_policies:TurnAndWalk", dict(world="office")),
+        # The classical explorers share the team's map through the store: the environment's holds it as a run's.
+        ("utility-frontier", dict(world="gen:house", world_seed=4)),
+        ("mtsp-frontier", dict(world="office")),
     ],
 )
 def test_an_apps_policy_in_the_environment_plays_the_apps_episode(pettingzoo_env, tmp_path, embedder, model, world):

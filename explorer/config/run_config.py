@@ -193,8 +193,9 @@ class RunConfig:
         default="offline",
         metadata=option(
             "--model",
-            "offline (built-in explorer, the default), random, a litellm model such as gpt-4o-mini, "
-            "or a policy of your own: package.module:Class",
+            "offline (built-in explorer, the default), random, a classical explorer (nearest-frontier, "
+            "utility-frontier, hungarian-frontier, voronoi-frontier, mtsp-frontier), a litellm model such as "
+            "gpt-4o-mini, or a policy of your own: package.module:Class",
             check=NotBlank(),
         ),
     )

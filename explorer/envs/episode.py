@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from explorer.config.run_config import RunConfig
 from explorer.run.roster import roster_of
 from explorer.run.runner import DEFAULT_STEPS
-from explorer.team.store import InProcessStore
+from explorer.team.store import MAP_END, HeldMap, InProcessStore
 from nodes.context_from_state import explorer_context, team_context_of
 from nodes.decision_context import RECENT_ACTIONS, ActionTaken, AgentSetup, DecisionContext, HeardMessage
 from nodes.interfaces import StepReport
@@ -81,6 +81,7 @@ class Episode:
         self.steps = config.steps or self.world.max_steps or DEFAULT_STEPS
         self.seed = config.seed
         self.number = 0  # episodes begun: a policy that keeps what it learns starts afresh with each
+        self.map_held = (0, 0)  # the team's map as the step under way began (TeamStore.map_news)
         profiles = roster_of(config).members
         self.setups = {
             agent_id: AgentSetup(profiles[agent_id].role, profiles[agent_id].persona_text(), self.comm, None)
@@ -133,6 +134,7 @@ class Episode:
             messages=heard,
             memories=(),
             history=so_far.history,
+            team_map=HeldMap(self.store, self.map_held),
         )
 
     def step(self, actions: Mapping[str, tuple[str, str]]) -> dict[str, AgentStep]:
@@ -167,6 +169,7 @@ class Episode:
     def _perceive(self, sent: dict[str, list[Message]], outcomes: dict[str, str]) -> dict[str, AgentStep]:
         """Each agent's view, committed to the team in agent order with the messages it sent."""
         views = {agent_id: self.perception.observe(agent_id) for agent_id in self.agent_ids}
+        self.map_held = self.store.map_news(MAP_END).read  # a run's map holds these views once the step is committed
         reports = [
             StepReport(
                 agent_id,
@@ -176,6 +179,8 @@ class Episode:
                 sent.get(agent_id, []),
                 pose=view.pose.to_dict(),
                 object_cells=dict(view.object_cells),
+                seen_cells=tuple(view.seen_cells),
+                seen_walls=tuple(view.seen_walls),
             )
             for agent_id, view in views.items()
         ]

@@ -1,7 +1,7 @@
 """Decision policies behind one seam, `decide(prompt, context) -> DecisionOutcome` (nodes/interfaces.py).
 
-The built-in offline explorer and the random baseline decide in code and make
-no model calls, as does a policy of the user's own (`package.module:Class`,
+The built-in offline explorer, the random baseline and the classical explorers (explorer/policies/classical/)
+decide in code and make no model calls, as does a policy of the user's own (`package.module:Class`,
 explorer/policies/plugin.py); any other name is a language model reached through litellm.
 """
 
@@ -17,6 +17,8 @@ from explorer.config.run_config import COORDINATOR, GOALS, RunConfig
 from explorer.model.client import CallGate, LLMSettings, complete_prompt, takes_response_schema
 from explorer.model.replay import RecordedReplies
 from explorer.model.reply_format import YAML, ReplyFormat
+from explorer.policies.classical.catalogue import PLANNERS
+from explorer.policies.classical.planner import FrontierExplorer
 from explorer.policies.coordinator import ModelCoordinator, OfflineCoordinator
 from explorer.policies.explorer_goals import ExplorerGoals
 from explorer.policies.fallback import OfflineFallback
@@ -28,7 +30,10 @@ from nodes.decision_context import DecisionContext
 from nodes.interfaces import CoordinatorPolicy, Decision, DecisionOutcome, DecisionPolicy
 
 OFFLINE, RANDOM = "offline", "random"
-BUILT_IN = (OFFLINE, RANDOM)
+CLASSICAL = tuple(PLANNERS)  # nearest-frontier, utility-frontier, hungarian-frontier, voronoi-frontier, mtsp-frontier
+BUILT_IN = (OFFLINE, RANDOM, *CLASSICAL)
+# The built-in policies whose every decision follows from what they see: a run's seed changes none of them.
+SEED_FREE = (OFFLINE, *CLASSICAL)
 
 
 def decides_in_code(model: str) -> bool:
@@ -65,6 +70,8 @@ def make_policy(profile: Profile, agent_id: str, config: RunConfig, gate: CallGa
         return ExplorerGoals() if config.decide == GOALS else OfflineExplorer()
     if profile.model == RANDOM:
         return RandomPolicy(agent_seed)
+    if profile.model in PLANNERS:
+        return FrontierExplorer(PLANNERS[profile.model])
     if is_plugin(profile.model):
         cancelled = gate.cancelled if gate else threading.Event()
         return make_plugin(profile.model, PolicySetup(agent_id, agent_seed), CallLimits(config.timeout, cancelled))

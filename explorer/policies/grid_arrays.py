@@ -3,17 +3,21 @@ search makes each step (every unseen cell's worth, the team's split of the groun
 take a Python loop over every cell. The one module that imports scipy: its breadth-first shortest paths.
 
 A cell (x, y, z) of a grid of size (W, D, H) is the array index [x, y, z], or (x * D + y) * H + z flat.
+The classical explorers' passes are here too (explorer/policies/classical/): the path distances over the cells
+a team knows, the frontier's connected groups, and the optimal assignment of robots to goals.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+from scipy.ndimage import label
+from scipy.optimize import linear_sum_assignment
 from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import breadth_first_order
+from scipy.sparse.csgraph import breadth_first_order, shortest_path
 
 Cell = tuple[int, int, int]
 Size = tuple[int, int, int]
@@ -47,6 +51,12 @@ def mark(array: np.ndarray, cells: Collection[tuple[int, ...]]) -> None:
         at = np.array(list(cells), dtype=np.intp).reshape(len(cells), array.ndim)
         at = at[((at >= 0) & (at < array.shape)).all(axis=1)]
         array[tuple(at.T)] = True
+
+
+def unmark(array: np.ndarray, cells: Collection[tuple[int, ...]]) -> None:
+    """Set `array` False at `cells` (as `mark`)."""
+    if cells:
+        array[tuple(np.array(list(cells), dtype=np.intp).reshape(len(cells), array.ndim).T)] = False
 
 
 def cell_array(shape: tuple[int, ...], cells: Collection[tuple[int, ...]]) -> np.ndarray:
@@ -172,3 +182,34 @@ def _depths(parents: np.ndarray, root: int) -> np.ndarray:
         depth += depth[up]
         up = up[up]
     return depth
+
+
+def known_path_distances(passable: np.ndarray, starts: Sequence[Cell]) -> np.ndarray:
+    """For each of `starts`, each cell's moves from it over the `passable` cells only (a (W, D, H) bool array;
+    a start is passable whatever the array says): a (len(starts), W, D, H) array, inf where no way leads.
+    One breadth-first pass a start, all of them in one call into scipy."""
+    size = passable.shape
+    if not starts:
+        return np.zeros((0, *size))
+    allowed = passable.ravel().copy()
+    start_cells = _flat(size, starts)
+    allowed[start_cells] = True
+    indptr, indices = _moves(size)
+    kept = allowed[indices] & np.repeat(allowed, np.diff(indptr))
+    kept_before = np.concatenate(([0], np.cumsum(kept, dtype=np.int32)))
+    graph = csr_matrix((np.ones(int(kept.sum())), indices[kept], kept_before[indptr]), shape=(allowed.size,) * 2)
+    return shortest_path(graph, unweighted=True, indices=start_cells).reshape(len(start_cells), *size)
+
+
+def connected_groups(mask: np.ndarray) -> tuple[np.ndarray, int]:
+    """(a label for each cell of `mask`, 1..count, and 0 outside it; the count): its groups of cells one move
+    apart, along any axis."""
+    labels, count = label(mask)
+    return labels, int(count)
+
+
+def cheapest_assignment(costs: np.ndarray) -> list[tuple[int, int]]:
+    """(row, column) pairs, each row and each column at most once, as many as the smaller side, with the least
+    total cost: the Hungarian method (Kuhn 1955), as scipy's linear_sum_assignment solves it."""
+    rows, columns = linear_sum_assignment(costs)
+    return list(zip(rows.tolist(), columns.tolist()))

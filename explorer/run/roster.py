@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 
 from explorer.config.profiles import Profile, coordinator_profile, default_profiles, load_profiles
-from explorer.config.run_config import COORDINATOR, SYSTEM, RunConfig
+from explorer.config.run_config import COORDINATOR, GOALS, SYSTEM, RunConfig
+from explorer.policies.factory import CLASSICAL
 from explorer.policies.plugin import is_plugin, load_plugin
 from explorer.records.errors import ConfigError
 from explorer.schedule.event import tick_rate_problem
@@ -82,6 +83,7 @@ def roster_of(config: RunConfig) -> Roster:
     roster = Roster(agent_ids, profiles, coordinator, members, local, explorers_here, config.coordinator_ids(), system)
     _check_timings(roster, config)
     _check_plugins(roster)
+    _check_classical(roster, config)
     return roster
 
 
@@ -99,6 +101,20 @@ def _check_plugins(roster: Roster) -> None:
         raise ConfigError(
             "--coordinator must be offline or a model's name: a policy plug-in decides an explorer's steps"
         )
+
+
+def _check_classical(roster: Roster, config: RunConfig) -> None:
+    """A classical explorer plans its own part of the team's plan on the grid's map: not under a coordinator
+    that directs it, nor with goals chosen for it, nor on a game's screen."""
+    classical = next((profile.model for profile in roster.profiles if profile.model in CLASSICAL), None)
+    if classical is None:
+        return
+    if config.mode != "mock":
+        raise ConfigError(f"--model {classical} needs --mode mock: it plans on the grid map a mock world gives")
+    if config.coordinator is not None:
+        raise ConfigError(f"--model {classical} plans the team's assignment itself: not with --coordinator")
+    if config.decide == GOALS:
+        raise ConfigError(f"--model {classical} chooses its own goals: --decide goals is for a model")
 
 
 def _check_timings(roster: Roster, config: RunConfig) -> None:

@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 
 from explorer.schedule.realtime import RealtimeSchedule
 from explorer.schedule.wrapped import WrappedPerception
-from explorer.team.store import TeamStore
-from nodes.decision_context import Discovery, PoseDict, SightReport
+from explorer.team.store import MAP_END, TeamStore, map_as_held
+from nodes.decision_context import Discovery, MapNews, PoseDict, SightReport
 from nodes.interfaces import StepReport
 from perception.base import ActionResult, Message, Observation, PerceptionInterface
 
@@ -35,6 +35,7 @@ class TeamSeen:
     messages: list[Message]
     discoveries: dict[str, Discovery]
     positions: dict[str, PoseDict | None]
+    map_held: tuple[int, int] = (0, 0)  # the cells and walls the team's map held then (TeamStore.map_news)
 
 
 class TeamAsPerceived(TeamStore):
@@ -62,6 +63,11 @@ class TeamAsPerceived(TeamStore):
     def positions(self) -> dict[str, PoseDict | None]:
         seen = self._team()
         return dict(seen.positions) if seen else self.store.positions()
+
+    def map_news(self, since: tuple[int, int]) -> MapNews:
+        """The team's map as the step perceived it: what it held then, not what was committed since."""
+        news, seen = self.store.map_news(since), self._team()
+        return map_as_held(news, since, seen.map_held) if seen else news
 
     # The rest is the store's.
 
@@ -113,7 +119,10 @@ class RealtimePerception(WrappedPerception):
     def _look(self, agent_id: str, step: int, at: float) -> TeamSeen:
         store = self.team.store
         observation = self.backend.observe(agent_id, step)
-        return TeamSeen(step, at, observation, store.read_mailbox(agent_id), store.discoveries(), store.positions())
+        held = store.map_news(MAP_END).read  # how much the team's map holds, and none of it copied
+        return TeamSeen(
+            step, at, observation, store.read_mailbox(agent_id), store.discoveries(), store.positions(), held
+        )
 
     def poll_messages(self, agent_id: str) -> list[Message]:
         """The messages in its mailbox when its step perceived; reading empties it."""

@@ -44,6 +44,8 @@ def encode_step(report: StepReport) -> str:
             "pose": report.pose,
             "object_cells": report.object_cells,
             "upward": _sight_dict(report.upward) if report.upward else None,
+            "seen_cells": report.seen_cells,
+            "seen_walls": report.seen_walls,
         }
     )
 
@@ -60,6 +62,8 @@ def decode_step(text: str) -> StepReport:
         pose=data["pose"],
         object_cells=_cells(data["object_cells"]),
         upward=_sight(data["upward"]) if data["upward"] else None,
+        seen_cells=tuple(map(tuple, data.get("seen_cells", ()))),
+        seen_walls=tuple(map(tuple, data.get("seen_walls", ()))),
     )
 
 

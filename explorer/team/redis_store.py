@@ -41,7 +41,7 @@ from explorer.team.codec import (
     encode_sight,
 )
 from explorer.team.store import TeamStore
-from nodes.decision_context import Discovery, PoseDict, SightReport
+from nodes.decision_context import Cell, Discovery, MapNews, PoseDict, SightReport, Wall
 from nodes.interfaces import StepReport, StopRun
 from perception.base import BROADCAST, Message
 
@@ -268,7 +268,9 @@ class RedisStore(TeamStore):
             team = pipe.lrange(self._key("agents"), 0, -1)
             known = set(pipe.lrange(self._key("found"), 0, -1))
             deliveries = [(m, self._targets(m, team)) for report in reports for m in report.outgoing]
+            map_gains = self._map_gains(pipe, reports)
             pipe.multi()
+            self._add_to_map(pipe, map_gains)
             for message, targets in deliveries:
                 self._deliver(pipe, message, targets)
             new_objects = []
@@ -286,6 +288,37 @@ class RedisStore(TeamStore):
             return new_objects
 
         return self._once(change)
+
+    def _map_gains(self, pipe: redis.client.Pipeline, reports: Sequence[StepReport]) -> tuple[list[str], list[str]]:
+        """The cells and walls ("x,y,z", "x,y") the reports saw that the team's map does not hold yet, each once."""
+        gains = []
+        for kind, seen in (
+            ("cells", [c for r in reports for c in r.seen_cells]),
+            ("walls", [w for r in reports for w in r.seen_walls]),
+        ):
+            named = list(dict.fromkeys(",".join(map(str, place)) for place in seen))
+            held = pipe.smismember(self._key(f"map:{kind}:set"), named) if named else []
+            gains.append([name for name, there in zip(named, held) if not there])
+        return gains[0], gains[1]
+
+    def _add_to_map(self, pipe: redis.client.Pipeline, gains: tuple[list[str], list[str]]) -> None:
+        for kind, names in zip(("cells", "walls"), gains):
+            if names:
+                pipe.sadd(self._key(f"map:{kind}:set"), *names)
+                pipe.rpush(self._key(f"map:{kind}"), *names)
+
+    @_answering
+    def map_news(self, since: tuple[int, int]) -> MapNews:
+        with self._client.pipeline() as pipe:  # MULTI: both logs as one commit left them
+            for kind, start in zip(("cells", "walls"), since):
+                pipe.lrange(self._key(f"map:{kind}"), start, -1)
+                pipe.llen(self._key(f"map:{kind}"))
+            cells, held_cells, walls, held_walls = pipe.execute()
+        return MapNews(
+            tuple(cast(Cell, tuple(map(int, text.split(",")))) for text in cells),
+            tuple(cast(Wall, tuple(map(int, text.split(",")))) for text in walls),
+            (held_cells, held_walls),
+        )
 
     @_answering
     def send_message(self, message: Message) -> None:

@@ -13,7 +13,7 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 
-from nodes.decision_context import Discovery, PoseDict, SightReport
+from nodes.decision_context import Cell, Discovery, MapNews, PoseDict, SightReport, TeamMap, Wall
 from nodes.interfaces import StepReport
 from perception.base import BROADCAST, Message
 
@@ -65,6 +65,56 @@ class TeamStore(ABC):
     def history(self) -> list[Message]:
         """Every message delivered, in order."""
 
+    @abstractmethod
+    def map_news(self, since: tuple[int, int]) -> MapNews:
+        """The team's map: the free cells and walls its committed steps saw, each once in the order first seen,
+        after the first `since` (cells, walls)."""
+
+
+MAP_END = (2**62, 2**62)  # a read of the team's map from past its end: no news, and how much it holds
+
+
+def map_as_held(news: MapNews, since: tuple[int, int], held: tuple[int, int]) -> MapNews:
+    """`news` read from `since`, cut to what the team's map held at an earlier moment (`held`: its cells and
+    walls then): the map as a step that began then saw it."""
+    cells, walls = (max(then - read, 0) for then, read in zip(held, since))
+    return MapNews(news.cells[:cells], news.walls[:walls], (max(held[0], since[0]), max(held[1], since[1])))
+
+
+class HeldMap:
+    """A team's map as it was when `held` was read from it (a TeamMap)."""
+
+    def __init__(self, team_map: TeamMap, held: tuple[int, int]) -> None:
+        self.team_map, self.held = team_map, held
+
+    def map_news(self, since: tuple[int, int]) -> MapNews:
+        return map_as_held(self.team_map.map_news(since), since, self.held)
+
+
+class TeamMapLog:
+    """The team's map as two logs, each cell and wall once: it holds no more than the world has, however long
+    the run. Not locked: its store's lock guards it."""
+
+    def __init__(self) -> None:
+        self.cells: list[Cell] = []
+        self.walls: list[Wall] = []
+        self._cells: set[Cell] = set()
+        self._walls: set[Wall] = set()
+
+    def add(self, report: StepReport) -> None:
+        for cell in report.seen_cells:
+            if cell not in self._cells:
+                self._cells.add(cell)
+                self.cells.append(cell)
+        for wall in report.seen_walls:
+            if wall not in self._walls:
+                self._walls.add(wall)
+                self.walls.append(wall)
+
+    def news(self, since: tuple[int, int]) -> MapNews:
+        cells, walls = since
+        return MapNews(tuple(self.cells[cells:]), tuple(self.walls[walls:]), (len(self.cells), len(self.walls)))
+
 
 class InProcessStore(TeamStore):
     def __init__(self) -> None:
@@ -75,6 +125,7 @@ class InProcessStore(TeamStore):
         self._mailboxes: dict[str, list[Message]] = {}
         self._history: list[Message] = []
         self._reports: dict[str, list[SightReport]] = {}  # coordinator -> its reports not yet read
+        self._map = TeamMapLog()
 
     def register_agent(self, agent_id: str, pose: PoseDict | None = None) -> None:
         with self._lock:
@@ -92,6 +143,7 @@ class InProcessStore(TeamStore):
                 )
                 if report.pose:  # a coordinator has none
                     self._positions[report.agent_id] = report.pose
+                self._map.add(report)
             return new_objects
 
     def send_report(self, recipient: str, report: SightReport) -> None:
@@ -154,3 +206,7 @@ class InProcessStore(TeamStore):
     def history(self) -> list[Message]:
         with self._lock:
             return list(self._history)
+
+    def map_news(self, since: tuple[int, int]) -> MapNews:
+        with self._lock:
+            return self._map.news(since)

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Sequence
 
 from explorer.team.store import TeamStore
-from nodes.decision_context import Discovery, PoseDict, SightReport
+from nodes.decision_context import Discovery, MapNews, PoseDict, SightReport
 from nodes.interfaces import StepReport
 from perception.base import Message
 
@@ -129,6 +129,9 @@ class RoutedStore(TeamStore):
 
     def history(self) -> list[Message]:
         return self.store.history()
+
+    def map_news(self, since: tuple[int, int]) -> MapNews:
+        return self.store.map_news(since)
 
 
 def _without(report: StepReport, delivered: Sequence[Message]) -> StepReport:
