@@ -55,8 +55,11 @@ def test_the_summary_rebuilt_from_a_trace_is_the_one_the_run_wrote(tmp_path, set
     assert rebuilt == written
     if clock:
         assert written["coordinator"]["directives_sent"] > 0 and written["messages"]["never_delivered"] > 0
+        assert written["team"]["late_actions"] > 0  # the act_delay's: landed after their steps were recorded
     if "--find" in setting:
         assert written["search"]["targets"] == ["toothbrush", "laptop"]
+        assert set(written["search"]["spl_by_target"]) == {"toothbrush", "laptop"}  # the world made again
+    assert written["team"]["distance"] == sum(a["distance"] or 0 for a in written["per_agent"].values()) > 0
 
 
 def test_recover_refuses_a_run_that_has_its_summary_and_a_directory_that_holds_no_run(tmp_path):

@@ -45,7 +45,7 @@ def test_the_report_opens_offline_draws_the_map_and_charts_and_the_slider_moves_
     # The map: the ground seen (a heatmap image), the walls, the agents; and both charts.
     assert browser.execute_script("return document.querySelectorAll('#map image').length") == 1
     assert browser.execute_script("return document.getElementById('map').layout.shapes.length") > 10
-    for chart in ("discovery", "coverage"):
+    for chart in ("discovery", "coverage", "coverage-distance"):
         assert browser.find_elements(By.CSS_SELECTOR, f"#{chart} .scatterlayer .trace")
     panel = browser.find_element(By.CSS_SELECTOR, "#panel tbody")
     assert panel.get_attribute("data-step") == "1" and len(panel.find_elements(By.TAG_NAME, "tr")) == 2
@@ -174,3 +174,37 @@ def test_a_game_run_is_shown_as_a_filmstrip_of_its_screenshots(tmp_path):
     html = write_report(run_dir).path.read_text()
     assert html.count('src="data:image/jpeg;base64,') == 1  # embedded: the page travels alone
     assert "A red cube ahead." in html and "go see it" in html and "(0, 1, 0) facing north" in html
+
+
+def test_the_report_shows_the_distance_travelled_and_the_ground_seen_by_it(finished_run):
+    html = (finished_run / "report.html").read_text()
+    summary = json.loads((finished_run / "summary.json").read_text())
+    assert 'id="coverage-distance"' in html and "Ground seen, by distance" in html
+    team = summary["team"]
+    assert f"<th>Distance travelled (cells moved by the explorers)</th><td>{team['distance']}</td>" in html
+    for share in ("50%", "90%", "99%"):
+        steps, walked = (team[figure][share] for figure in ("steps_to_cells", "distance_to_cells"))
+        shown = "not reached" if steps is None else f"{steps} steps, {walked} cells moved"
+        assert f"<th>Steps, and cells moved, to {share} of the cells</th><td>{shown}</td>" in html
+    assert team["distance_to_cells"]["50%"] is None or team["distance_to_cells"]["50%"] <= team["distance"]
+    for agent, numbers in summary["per_agent"].items():
+        share = f"{numbers['first_seen_share']:.1%}"
+        assert f'<td class="num">{numbers["distance"]}</td>\n      <td class="num">{share}</td>' in html, agent
+    assert "SPL" not in html  # no search task
+
+
+def test_a_search_run_s_report_gives_its_spl(tmp_path, embedder):
+    run_dir = tmp_path / "run"
+    config = RunConfig(
+        agents=2, steps=40, world="gen:house?size=24x14", world_seed=3, find=("toothbrush",), run_dir=run_dir
+    )
+    ExplorationRun(config.check(), embedder=embedder).execute()
+    summary = json.loads((run_dir / "summary.json").read_text())
+    search, team = summary["search"], summary["team"]
+    assert search["all_found"] and 0 < search["spl"] <= 1
+    html = (run_dir / "report.html").read_text()
+    steps, walked = team["steps_to_cells"]["50%"], team["distance_to_cells"]["50%"]
+    assert steps is not None and f"<td>{steps} steps, {walked} cells moved</td>" in html
+    assert f"<th>SPL, every target (success weighted by path length)</th><td>{search['spl']:g}</td>" in html
+    shortest, taken = search["shortest_path_to_target"]["toothbrush"], search["distance_to_target"]["toothbrush"]
+    assert f"(shortest path {shortest}, the finder&#39;s {taken})" in html

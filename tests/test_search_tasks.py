@@ -198,5 +198,7 @@ def test_the_console_summary_names_each_target_and_when_it_was_found(tmp_path):
         timeout=300,
     )
     assert result.returncode == 0, result.stderr
-    steps = yaml.safe_load((tmp_path / "run" / "summary.json").read_text())["search"]["steps_to_target"]
-    assert f"Targets: toothbrush (step {steps['toothbrush']})" in " ".join(result.stdout.split())
+    search = yaml.safe_load((tmp_path / "run" / "summary.json").read_text())["search"]
+    steps, printed = search["steps_to_target"], " ".join(result.stdout.split())
+    assert f"Targets: toothbrush (step {steps['toothbrush']})" in printed
+    assert f"; SPL {search['spl']:g}" in printed and search["spl"] is not None

@@ -191,13 +191,14 @@ class RunConsole:
 
 
 def _targets_line(search) -> str:
-    """A search task's targets, each with the step it was first found at, or not found."""
+    """A search task's targets, each with the step it was first found at, or not found; and SPL, where known."""
     steps = search["steps_to_target"]
     told = [
         f"{target} ({'step ' + str(steps[target]) if steps.get(target) else 'not found'})"
         for target in search["targets"]
     ]
-    return plain("Targets: " + ", ".join(told))
+    spl = search.get("spl")
+    return plain("Targets: " + ", ".join(told) + ("" if spl is None else f"; SPL {spl:g}"))
 
 
 def _agents_summary_table(summary) -> Table:

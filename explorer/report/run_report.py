@@ -182,6 +182,8 @@ def _team_figures(summary: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _to(steps: dict[str, Any], walked: dict[str, Any], share: str) -> str:
+    if steps.get(share) is None and walked.get(share) is None:
+        return "not reached"
     return f"{_shown(steps.get(share))} steps, {_shown(walked.get(share))} cells moved"
 
 
