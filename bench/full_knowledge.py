@@ -35,40 +35,61 @@ def full_knowledge_steps(world, agents, seed, share=SHARE):
 
 def full_knowledge_curve(world, agents, seed, shares):
     """{share: the step at which the reference team had seen `share`% of the objects, or None}."""
+    return {share: steps for share, (steps, _) in full_knowledge_reach(world, agents, seed, shares).items()}
+
+
+def full_knowledge_reach(world, agents, seed, shares, of="objects"):
+    """{share: (the step at which the reference team had seen `share`% of the objects, or of the free cells
+    (`of="cells"`), the cells its agents had moved by then), or (None, None)}. For cells, each agent goes to
+    the nearest pose that shows a cell the team has not seen."""
     agent_ids = [f"Agent{i}" for i in range(1, agents + 1)]
     poses = dict(MockPerception(world, InProcessStore(), agent_ids, seed)._poses)
-    wanted = {share: math.ceil(len(world.objects) * share / 100) for share in shares}
-    reached = dict.fromkeys(shares)
+    total = len(world.objects) if of == "objects" else world.free_cell_count
+    wanted = {share: math.ceil(total * share / 100) for share in shares}
+    reached = dict.fromkeys(shares, (None, None))
+    seen_from, moves_from = _views(world, 0 if of == "objects" else 1), _move_table(world)
+    found, distance = set(), 0
+    for step in range(1, MAX_STEPS + 1):
+        for agent_id in agent_ids:
+            found |= seen_from(poses[agent_id])
+        for share in shares:
+            if reached[share][0] is None and len(found) >= wanted[share]:
+                reached[share] = (step, distance)
+        if all(steps is not None for steps, _ in reached.values()):
+            break
+        claimed: set = set()
+        for agent_id in agent_ids:
+            action, target, after = _first_move(poses[agent_id], found | claimed, seen_from, moves_from)
+            claimed |= target
+            if action:
+                distance += after.cell != poses[agent_id].cell
+                poses[agent_id] = after
+    return reached
+
+
+def _views(world, part):
+    """pose -> what it shows of the world (`part` 0: the objects; 1: the free cells), each worked out once."""
     views = {}
-    moves = {}  # pose -> ((action, pose after), ...): the walls never change
 
     def seen_from(pose):
         key = (pose.x, pose.y, pose.z, pose.facing, pose.pitch)
         if key not in views:
-            views[key] = frozenset(world.view(pose)[0])
+            views[key] = frozenset(world.view(pose)[part])
         return views[key]
+
+    return seen_from
+
+
+def _move_table(world):
+    """pose -> ((action, pose after), ...), each worked out once: the walls never change."""
+    moves = {}
 
     def moves_from(pose):
         if pose not in moves:
             moves[pose] = tuple(_moves(pose, world))
         return moves[pose]
 
-    found = set()
-    for step in range(1, MAX_STEPS + 1):
-        for agent_id in agent_ids:
-            found |= seen_from(poses[agent_id])
-        for share in shares:
-            if reached[share] is None and len(found) >= wanted[share]:
-                reached[share] = step
-        if None not in reached.values():
-            break
-        claimed: set[str] = set()
-        for agent_id in agent_ids:
-            action, target, after = _first_move(poses[agent_id], found | claimed, seen_from, moves_from)
-            claimed |= target
-            if action:
-                poses[agent_id] = after
-    return reached
+    return moves_from
 
 
 def _moves(pose, world):

@@ -1,8 +1,9 @@
 """Goal-level decisions for a language model (`--decide goals`): the model picks a goal, a planner walks there.
 
-The prompt lists up to MAX_GOALS goals from the agent's own map, ranked by the
-offline explorer (explorer/policies/offline.py), which also keeps the map and
-plans the way. The model is asked again only when there is something to
+The prompt lists up to MAX_GOALS goals: for a model, the frontier's pieces on the team's shared map, nearest
+first, the candidates the classical explorers choose among (explorer/policies/frontier_goals.py); for the
+built-in explorer as a teacher, its own ranking (explorer/policies/offline.py). The built-in explorer keeps
+the agent's map and plans the way. The model is asked again only when there is something to
 decide: the goal is reached or cannot be reached, a teammate wrote to this
 agent or said it is heading for the same ground, or REASK_STEPS steps have
 passed. An object coming into sight is not such a thing: the team's store
@@ -23,6 +24,7 @@ from dataclasses import replace
 
 import explorer.policies.sentences as sentences
 from explorer.model.schemas import goal_schema
+from explorer.policies.frontier_goals import FrontierGoals
 from explorer.policies.grid_map import Goal, Place, PoseKey, cell_distance
 from explorer.policies.known_rooms import KnownRooms
 from explorer.policies.model import Ask, ModelPolicy, action_choices, recipients
@@ -218,10 +220,11 @@ class GoalLoop(ABC):
 
 
 class GoalPolicy(GoalLoop):
-    """A language model chooses the goal (`--decide goals`)."""
+    """A language model chooses the goal (`--decide goals`), among the frontier's pieces on the team's map: the
+    candidates the classical explorers see (explorer/policies/frontier_goals.py)."""
 
     def __init__(self, name: str, ask: Ask, constrained: bool = False) -> None:
-        super().__init__(name)
+        super().__init__(name, FrontierGoals())
         self.model = ModelPolicy(name, ask, constrained)
 
     def choose_goal(
