@@ -208,7 +208,10 @@ def app_episode(tmp_path, embedder, model, **options):
         ("random", dict(world="gen:maze", world_seed=2)),
         ("tests.support.space_policies:TurnAndWalk", dict(world="office")),
         # The classical explorers share the team's map through the store: the environment's holds it as a run's.
+        ("nearest-frontier", dict(world="apartment")),
         ("utility-frontier", dict(world="gen:house", world_seed=4)),
+        ("hungarian-frontier", dict(world="gen:maze", world_seed=2)),
+        ("voronoi-frontier", dict(world="gen:office", world_seed=5)),
         ("mtsp-frontier", dict(world="office")),
     ],
 )
