@@ -11,7 +11,43 @@ import re
 from collections.abc import Iterable, Mapping
 
 MAX_TARGETS = 20  # a task is a handful of things to find, not an inventory
+NAMES_SHOWN = 30  # the names a refused target's message lists, at most: a world may hold hundreds
+NAMES_CHARS = 160  # and their characters, at most, so that the message stays one whole line
 COPY_SUFFIX = re.compile(r"_[0-9]+")
+FIND_FORM = "a list of objects' names, as [toothbrush, laptop], or one text of them, as toothbrush,laptop"
+
+
+def target_names(value: object) -> tuple[str, ...]:
+    """The targets a `find` gives (a world file's or a sweep file's, or --find): a list of names, or one text
+    of names split by commas; ValueError, one line, for anything else or an empty name."""
+    if isinstance(value, str):
+        names = [name.strip() for name in value.split(",")]
+    elif isinstance(value, list) and all(isinstance(name, str) for name in value):
+        names = [name.strip() for name in value]
+    else:
+        raise ValueError(f"'find' must be {FIND_FORM}, not {value!r}")
+    if not names or not all(names):
+        raise ValueError(f"'find' must be {FIND_FORM}, got {value!r}")
+    return tuple(names)
+
+
+def listed_names(names: Iterable[str]) -> str:
+    """`names`, sorted, each once, at most NAMES_SHOWN of them (NAMES_CHARS characters) and how many more:
+    for a one-line message."""
+    unique = sorted(set(names))
+    shown: list[str] = []
+    for name in unique[:NAMES_SHOWN]:
+        if shown and len(", ".join([*shown, name])) > NAMES_CHARS:
+            break
+        shown.append(name)
+    more = len(unique) - len(shown)
+    return f"{', '.join(shown)} and {more} more" if more > 0 else ", ".join(shown)
+
+
+def base_name(name: str) -> str:
+    """An object's name without its copy's number: `toothbrush_2` -> `toothbrush`."""
+    match = re.search(r"_[0-9]+$", name)
+    return name[: match.start()] if match else name
 
 
 def is_target_object(name: str, target: str) -> bool:

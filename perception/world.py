@@ -9,7 +9,7 @@ from pathlib import Path
 from perception.base import FACINGS, Pose
 from perception.geometry import ViewCone
 from perception.rooms import Room, grid_cell, read_rooms
-from perception.targets import MAX_TARGETS, missing_targets
+from perception.targets import MAX_TARGETS, base_name, listed_names, missing_targets, target_names
 from perception.yaml_files import FileProblem, Invalid, check_keys, is_int, kind, load_mapping, named_entry
 
 WORLD_KEYS = ("name", "size", "walls", "objects", "rooms", "agents", "view_distance", "max_steps", "task")
@@ -185,7 +185,8 @@ def checked_targets(targets: list, objects: dict) -> tuple[str, ...]:
             raise Invalid(f"each target to find must be an object's name, got {target!r}")
     missing = missing_targets(targets, objects)
     if missing:
-        raise Invalid(f"unknown target '{missing[0]}': no object of that name in the world")
+        held = listed_names(base_name(name) for name in objects)
+        raise Invalid(f"unknown target '{missing[0]}': no object of that name in the world (it holds {held})")
     return tuple(dict.fromkeys(targets))
 
 
@@ -196,10 +197,11 @@ def _task(task: object, objects: dict) -> tuple[str, ...]:
     if not isinstance(task, dict):
         raise Invalid(f"'task' must be a mapping such as {{find: [toothbrush, laptop]}}, not a {kind(task)}")
     check_keys(task, TASK_KEYS, "task")
-    targets = task.get("find")
-    if not isinstance(targets, list) or not targets:
-        raise Invalid(f"task 'find' must be a non-empty list of object names, got {targets!r}")
-    return checked_targets(targets, objects)
+    try:
+        targets = target_names(task.get("find"))
+    except ValueError as problem:
+        raise Invalid(f"task {problem}") from None
+    return checked_targets(list(targets), objects)
 
 
 def _category(value: object, name: str) -> str:

@@ -16,6 +16,7 @@ from explorer.records.errors import ConfigError
 from explorer.records.trace import read_trace
 from explorer.run.perception_setup import MockSetup
 from explorer.run.runner import ExplorationRun
+from explorer.sweep.sweep_file import load_sweep
 from perception.families.generate import open_world
 from perception.room_sight import room_sight
 from perception.world import WorldError, load_world
@@ -81,9 +82,36 @@ def test_an_unknown_target_is_refused_in_one_line(tmp_path):
     # Issue 50: the error names the world and the targets as the user wrote them, not a name made of both.
     with pytest.raises(ConfigError) as raised:
         RunConfig(world=Path("gen:house?find=bed"), find=("toilet",)).check()
-    assert str(raised.value) == (
-        "gen:house?find=bed with --find toilet: unknown target 'toilet': a generated world holds no such thing"
+    assert str(raised.value).startswith(
+        "gen:house?find=bed with --find toilet: unknown target 'toilet': a generated world holds no such thing "
+        "(it may hold air_conditioner, alarm_clock, "
     )
+
+
+def test_the_refusal_lists_the_world_s_names_bounded(tmp_path):
+    many = [{"name": f"thing{number:03d}", "position": [number % 9, 2]} for number in range(300)]
+    with pytest.raises(WorldError) as raised:
+        load_world(world_file(tmp_path, size=[9, 5], objects=many, task={"find": ["laptop"]}))
+    message = str(raised.value)
+    assert "(it holds thing000, thing001, " in message and message.endswith(" more)") and len(message) < 400
+    with pytest.raises(WorldError, match=r"it holds kettle, sofa, toothbrush, towel\)$"):
+        load_world(world_file(tmp_path, task={"find": ["laptop"]}))
+    with pytest.raises(ConfigError, match=r"it may hold .* and [0-9]+ more\)$"):
+        RunConfig(world=Path("gen:maze"), find=("banana",)).check()
+
+
+def test_find_takes_a_list_or_a_comma_text_in_world_and_sweep_files(tmp_path):
+    assert load_world(world_file(tmp_path, task={"find": "toothbrush,kettle"})).targets == ("toothbrush", "kettle")
+    with pytest.raises(WorldError, match="'find' must be a list of objects' names"):
+        load_world(world_file(tmp_path, task={"find": 3}))
+    (tmp_path / "sweep.yaml").write_text(
+        "grid:\n  seed: [1]\n  find: [[toothbrush, laptop], mug]\nfixed: {world: gen:house, steps: 5}\n"
+    )
+    runs = load_sweep(tmp_path / "sweep.yaml").runs
+    assert [run.settings["find"] for run in runs] == [["toothbrush", "laptop"], ["mug"]]
+    assert [run.name for run in runs] == ["seed=1,find=toothbrush,laptop", "seed=1,find=mug"]
+    (tmp_path / "fixed.yaml").write_text("grid: {seed: [1]}\nfixed: {world: gen:house, find: [toothbrush, laptop]}\n")
+    assert load_sweep(tmp_path / "fixed.yaml").runs[0].arguments[-1] == "--find=toothbrush,laptop"
 
 
 def test_the_run_ends_once_every_target_is_found_and_the_summary_says_when(tmp_path, embedder):

@@ -40,6 +40,7 @@ from memory.onnx_export import CACHE_ENV
 from perception.families.generate import open_world
 from perception.families.names import is_generated
 from perception.keymap import DEFAULT_KEYMAP, SHIPPED_KEYMAPS
+from perception.targets import target_names
 from perception.world import DEFAULT_WORLD, SHIPPED_WORLDS, WorldError
 from perception.yaml_files import shipped_names, shipped_or_given
 
@@ -79,10 +80,10 @@ def _region(text: str) -> tuple[int, int, int, int]:
 
 
 def _target_list(text: str) -> tuple[str, ...]:
-    names = tuple(name.strip() for name in text.split(","))
-    if not all(names):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a list of objects such as toothbrush,laptop")
-    return names
+    try:
+        return target_names(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of objects such as toothbrush,laptop") from None
 
 
 def _agent_list(text: str) -> tuple[str, ...]:

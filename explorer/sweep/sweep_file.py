@@ -64,6 +64,7 @@ from explorer.records.secrets import MIN_SECRET_LENGTH, redact, redact_url
 from explorer.sweep.metrics import headline_name, headline_names
 from perception.families.generate import open_world
 from perception.families.names import is_generated
+from perception.targets import target_names
 from perception.world import World
 from perception.yaml_files import FileProblem, kind, parse_mapping, read_yaml_text
 
@@ -73,6 +74,7 @@ TRACKERS = ("mlflow",)  # what --track and `track:` name; each is installed by t
 COMM = "comm"  # true, false for --no-comm, or a topology (all, star, tree, none) for --comm
 SEED = "seed"  # the grid's repetitions, unless `replicates:` names others
 WORLD_SEED = "world-seed"  # a generated world's layout: a replicate key that changes every run
+FIND = "find"
 CONDITION = "condition"  # a named condition, in a run's name, its values and the baseline
 # main.py's options that a sweep file may not set, and why: the ones that are not a run's, and --run-dir.
 NOT_PER_RUN = {
@@ -286,7 +288,8 @@ def _or_none(conditions: list[NamedCondition]) -> list[NamedCondition | None]:
 
 def _run(path, named, grid_values, fixed, replicates, options, parser, checked) -> SweepRun:
     """One run, of a named condition or none, with the grid's values: its arguments checked as main.py does."""
-    values = {**(named.options if named else {}), **grid_values, **fixed}
+    grid_values = _find_as_text(path, grid_values)
+    values = _find_as_text(path, {**(named.options if named else {}), **grid_values, **fixed})
     arguments = tuple(argument for name, value in values.items() for argument in _arguments(path, name, value, options))
     parts = [f"{CONDITION}={named.name}"] if named else []
     name = _directory_name(
@@ -313,6 +316,16 @@ def _run(path, named, grid_values, fixed, replicates, options, parser, checked) 
         tuple(shown.get(key, "") for key in replicates),
         frozenset(key for key in replicates if _changes_nothing(key, config, checked)),
     )
+
+
+def _find_as_text(path: Path, values: dict[str, Any]) -> dict[str, Any]:
+    """`values` with a `find` given as a list (`find: [toothbrush, laptop]`) as the text --find takes."""
+    if FIND not in values:
+        return values
+    try:
+        return {**values, FIND: ",".join(target_names(values[FIND]))}
+    except ValueError as problem:
+        raise SweepError(path, str(problem)) from None
 
 
 def _arguments(path, name, value, options):

@@ -7,8 +7,8 @@ from __future__ import annotations
 import random
 
 from perception.families.plan import Plan, PlannedRoom
-from perception.families.things import category_of, home_kinds
-from perception.targets import target_of
+from perception.families.things import category_of, findable_things, home_kinds
+from perception.targets import listed_names, target_of
 from perception.world import WorldError
 
 TARGET_NOISE = 0.2  # the chance a target is placed in a room of another kind than its own
@@ -18,7 +18,10 @@ def check_findable_names(targets: tuple[str, ...], source: str) -> None:
     """WorldError (one line, naming `source`) for a target no generated world knows where to put."""
     for target in targets:
         if not home_kinds(target):
-            raise WorldError(source, f"unknown target {target!r}: a generated world holds no such thing")
+            things = listed_names(findable_things())
+            raise WorldError(
+                source, f"unknown target {target!r}: a generated world holds no such thing (it may hold {things})"
+            )
 
 
 def place_targets(rng: random.Random, plan: Plan, targets: tuple[str, ...]) -> None:

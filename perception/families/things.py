@@ -45,6 +45,11 @@ SEARCH_ITEMS = {
 }
 
 
+def findable_things() -> tuple[str, ...]:
+    """Every thing a generated world's search task may ask for, sorted: the search items and the rooms' objects."""
+    return tuple(sorted({*SEARCH_ITEMS, *(name for names in ROOM_OBJECTS.values() for name in names)}))
+
+
 def home_kinds(thing: str) -> tuple[str, ...]:
     """The kinds of room `thing` belongs in, likeliest first; () for a thing the generated worlds do not know."""
     if thing in SEARCH_ITEMS:
