@@ -17,7 +17,8 @@ from perception.families.generate import generate_world, generated_mapping, open
 from perception.families.names import parse_world_name, world_name
 from perception.families.plan import Family, FamilyParams, Plan, cells_of
 from perception.families.repair import SetOrder, fewest_walls_way
-from perception.families.things import ROOM_OBJECTS
+from perception.families.placement import check_findable_names
+from perception.families.things import ROOM_OBJECTS, findable_things
 from perception.findable import findability_problems, ground_parts
 from perception.world import World, WorldError, load_world, world_from_mapping
 from tests.support.paths import ROOT, WORLDS
@@ -435,3 +436,14 @@ def test_an_exported_world_loads_as_the_same_world(tmp_path, family):
 def test_a_family_is_a_record_of_its_generator():
     assert all(isinstance(family, Family) and family.name == name for name, family in FAMILIES.items())
     assert [name for name, family in FAMILIES.items() if family.has_levels] == ["warehouse"]
+
+
+def test_the_docs_list_the_things_a_generated_world_s_task_may_ask_for():
+    text = (ROOT / "docs" / "worlds.md").read_text()
+    section = text.split("### What a search task on a generated world may ask for")[1].split("\n## ")[0]
+    listed = section.split("<!-- findable things: made from perception/families/things.py -->")[1]
+    listed = listed.split("<!-- end of findable things -->")[0]
+    assert [name.strip(" `\n") for name in listed.split(",")] == list(findable_things())
+    assert all(f"`{family}`" in section for family in FAMILIES)
+    for thing in findable_things():
+        check_findable_names((thing,), "gen:house")  # each is taken
