@@ -15,9 +15,9 @@ from perception.families.catalogue import FAMILIES
 from perception.families.export import world_picture, world_to_yaml
 from perception.families.generate import generate_world, generated_mapping, open_world
 from perception.families.names import parse_world_name, world_name
+from perception.families.placement import check_findable_names
 from perception.families.plan import Family, FamilyParams, Plan, cells_of
 from perception.families.repair import SetOrder, fewest_walls_way
-from perception.families.placement import check_findable_names
 from perception.families.things import ROOM_OBJECTS, findable_things
 from perception.findable import findability_problems, ground_parts
 from perception.world import World, WorldError, load_world, world_from_mapping
