@@ -121,9 +121,12 @@ def test_a_resumed_sweep_logs_only_the_runs_not_logged_yet(tracked):
 
 def test_without_a_tracking_uri_the_store_is_in_the_sweep_s_out(tmp_path):
     needs("mlflow", "track")
-    tracked_sweep(tmp_path, "[1]", more="track: mlflow\n")  # the sweep file's key
+    result = tracked_sweep(tmp_path, "[1]", more="track: mlflow\n")  # the sweep file's key
     out = tmp_path / "out"
-    _, children = runs_of(store_client(f"sqlite:///{out / 'mlflow.db'}"))
+    printed = next(line for line in (result.stdout + result.stderr).splitlines() if line.startswith("MLflow: "))
+    address = printed.rpartition(" in ")[2]  # as printed, it pastes: an absolute path after four slashes
+    assert address == f"sqlite:///{(out / 'mlflow.db').resolve()}" and address.startswith("sqlite:////")
+    _, children = runs_of(store_client(address))
     assert list(children) == ["seed=1"]
     assert (out / "mlartifacts").is_dir() and not (tmp_path / "mlruns").exists()
 

@@ -31,6 +31,8 @@ def redact_url(url: str) -> str:
         scheme, slashes, place = base.rpartition("//")
         _, user, host = place.rpartition("@")
         return redact(f"{scheme}{slashes}{'***@' if user else ''}{host}{'?***' if query else ''}")
+    if "@" not in parts.netloc and not parts.query:
+        return redact(url)  # nothing to hide: as given, so that it pastes (sqlite:////abs/path keeps its slashes)
     netloc = parts.netloc
     if "@" in netloc:
         netloc = "***@" + netloc.rsplit("@", 1)[1]
