@@ -327,3 +327,14 @@ def test_curves_are_averaged_per_step_and_a_short_run_keeps_its_last_value():
     assert [i.mean for i in intervals] == [1, 2.5, 4]
     assert [i.n for i in intervals] == [2, 2, 2]
     assert intervals[0].low == intervals[0].high == 1
+
+
+def test_one_run_is_one_run_not_one_runs(tmp_path):
+    sweep_file = write_sweep(tmp_path, "grid:\n  seed: [1]\nfixed:\n  world: office\n  steps: 3\n")
+    result = sweep(sweep_file, "--dry-run", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("Dry run of a sweep of 1 run in ") and "all runs: 1 run\n" in result.stdout
+    assert " 1 runs" not in result.stdout
+    from explorer.sweep.compare import runs_text
+
+    assert [runs_text(count) for count in (0, 1, 2, 1500)] == ["0 runs", "1 run", "2 runs", "1,500 runs"]

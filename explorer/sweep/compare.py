@@ -174,6 +174,11 @@ def bounds(bound: str | None, runs: list[RunRow]) -> Bounds:
     return Bounds(1.0 if bound == STEPS else 0.0, max(highest) if highest else None)
 
 
+def runs_text(count: int) -> str:
+    """`count` runs in words: `1 run`, `2 runs`."""
+    return f"{count:,} run" if count == 1 else f"{count:,} runs"
+
+
 def figure_text(interval: Interval, runs: int, signed: bool = False) -> str:
     """`mean [low, high]`, and `(n=k/runs)` where it counts fewer than the `runs` it could: "33 (n=2/3)"."""
     counted = "" if interval.n == runs else f" (n={interval.n}/{runs})"

@@ -17,7 +17,16 @@ from urllib.parse import quote
 
 from explorer.report.charts import band_chart, interval_chart
 from explorer.report.page import write_page
-from explorer.sweep.compare import OBJECTS, ConditionFigures, Metric, bounds, done_by_step, figure_text, number_text
+from explorer.sweep.compare import (
+    OBJECTS,
+    ConditionFigures,
+    Metric,
+    bounds,
+    done_by_step,
+    figure_text,
+    number_text,
+    runs_text,
+)
 from explorer.sweep.facets import facets
 from explorer.sweep.metrics import STEPS_TO_ALL, SUCCESS, leading
 from explorer.sweep.stats import curve_intervals
@@ -46,7 +55,7 @@ def write_sweep_page(
         searching=SUCCESS.name in named,
         sweep_file=sweep_file,
         statuses=", ".join(f"{n} {status}" for status, n in counts.most_common()),
-        total=len(runs),
+        total=runs_text(len(runs)),
         conditions=[{"label": c.label, "finished": len(c.finished), "runs": len(c.runs)} for c in compared],
         table=[
             {"label": m.label, "cells": [figure_text(c.figures[m.name], len(c.finished)) for c in compared]}

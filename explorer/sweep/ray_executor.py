@@ -31,6 +31,7 @@ from collections.abc import Iterator
 import ray
 
 from explorer.run.signals import STOP_SIGNALS
+from explorer.sweep.compare import runs_text
 from explorer.sweep.console import SweepConsole
 from explorer.sweep.launch import POLL_SECONDS, STOP_GRACE_SECONDS, Log, Stop, claim, outcome, run_command
 from explorer.sweep.out_dir import SweepOut, run_summary
@@ -123,7 +124,7 @@ def _cancel(tasks: list[ray.ObjectRef], console: SweepConsole) -> None:
     """Stop the tasks' runs as Ctrl-C stops a run; kill what is still going after the grace period."""
     if not tasks:
         return
-    console.say(f"Stopping {len(tasks)} runs under way: each writes its summary first.")
+    console.say(f"Stopping {runs_text(len(tasks))} under way: each writes its summary first.")
     for task in tasks:
         ray.cancel(task)  # a KeyboardInterrupt in the task, which passes it on to its run
     _, late = ray.wait(tasks, num_returns=len(tasks), timeout=STOP_GRACE_SECONDS)

@@ -30,7 +30,7 @@ from pathlib import Path
 from explorer.records.errors import ConfigError
 from explorer.report.page import write_shared_plotly
 from explorer.run.signals import STOP_SIGNALS
-from explorer.sweep.compare import compare
+from explorer.sweep.compare import compare, runs_text
 from explorer.sweep.console import SweepConsole
 from explorer.sweep.launch import POLL_SECONDS, STOP_GRACE_SECONDS, Log, RunAll, claim, outcome, run_command
 from explorer.sweep.metrics import sweep_metrics
@@ -106,7 +106,7 @@ def _dry_run(sweep: Sweep, out: SweepOut, todo: list[SweepRun]) -> int:
     """List each condition and its runs, each run's directory and whether it is complete (skipped) or to run."""
     console = SweepConsole()
     console.say(
-        f"Dry run of a sweep of {len(sweep.runs)} runs in {out.directory}: {len(sweep.runs) - len(todo)} complete "
+        f"Dry run of a sweep of {runs_text(len(sweep.runs))} in {out.directory}: {len(sweep.runs) - len(todo)} complete "
         f"already (would be skipped), {len(todo)} to run. Nothing was run or written."
     )
     conditions: dict[str, list[SweepRun]] = {}
@@ -114,7 +114,7 @@ def _dry_run(sweep: Sweep, out: SweepOut, todo: list[SweepRun]) -> int:
         conditions.setdefault(run.condition, []).append(run)
     waiting = {run.name for run in todo}
     for condition, runs in conditions.items():
-        console.say(f"{condition}: {len(runs)} runs")
+        console.say(f"{condition}: {runs_text(len(runs))}")
         for run in runs:
             console.say(f"  {out.directory / run.name}: {'to run' if run.name in waiting else 'complete (skipped)'}")
     return 0
@@ -127,7 +127,7 @@ def _run_and_report(
     directory, runs = sweep.directory, sweep.runs
     console = SweepConsole()
     console.say(
-        f"Sweep of {len(runs)} runs in {directory}: {len(runs) - len(todo)} complete already (skipped), "
+        f"Sweep of {runs_text(len(runs))} in {directory}: {len(runs) - len(todo)} complete already (skipped), "
         f"{len(todo)} to run" + (f", {min(parallel, len(todo))} at once." if todo else ".")
     )
     with _StopRequest() as stop, _tracking(track, path, sweep, console) as log:
@@ -155,18 +155,18 @@ def _run_and_report(
     complete = sum(row.finished for row in rows)
     if stop.signum is not None:
         console.say(
-            f"Sweep stopped: {complete} of {len(runs)} runs complete. Run the same command again to run the rest."
+            f"Sweep stopped: {complete} of {runs_text(len(runs))} complete. Run the same command again to run the rest."
         )
         return 128 + stop.signum
     refused = [row.name for row in rows if row.status == REFUSED]
     if refused:
         console.say(
-            f"{len(refused)} of {len(runs)} runs refused, their places holding what no attempt of them leaves: "
+            f"{len(refused)} of {runs_text(len(runs))} refused, their places holding what no attempt of them leaves: "
             f"{', '.join(refused)}. Move that away and run the same command again."
         )
         return EXIT_REFUSED
     if complete < len(runs):
-        console.say(f"{len(runs) - complete} of {len(runs)} runs did not complete: see their run.log.")
+        console.say(f"{len(runs) - complete} of {runs_text(len(runs))} did not complete: see their run.log.")
         return 1
     return 0
 
@@ -261,7 +261,7 @@ def _run_all(todo, parallel, out, stop, console, log):
                 finish(child)
     finally:  # a stop signal, or an error of the sweep's own: no run is left running
         if running:
-            console.say(f"Stopping {len(running)} runs under way: each writes its summary first.")
+            console.say(f"Stopping {runs_text(len(running))} under way: each writes its summary first.")
         for child in running:
             child.stop()
         deadline = time.monotonic() + STOP_GRACE_SECONDS
