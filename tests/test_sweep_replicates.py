@@ -2,10 +2,12 @@
 [seed, world-seed] a condition is its seeds on every layout, its interval a two-level bootstrap over them."""
 
 import csv
+from importlib.util import find_spec
 
 import pytest
 
 from explorer.sweep.stats import Bounds, hierarchical_interval, mean_interval
+from explorer.sweep.sweep_file import load_sweep as read_sweep_file
 from tests.support.sweeps import read_results, sweep, write_sweep
 
 LAYOUTS = """\
@@ -34,6 +36,21 @@ def test_more_layouts_for_a_finished_sweep_run_only_the_new_runs(tmp_path):
     assert result.returncode == 0, result.stderr
     assert all((out / name / "summary.json").stat().st_mtime_ns == at for name, at in first.items())
     assert len(read_results(out)) == 18 and [row["n"] for row in conditions_csv(out)] == ["9", "9"]
+    pooled = "gen:hall?size=12x10 (world seeds 1-3)"  # every layout the condition pools, wherever it is shown
+    assert [row["world"] for row in conditions_csv(out)] == [pooled, pooled]
+    assert f"<h2>Charts: {pooled}</h2>" in (out / "sweep.html").read_text(encoding="utf-8")
+    if find_spec("pandas") and find_spec("pyarrow"):
+        from explorer.api import load_sweep
+
+        assert list(load_sweep(out).conditions["world_label"]) == [pooled, pooled]
+
+
+def test_the_world_label_of_layouts_not_in_a_row_lists_them(tmp_path):
+    text = LAYOUTS.format(out=tmp_path / "out", layouts="4, 1, 2, 7")
+    runs = read_sweep_file(write_sweep(tmp_path, text)).runs
+    assert {run.world for run in runs} == {"gen:hall?size=12x10 (world seeds 1-2, 4, 7)"}
+    one = read_sweep_file(write_sweep(tmp_path, text.replace("replicates: [seed, world-seed]", ""))).runs
+    assert {run.world for run in one} == {f"gen:hall?size=12x10 (world seed {seed})" for seed in (1, 2, 4, 7)}
 
 
 @pytest.mark.parametrize(

@@ -49,7 +49,7 @@ import itertools
 import json
 import re
 from collections.abc import Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -169,6 +169,7 @@ def load_sweep(path: Path) -> Sweep:
         for named in _or_none(conditions)
         for combination in itertools.product(*grid.values())
     ]
+    runs = _pooled_worlds(runs, replicates)
     names = [run.name for run in runs]
     clash = next((name for i, name in enumerate(names) if name in names[:i]), None)
     if clash:
@@ -312,7 +313,7 @@ def _run(path, named, grid_values, fixed, replicates, options, parser, checked) 
         arguments,
         settings,
         factors,
-        _world_label(config),
+        _world_label(str(config.world), [] if config.world_seed is None else [config.world_seed]),
         tuple(shown.get(key, "") for key in replicates),
         frozenset(key for key in replicates if _changes_nothing(key, config, checked)),
     )
@@ -408,10 +409,42 @@ def _fixed_starts(world: World) -> int:
     return 0 if world.starts_by_seed else len(world.agent_starts)
 
 
-def _world_label(config: RunConfig) -> str:
-    """The run's world as the page names it: a shipped or file world by its name, a generated one as given."""
-    world = str(config.world) if is_generated(str(config.world)) else config.world.stem
-    return world if config.world_seed is None else f"{world} (world seed {config.world_seed})"
+def _world_label(world: str, seeds: list[int]) -> str:
+    """A world as the page names it: a shipped or file world by its name, a generated one as given, with the
+    world seeds of the layouts it stands for: `gen:house (world seed 1)`, `gen:house (world seeds 1-5)`."""
+    name = world if is_generated(world) else Path(world).stem
+    if not seeds:
+        return name
+    if len(set(seeds)) == 1:
+        return f"{name} (world seed {seeds[0]})"
+    return f"{name} (world seeds {_spans(sorted(set(seeds)))})"
+
+
+def _spans(numbers: list[int]) -> str:
+    """Sorted numbers as ranges where consecutive: [1, 2, 3, 5, 7, 8] -> `1-3, 5, 7-8`."""
+    spans: list[list[int]] = []
+    for number in numbers:
+        if spans and number == spans[-1][-1] + 1:
+            spans[-1] = [spans[-1][0], number]
+        else:
+            spans.append([number])
+    return ", ".join("-".join(str(end) for end in span) for span in spans)
+
+
+def _pooled_worlds(runs: list[SweepRun], replicates: tuple[str, ...]) -> list[SweepRun]:
+    """Where world seeds are replicates, each run's world names every layout its condition pools."""
+    if WORLD_SEED not in replicates:
+        return runs
+    seeds: dict[str, list[int]] = {}
+    for run in runs:
+        if run.settings.get("world_seed") is not None:
+            seeds.setdefault(run.condition, []).append(int(run.settings["world_seed"]))
+    return [
+        replace(run, world=_world_label(str(run.settings["world"]), seeds[run.condition]))
+        if run.condition in seeds
+        else run
+        for run in runs
+    ]
 
 
 def _changes_nothing(key: str, config: RunConfig, checked: dict[Hashable, Any]) -> bool:
