@@ -233,6 +233,46 @@ def test_an_apps_policy_in_the_environment_plays_the_apps_episode(pettingzoo_env
     assert env.agents == [] and team.actions() == {}
 
 
+def test_a_search_task_in_the_environment_plays_the_apps_episode_and_ends_when_the_targets_are_found(
+    pettingzoo_env, gymnasium_env, tmp_path, embedder
+):
+    from explorer.envs.app_policies import AppPolicies
+    from explorer.envs.episode import Rewards
+
+    world = dict(world="gen:house?find=toothbrush,laptop", world_seed=3)
+    config = make_config(model="offline", seed=11, steps=200, agents=3, run_dir=tmp_path / "run", **world)
+    trace = trace_steps(run(config, embedder=embedder).run_dir)
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    last = max(step for _, step in trace)
+    assert summary["ended_by"] == "targets-found" and last < 200
+    env = pettingzoo_env.ExplorationParallelEnv(agents=3, seed=11, steps=200, rewards=Rewards(per_target=5), **world)
+    team = AppPolicies(env, "offline", embedder=embedder)  # the built-in explorer with the app's semantic prior
+    env.reset()
+    step, target_rewards = 0, 0.0
+    while env.agents:
+        step += 1
+        actions = team.actions()
+        assert actions == {agent: action_of(trace[(agent, step)]) for agent in env.agents}, step
+        _, rewards, terminations, truncations, infos = env.step(actions)
+        found = {
+            agent: [name for name in info["new_objects"] if name in ("toothbrush", "laptop")]
+            for agent, info in infos.items()
+        }
+        target_rewards += sum(5 * len(names) for names in found.values())
+        assert all(rewards[agent] >= 6 * len(found[agent]) for agent in rewards)  # 1 an object, 5 a target
+        assert set(terminations.values()) == {step == last} and not any(truncations.values())
+    assert step == last and target_rewards == 10 and env.episode.done
+    with pytest.raises(RuntimeError, match="its targets were found"):
+        env.episode.step(dict.fromkeys(env.possible_agents, ("scan", "")))
+    single = gymnasium_env.ExplorationEnv(world="gen:house", world_seed=3, find=["toothbrush"], seed=2, steps=400)
+    single.reset()
+    explorer = AppPolicies(single, "offline", embedder=embedder)
+    terminated = truncated = False
+    while not (terminated or truncated):
+        _, _, terminated, truncated, _ = single.step(explorer.action())
+    assert terminated and not truncated and single.episode.done
+
+
 def test_a_policy_in_the_environment_starts_afresh_with_each_episode(pettingzoo_env):
     from explorer.envs.app_policies import AppPolicies
 

@@ -15,6 +15,8 @@ episode's seed), afresh for each episode, and decides as a run's Decision node d
 makes the agent scan, and a decision is bounded, its action and message then the environment's. So the same
 seed gives the app's episode: the same actions, poses and finds as a lock-step run with that --model. A
 message goes to the whole team (the environment's action has no recipient), and no memories are retrieved.
+Under a search task the built-in explorer takes the semantic prior as a run's does (explorer/run/search_prior.py),
+from the embedding model the run's options name (`embedder`: one already loaded), loaded once, when first needed.
 """
 
 from __future__ import annotations
@@ -23,10 +25,15 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
+from explorer.config.run_config import RunConfig
 from explorer.envs.episode import Episode
+from explorer.model.client import CallGate
 from explorer.policies.factory import make_policy
 from explorer.records.errors import ConfigError
+from explorer.run.prepare import start_embedder
 from explorer.run.roster import roster_of
+from explorer.run.search_prior import PriorPolicies, prior_wanted
+from memory.embedder import SentenceEmbedder
 from nodes.decision import carried_out, failed_decision
 from nodes.decision_context import render_prompt
 from nodes.interfaces import DecisionPolicy
@@ -42,8 +49,15 @@ class SteppedFromOutside(Protocol):
 class AppPolicies:
     """One policy per agent (every agent of the environment, or those named), made from `model` as a run's."""
 
-    def __init__(self, env: SteppedFromOutside, model: str = "offline", agents: Sequence[str] | None = None) -> None:
-        self.episode, self.model = env.episode, model
+    def __init__(
+        self,
+        env: SteppedFromOutside,
+        model: str = "offline",
+        agents: Sequence[str] | None = None,
+        embedder: SentenceEmbedder | None = None,
+    ) -> None:
+        self.episode, self.model, self.embedder = env.episode, model, embedder
+        self.prior: PriorPolicies | None = None  # the built-in explorer's, under a search task: made once
         chosen = list(self.episode.agent_ids if agents is None else agents)
         unknown = [agent for agent in chosen if agent not in self.episode.agent_ids]
         if unknown or not chosen:
@@ -70,7 +84,9 @@ class AppPolicies:
     def _make_policies(self) -> None:
         config = replace(self.episode.config, model=self.model, seed=self.episode.seed).check()
         members = roster_of(config).members  # a plug-in is imported, and refused in one line, here
-        self.policies = {agent: make_policy(members[agent], agent, config) for agent in self.agents}
+        factory = self._prior_policies(config) or make_policy
+        gate = CallGate(config.max_concurrency)  # as a run's: a bound on a model's calls in flight
+        self.policies = {agent: factory(members[agent], agent, config, gate) for agent in self.agents}
         self._made_for = self.episode.number
 
     def _action(self, agent: str) -> Any:
@@ -83,3 +99,11 @@ class AppPolicies:
         decision = carried_out(outcome, context)
         index = ACTIONS.index(decision.action)
         return {"action": index, "message": decision.message_to_others} if self.episode.comm else index
+
+    def _prior_policies(self, config: RunConfig) -> PriorPolicies | None:
+        """The factory of a run's explorers under a search task (the semantic prior's), or None where a run
+        would take none; the embedding model loaded as a run loads it, where none was given."""
+        if self.prior is None and prior_wanted(config, self.episode.world):
+            self.embedder = start_embedder(config, self.embedder)
+            self.prior = PriorPolicies(make_policy, self.episode.world, self.embedder)
+        return self.prior

@@ -26,6 +26,7 @@ from nodes.perception_node import room_entered
 from perception.base import BROADCAST, Message, Observation
 from perception.families.generate import open_world
 from perception.mock import MockPerception
+from perception.targets import missing_targets, target_of
 
 Cell = tuple[int, int, int]  # (x, y, level)
 
@@ -33,10 +34,13 @@ Cell = tuple[int, int, int]  # (x, y, level)
 @dataclass(frozen=True)
 class Rewards:
     """What a find is worth to the agent that made it: an object, or a free cell (x, y, level), that no one
-    in the team had seen before. Within a step the agents see in agent order, as the app commits them."""
+    in the team had seen before, and, under a search task, a target the team had not found (its first object,
+    as perception/targets.py has it), on top of the object's. Within a step the agents see in agent order, as
+    the app commits them."""
 
     per_object: float = 1.0
     per_cell: float = 0.1
+    per_target: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -76,7 +80,7 @@ class Episode:
 
     def __init__(self, config: RunConfig, rewards: Rewards) -> None:
         self.config, self.rewards = config, rewards
-        self.world = open_world(config.world, config.world_seed)
+        self.world = open_world(config.world, config.world_seed, config.find)
         self.agent_ids = config.agent_ids()
         self.steps = config.steps or self.world.max_steps or DEFAULT_STEPS
         self.seed = config.seed
@@ -96,7 +100,17 @@ class Episode:
 
     @property
     def over(self) -> bool:
-        return self.taken >= self.steps
+        """Whether the episode has ended: its steps taken, or its search task done."""
+        return self.taken >= self.steps or self.done
+
+    @property
+    def done(self) -> bool:
+        """Whether the team has found every target of its search task (False without one), as a run ends: at
+        the end of the step that saw the last one, seen as the step began (a run's step perceives, then acts)."""
+        if not self.world.targets:
+            return False
+        found = [name for name, seen in self.store.discoveries().items() if (seen["step"] or 0) <= self.taken]
+        return not missing_targets(self.world.targets, found)
 
     def reset(self, seed: int | None = None) -> dict[str, AgentStep]:
         """A new episode, its agents placed as the run's --seed places them (`seed`, else the last one)."""
@@ -110,6 +124,7 @@ class Episode:
             self.store.register_agent(agent_id, self.perception.get_agent_state(agent_id).to_dict())
         self.team_cells: set[Cell] = set()  # the free cells the team has seen
         self.team_walls: set[tuple[int, int]] = set()  # and the walls (x, y)
+        self.targets_found: set[str] = set()  # the search task's targets the team has found
         self.number += 1
         self.agents: dict[str, AgentSoFar] = {}
         return self._perceive({}, {})
@@ -143,7 +158,8 @@ class Episode:
         if missing:
             raise ValueError(f"no action for {', '.join(missing)}: every agent acts at each step")
         if self.over:
-            raise RuntimeError(f"the episode is over after {self.steps} steps: reset it")
+            ended = "its targets were found" if self.done else f"{self.steps} steps"
+            raise RuntimeError(f"the episode is over after {ended}: reset it")
         self.taken += 1
         outcomes, sent = {}, {}
         for agent_id in self.agent_ids:
@@ -201,5 +217,8 @@ class Episode:
         self.team_cells |= new_cells
         self.team_walls.update(view.seen_walls)
         messages = tuple(self.perception.poll_messages(agent_id))
+        targets = {target_of(name, self.world.targets) for name in new_objects} - {None} - self.targets_found
+        self.targets_found |= {target for target in targets if target}
         reward = self.rewards.per_object * len(new_objects) + self.rewards.per_cell * len(new_cells)
+        reward += self.rewards.per_target * len(targets)
         return AgentStep(view, messages, tuple(new_objects), len(new_cells), reward, outcomes.get(agent_id))

@@ -16,6 +16,7 @@ Importing this module registers it as ENV_ID: Gymnasium 1.x finds third-party en
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ class ExplorationEnv(Env):
         world: str | Path = "apartment",
         seed: int = 42,
         world_seed: int | None = None,
+        find: str | Sequence[str] = (),
         random_starts: bool = False,
         steps: int | None = None,
         rewards: Rewards | None = None,
@@ -49,6 +51,7 @@ class ExplorationEnv(Env):
             agents=1,
             seed=seed,
             world_seed=world_seed,
+            **({"find": find} if find else {}),
             random_starts=random_starts,
             steps=steps,
             comm=False,
@@ -65,7 +68,8 @@ class ExplorationEnv(Env):
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         view = self.episode.step({self.agent: read_action(action, comm=False)})[self.agent]
-        return self._observation(view), view.reward, False, self.episode.over, view.info()
+        done = self.episode.done
+        return self._observation(view), view.reward, done, self.episode.over and not done, view.info()
 
     def render(self) -> Any:
         """The explorer's map: text ("ansi"), an image ("rgb_array"), or None without a render_mode."""

@@ -12,9 +12,10 @@ The world, world seed, agents, seed, random starts, steps and messages are the r
 names, read and checked as the command line's (a shipped world's name, a world file, or gen:FAMILY with its
 parameters, gen:house?size=40x30); a bad value is a ConfigError, one line. Observations and
 actions: explorer/envs/spaces.py. Rewards: explorer/envs/episode.py's `Rewards` (1 per object and 0.1 per
-free cell the team had not seen, to the agent that saw it first). Every agent acts at each step; the episode
-is truncated for all after its steps (--steps, else the world's max_steps), as a run ends, and no agent
-terminates before. `reset(seed=S)` places the agents as `--seed S` does (seed None: as the last reset did).
+free cell the team had not seen, to the agent that saw it first, and 1 for a target of a search task the team
+had not found). Every agent acts at each step; the episode is truncated for all after its steps (--steps, else
+the world's max_steps), as a run ends, and terminates for all once a search task's targets are all found, as
+a run ends then. `reset(seed=S)` places the agents as `--seed S` does (seed None: as the last reset did).
 `render_mode` "ansi" or "rgb_array" renders the team's map (explorer/envs/render.py).
 
 `AppTeammates(env, "offline", ["Agent2", "Agent3"])` is the same team with those agents played by the app's
@@ -54,6 +55,7 @@ class ExplorationParallelEnv(ParallelEnv):
         agents: int = 2,
         seed: int = 42,
         world_seed: int | None = None,
+        find: str | Sequence[str] = (),
         random_starts: bool = False,
         steps: int | None = None,
         comm: bool = True,
@@ -66,6 +68,7 @@ class ExplorationParallelEnv(ParallelEnv):
             agents=agents,
             seed=seed,
             world_seed=world_seed,
+            **({"find": find} if find else {}),
             random_starts=random_starts,
             steps=steps,
             comm=comm,
@@ -107,8 +110,8 @@ class ExplorationParallelEnv(ParallelEnv):
         result = (
             self._observations(views),
             {agent: view.reward for agent, view in views.items()},
-            dict.fromkeys(views, False),
-            dict.fromkeys(views, over),
+            dict.fromkeys(views, self.episode.done),
+            dict.fromkeys(views, over and not self.episode.done),
             {agent: view.info() for agent, view in views.items()},
         )
         if over:

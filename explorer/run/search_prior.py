@@ -50,6 +50,12 @@ def with_search_prior(
     factory: PolicyFactory, config: RunConfig, setup: MockSetup | UnitySetup, embedder: SentenceEmbedder
 ) -> PolicyFactory:
     """`factory`, or under a search task in a world with rooms (and not --no-prior) the PriorPolicies over it."""
-    if not isinstance(setup, MockSetup) or not config.prior or not setup.world.targets or not setup.world.rooms:
+    if not isinstance(setup, MockSetup) or not prior_wanted(config, setup.world):
         return factory
     return PriorPolicies(factory, setup.world, embedder)
+
+
+def prior_wanted(config: RunConfig, world: World) -> bool:
+    """Whether the run's built-in explorers take the semantic prior: a search task in a world with rooms, and
+    not --no-prior."""
+    return config.prior and bool(world.targets) and bool(world.rooms)
