@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import importlib.util
 import json
 import math
+import multiprocessing
 import os
 import resource
 import statistics
@@ -137,19 +137,28 @@ def sweep_out(sweep_file: Path) -> Path:
     return Path(line.split(":", 1)[1].strip())
 
 
-def runs_of(out: Path) -> list[dict]:
+def runs_of(out: Path, jobs: int = 2) -> list[dict]:
     """Each finished run of the sweep: its condition, world, layout and team, and its ratios to the limit."""
     table = load_sweep(out).runs
-    finished = table[table["status"].isin(["completed", "budget_exhausted"])]
-    return [run_ratios(row, out) for row in finished.to_dict("records")]
+    rows = table[table["status"].isin(["completed", "budget_exhausted"])].to_dict("records")
+    teams = sorted({_team_of(row) for row in rows})
+    with multiprocessing.Pool(jobs) as pool:
+        limits = dict(zip(teams, pool.starmap(limit, teams)))
+    return [run_ratios(row, out, limits[_team_of(row)]) for row in rows]
 
 
-def run_ratios(row: dict, out: Path) -> dict:
-    """One run's steps and distance to SHARE% of the objects, over the full-knowledge team's."""
-    world, seed, agents = row["world"], int(row["world-seed"]), int(row["agents"])
+def _team_of(row: dict) -> tuple[str, int, int]:
+    """(world, world seed, agents): what the full-knowledge team is worked out for. The world's label names
+    its family and parameters; a pooled label's "(world seeds ...)" is left off."""
+    return row["world"].split(" (")[0], int(row["world-seed"]), int(row["agents"])
+
+
+def run_ratios(row: dict, out: Path, limits: tuple[int, int]) -> dict:
+    """One run's steps and distance to SHARE% of the objects, over the full-knowledge team's (`limits`)."""
+    world, seed, agents = _team_of(row)
     summary = json.loads((out / row["run_dir"] / "summary.json").read_text())
     steps, distance, reached = steps_and_distance(summary)
-    limit_steps, limit_distance = limit(world, seed, agents)
+    limit_steps, limit_distance = limits
     return {
         "condition": row["condition"],
         "family": world.split("?")[0].removeprefix("gen:"),
@@ -174,7 +183,6 @@ def steps_and_distance(summary: dict) -> tuple[int, int, bool]:
     return steps, by_step[steps], True
 
 
-@functools.cache
 def limit(world: str, seed: int, agents: int) -> tuple[int, int]:
     """The full-knowledge team's (steps, cells moved) to SHARE% of the objects, from the runs' start poses."""
     return full_knowledge_reach(open_world(world, seed), agents, 1, (SHARE,))[SHARE]

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from bench import coordination, exploration, families, neighbours, scale, search, split_team, topology
+from bench import baselines, coordination, exploration, families, neighbours, scale, search, split_team, topology
 from bench.alone import AloneExplorer
 from bench.full_knowledge import full_knowledge_curve
 from bench.known_map import KnownMapExplorer
@@ -433,3 +433,26 @@ def test_the_distillation_bench_trains_on_seeds_apart_from_the_held_out_ones_and
         number = pair["prompt"][0]["content"].split()[-1]
         assert pair["completion"] == [{"role": "assistant", "content": f"reply {number}"}]
     assert len(distill.training_slice(examples, None, seed=0)) == 5
+
+
+def test_the_baselines_table_reads_the_distance_at_the_step_the_team_got_there_and_bounds_a_run_that_did_not():
+    team = {
+        "steps_to_objects": {"90%": 3},
+        "cells_curve": [[1, 5], [2, 9], [3, 12], [4, 14]],
+        "cells_by_distance": [[0, 5], [2, 9], [3, 12], [5, 14]],
+        "distance": 5,
+    }
+    assert baselines.steps_and_distance({"team": team, "steps": {"Agent1": 4}}) == (3, 3, True)
+    short = {**team, "steps_to_objects": {"90%": None}}
+    assert baselines.steps_and_distance({"team": short, "steps": {"Agent1": 4, "Agent2": 4}}) == (4, 5, False)
+
+
+def test_the_baselines_table_takes_geometric_means_over_layouts_drawn_by_family():
+    runs = [
+        {"family": "house", "steps_ratio": 2.0},
+        {"family": "house", "steps_ratio": 8.0},
+        {"family": "maze", "steps_ratio": 4.0},
+    ]
+    mean, low, high = baselines.geometric_interval(runs, "steps_ratio")
+    assert mean == 4.0  # (2 x 8 x 4) ** (1/3)
+    assert low < mean < high
