@@ -173,7 +173,7 @@ def run_ratios(row: dict, out: Path, limits: tuple[int, int]) -> dict:
     steps, distance, reached = steps_and_distance(summary)
     limit_steps, limit_distance = limits
     return {
-        "condition": row["condition"],
+        "condition": row["condition"].split(",")[0],  # the named condition, not the sweep's label with its grid values
         "family": world.split("?")[0].removeprefix("gen:"),
         "layout": seed,
         "agents": agents,
