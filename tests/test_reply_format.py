@@ -250,3 +250,49 @@ def test_a_reply_cut_short_with_a_member_the_schema_does_not_have_shows_it_was_i
         agent = settings(server)
         [complete_prompt(agent, "go", SCHEMA) for _ in range(2)]
     assert formats_sent(server) == ["json_schema", None]
+
+
+# ---- --reply-format json keeps asking for JSON --------------------------------------------------
+
+
+def test_json_keeps_a_server_that_ignores_the_schema_under_it_and_marks_each_reply_off_it(caplog):
+    with ChatServer(lambda request: "action: forward") as server, caplog.at_level(logging.WARNING, logger="explorer"):
+        agent = settings(server, "json")
+        replies = [complete_prompt(agent, "go", SCHEMA) for _ in range(3)]
+    assert formats_sent(server) == ["json_schema"] * 3
+    assert [(reply.format, reply.off_schema) for reply in replies] == [("json", True)] * 3
+    assert "read as YAML" not in caplog.text
+
+
+def test_a_run_under_json_counts_replies_off_the_schema_as_parse_failures(tmp_path, embedder):
+    # Each reply is good YAML naming a good action; under json it is still not what was asked for.
+    with ChatServer(lambda request: "action: forward\nreason: yaml all the same") as server:
+        config = RunConfig(
+            agents=1,
+            steps=2,
+            model=MODEL,
+            api_base=server.api_base,
+            reply_format="json",
+            run_dir=tmp_path / "run",
+            verbosity=-1,
+        )
+        summary = ExplorationRun(config, embedder=embedder).execute()
+    assert formats_sent(server) == ["json_schema"] * len(server.records)
+    assert summary["llm"]["parse_failures"] == 2
+    trace = read_trace(tmp_path / "run" / "trace.jsonl")
+    errors = {call["reply_error"] for line in trace for call in line["llm"]["calls"]}
+    assert errors == {"the reply is not an instance of the JSON schema it was asked under"}
+
+
+def test_a_vision_reply_off_its_schema_under_json_is_a_bad_response(tmp_path):
+    from PIL import Image
+
+    from explorer.model import vision
+
+    png = tmp_path / "view.png"
+    Image.new("RGB", (4, 3), (200, 30, 30)).save(png)
+    with ChatServer(lambda request: "A kitchen with a kettle.") as server, pytest.raises(LLMError) as caught:
+        vision.caption_image(settings(server, "json"), png)
+    assert caught.value.kind == "bad_response"
+    assert "not an instance of the JSON schema it was asked under" in str(caught.value)
+    assert formats_sent(server) == ["json_schema"]

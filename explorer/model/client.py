@@ -127,6 +127,7 @@ class Reply:
     cost_usd: float | None = None  # None when unknown
     replayed: bool = False  # recorded in an earlier run (--replay-replies): no request was made
     format: str = YAML  # what the request asked the reply to be: "json" under a schema, else "yaml"
+    off_schema: bool = False  # under --reply-format json, not an instance of the schema it was asked under
     recorded_cost_usd: float | None = None  # a replayed call's cost in the recorded run, for the budgets
 
     def record(self, purpose: str, reply_error: str | None = None) -> ModelCall:
@@ -286,7 +287,7 @@ def complete(
         if cancelled.is_set():
             raise _error(_CANCELLED, settings.model, retries, round(time.perf_counter() - start, 4), asked)
     response, text = attempt
-    settings.reply_format.answered(constrained, text)
+    followed = settings.reply_format.answered(constrained, text)
     usage = _usage(settings, response, messages, text)
     reply = Reply(
         text=redact(text),
@@ -297,6 +298,7 @@ def complete(
         retries=retries,
         cost_usd=_cost(litellm, response, settings, usage),
         format=asked,
+        off_schema=not followed,
     )
     if budget:
         budget.charge(usage.prompt_tokens + usage.completion_tokens, reply.cost_usd)

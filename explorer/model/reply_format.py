@@ -11,7 +11,10 @@ again at once. A server that refuses every dialect is asked without a schema
 from then on, and so is one that accepts the parameter and ignores it: a reply
 that is not an instance of the schema it was sent proves that decoding was not
 constrained (conformance.py; one cut short inside its object, by the token
-limit or the server, is judged by the members it completed). Each agent learns
+limit or the server, is judged by the members it completed). Under
+`--reply-format json` neither happens: a server that takes no schema stops the
+run, and one that ignores it is asked under it still, each reply that is not an
+instance of it read as a reply the agent could not use. Each agent learns
 for itself, so what one agent's calls meet never changes another's. The prompt
 is the same in every format; only the request's `response_format` differs, so
 a run replayed from its trace asks the same prompts.
@@ -30,6 +33,7 @@ from explorer.model.schemas import JsonSchema
 log = logging.getLogger("explorer")
 
 REPLY_FORMATS = ("auto", "json", "yaml")
+OFF_SCHEMA = "an instance of the JSON schema it was asked under"  # what a reply off it is not
 YAML, JSON = "yaml", "json"
 
 
@@ -94,10 +98,14 @@ class ReplyFormat:
             )
         log.warning("%s takes no JSON schema: its replies are asked for and read as YAML", self.model)
 
-    def answered(self, asked: Constrained | None, text: str) -> None:
-        """A reply came as `asked`; one that is not an instance of the schema sent shows it was ignored."""
+    def answered(self, asked: Constrained | None, text: str) -> bool:
+        """Whether a reply that came as `asked` is an instance of the schema sent (True where none was).
+        One that is not shows the schema was ignored: under "auto" the agent is asked in YAML from then on;
+        under "json" it stays under the schema, and the caller counts the reply as one it could not read."""
         if asked is None or could_follow(text, asked.schema):
-            return
+            return True
+        if self.requested == JSON:
+            return False
         with self._lock:
             if not self._dialects:
                 return
@@ -107,3 +115,4 @@ class ReplyFormat:
             self.model,
             asked.dialect,
         )
+        return True

@@ -24,6 +24,7 @@ from explorer.model.client import (
     complete,
 )
 from explorer.model.reading import ReplyError, bounded_text, read_structured
+from explorer.model.reply_format import OFF_SCHEMA
 from explorer.model.schemas import MAX_OBJECTS, OBJECT_NAME_CHARS, vision_schema
 from nodes.decision_context import CAPTION_CHARS
 from nodes.record import ModelCall
@@ -128,7 +129,10 @@ def _image_message(image_path: str | Path, prompt: str) -> ChatMessage:
 
 
 def _read(reply: Reply, usable: Callable[[object], bool]) -> Any:
-    """The JSON (or YAML) the reply holds, if `usable` accepts it; else None."""
+    """The JSON (or YAML) the reply holds, if `usable` accepts it; else None. Under --reply-format json, a
+    reply off its schema is an error, not prose to fall back on."""
+    if reply.off_schema:
+        raise _unparseable(reply, OFF_SCHEMA)
     try:
         return read_structured(reply.text, usable)
     except ReplyError:

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from explorer.model.client import AuthenticationFailed, LLMError, Reply
+from explorer.model.reply_format import OFF_SCHEMA
 from explorer.model.schemas import JsonSchema, decision_schema
 from explorer.policies.replies import ReplyError, addressed, parse_decision
 from nodes.decision_context import DecisionContext
@@ -69,6 +70,8 @@ class ModelPolicy:
                 calls += [failed] if failed else []
                 return DecisionOutcome(None, error=repr(failure), model_calls=tuple(calls), prompt=prompt), None
             try:
+                if reply.off_schema:  # --reply-format json: a reply off its schema is not read at all
+                    raise ReplyError(f"the reply is not {OFF_SCHEMA}")
                 decision, extra = read(reply.text)
             except ReplyError as problem:
                 calls.append(reply.record("decision", reply_error=str(problem)))
