@@ -11,8 +11,13 @@ from pathlib import Path
 import pytest
 
 from explorer.config.run_config import RunConfig
+from explorer.records.trace import read_trace
 from explorer.run.recover import recover_summary
 from explorer.run.runner import ExplorationRun
+from explorer.schedule.catalogue import SCHEDULES
+from explorer.team.topologies import TOPOLOGIES
+from nodes.record import RELAYED_KEPT
+from tests.support.hash_embedder import HashEmbedder
 from tests.support.old_traces import as_version_1, rewrite_trace
 from tests.support.openai_stub_server import ChatServer, error
 from tests.support.paths import ROOT, WORLDS
@@ -60,6 +65,67 @@ def test_the_summary_rebuilt_from_a_trace_is_the_one_the_run_wrote(tmp_path, set
         assert written["search"]["targets"] == ["toothbrush", "laptop"]
         assert set(written["search"]["spl_by_target"]) == {"toothbrush", "laptop"}  # the world made again
     assert written["team"]["distance"] == sum(a["distance"] or 0 for a in written["per_agent"].values()) > 0
+
+
+def team_settings(topology: str, schedule: str) -> dict | None:
+    """A small run's settings on `topology` and `schedule`, with the hierarchy the topology routes through;
+    None where the two do not go together."""
+    comm, kind = TOPOLOGIES[topology], SCHEDULES[schedule]
+    if comm.through_directors and kind.one_process:
+        return None  # the coordinators the topology routes through are not run on one process's schedule
+    settings = {"agents": 4, "steps": 12, "world": WORLDS / "office.yaml", "comm_topology": topology}
+    if comm.through_directors:
+        settings["coordinator"] = "offline"
+    if comm.system_agent:
+        settings["coordinators"] = 2
+    return settings
+
+
+TEAMS = [(t, s) for t in TOPOLOGIES for s in SCHEDULES if team_settings(t, s) is not None]
+TIMINGS = (  # messages still on their way at the end: on the delay, and on the think time before it
+    "default: {msg_delay: 1.7, think_time: 0.5}\nagents: [{tick_interval: 2}, {act_delay: 1}]\n"
+    "coordinator: {tick_interval: 3, msg_delay: 1}\n"
+)
+
+
+@pytest.mark.parametrize(("topology", "schedule"), TEAMS)
+def test_recover_counts_what_the_run_counted_on_every_topology_and_schedule(tmp_path, topology, schedule):
+    settings = team_settings(topology, schedule)
+    if SCHEDULES[schedule].timed_profiles:
+        (tmp_path / "timings.yaml").write_text(TIMINGS)
+        settings["profiles"] = tmp_path / "timings.yaml"
+    run_dir = tmp_path / "run"
+    config = RunConfig(run_dir=run_dir, verbosity=-1, schedule=schedule, **settings).check()
+    written = ExplorationRun(config, embedder=HashEmbedder()).execute()
+    (run_dir / "summary.json").unlink()
+    recovered = recover_summary(run_dir)
+    assert recovered.warnings == []
+    rebuilt = recovered.summary
+    for summary in (written, rebuilt):
+        for key in ("wall_seconds", "startup", "store", "recovered_from_trace", "trace_lines_skipped"):
+            summary.pop(key, None)
+    assert rebuilt == written
+    assert (written["messages_sent"] > 0) == TOPOLOGIES[topology].messages
+    if TOPOLOGIES[topology].through_directors:  # the explorers' messages reached each other only as relayed
+        lines = read_trace(run_dir / "trace.jsonl")
+        assert any(line.get("relayed") for line in lines) and written["messages_sent"] > written["messages"]["sent"]
+
+
+def test_recover_says_so_where_a_tick_passed_on_more_than_its_trace_line_keeps(tmp_path):
+    run_dir = tmp_path / "run"
+    config = RunConfig(run_dir=run_dir, verbosity=-1, **team_settings("star", "lockstep")).check()
+    ExplorationRun(config, embedder=HashEmbedder()).execute()
+    (run_dir / "summary.json").unlink()
+
+    def crowded(line):  # a tick whose first message passed on went to as many recipients as a line keeps
+        if not line.get("relayed"):
+            return line
+        first = {**line["relayed"][0], "to": [f"Agent{k}" for k in range(RELAYED_KEPT)]}
+        return {**line, "relayed": [first, *line["relayed"][1:]]}
+
+    rewrite_trace(run_dir, crowded)
+    (warning,) = recover_summary(run_dir).warnings
+    assert "of the ticks may have passed on more" in warning and "may be fewer than the run's" in warning
 
 
 def test_recover_refuses_a_run_that_has_its_summary_and_a_directory_that_holds_no_run(tmp_path):

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +29,12 @@ from explorer.report.run_report import WrittenReport, write_report
 from explorer.run.run_dir import CLAIM
 from memory.embedder import SentenceEmbedder
 from memory.vector_memory import VectorMemory
+from nodes.record import RELAYED_KEPT
 from perception.base import EnvironmentInfo, Message
 from perception.targets import missing_targets
 from perception.world import World
+
+Sent = Callable[[dict[str, Any]], list[Message]]  # the messages a trace line's step delivered
 
 # What a run from before an option existed ran with, where that is not RunConfig's default: torch was the only
 # embedder before --embedder.
@@ -94,10 +99,11 @@ def _from_trace(run_dir: Path, running: bool) -> Recovered:
     environment, world = _environment(config, run_dir / "config.json")
     stops = _Stops(run_config, environment)
     stats = RunStats(members, directors[0] if directors else None, directors)
+    sent = partial(_messages, up=run_config.topology.through_directors)
     if run_config.schedule_kind.wall_clock:
-        _replay_commits(records, len(members), stats, stops)
+        _replay_commits(records, len(members), stats, stops, sent)
     else:
-        _replay(records, config, stats, run_config.schedule_kind.rounds, stops)
+        _replay(records, config, stats, run_config.schedule_kind.rounds, stops, sent)
     profiles = config.get("agent_profiles") or {}
     finished = all(
         _ran_to_the_end(stats.steps[a], config["steps"], (profiles.get(a) or {}).get("tick_interval", 1.0))
@@ -111,7 +117,7 @@ def _from_trace(run_dir: Path, running: bool) -> Recovered:
         wall_seconds=0.0,
         status=RUNNING if running else _status(finished, stats, budget_spent),
         profiles=profiles or None,
-        never_delivered=sum(len(_messages(r)) for r in records if not _arrives(r, config)),
+        never_delivered=sum(len(sent(r)) for r in records if not _arrives(r, config)),
         budget_spent=budget_spent,
         world=world,
     )
@@ -119,7 +125,7 @@ def _from_trace(run_dir: Path, running: bool) -> Recovered:
     summary["trace_lines_skipped"] = trace.skipped  # damaged lines: what they held is not counted
     summary["wall_seconds"] = None
     summary["store"]["commit_ms"] = None
-    return Recovered(summary, [note] if (note := trace.note()) else [])
+    return Recovered(summary, [note for note in (trace.note(), _relays_cut(records)) if note])
 
 
 class _Stops:
@@ -163,10 +169,10 @@ def _status(finished: bool, stats: RunStats, budget_spent: str | None) -> str:
 
 
 def _replay(
-    records: list[dict[str, Any]], config: dict[str, Any], stats: RunStats, rounds: bool, stops: _Stops
+    records: list[dict[str, Any]], config: dict[str, Any], stats: RunStats, rounds: bool, stops: _Stops, sent: Sent
 ) -> None:
     """Add the trace's records to `stats` round by round, as the run committed them; `rounds`: every explorer
-    takes every step (lock-step)."""
+    takes every step (lock-step); `sent` gives the messages each record's step delivered."""
     agent_ids = config["agent_ids"]
     # The ticks at one time (a lock-step round r is at t = r - 1; older traces have only steps).
     by_round = defaultdict(list)
@@ -177,29 +183,33 @@ def _replay(
         for record in by_round[key]:
             stats.add(record)
             if _arrives(record, config):
-                stats.delivered(len(_messages(record)))
+                stats.delivered(len(sent(record)))
         # A stopped run's last round may be partial: lock-step has every explorer in every round.
         if not rounds or len({r["agent_id"] for r in by_round[key]} & set(agent_ids)) == len(agent_ids):
             stats.step_completed(step_at(key), len(stats.discoveries), key)
             stops.note(stats)
 
 
-def _replay_commits(records: list[dict[str, Any]], members: int, stats: RunStats, stops: _Stops) -> None:
+def _replay_commits(records: list[dict[str, Any]], members: int, stats: RunStats, stops: _Stops, sent: Sent) -> None:
     """Add a realtime run's records to `stats` in its commit order, each at its commit time, as the run
     did (explorer/schedule/realtime.py): the team's step after the k-th commit is k / members."""
     for record in sorted(records, key=lambda r: r.get("commit_index", 0)):
         stats.add(record)
-        stats.delivered(len(_messages(record)))  # a realtime step's messages arrive as it is committed
+        stats.delivered(len(sent(record)))  # a realtime step's messages arrive as it is committed
         index = record.get("commit_index", 0)
         stats.step_completed((index + 1) / members, len(stats.discoveries), record.get("commit_time"))
         stops.note(stats)
 
 
 def _arrives(record: dict[str, Any], config: dict[str, Any]) -> bool:
-    """Whether its messages reached their mailboxes before the run's end (on the clock, msg_delay)."""
+    """Whether its messages reached their mailboxes before the run's end: on the clock, sent once its decision
+    was made (its think time after its tick, as explorer/schedule/event.py has it) and delivered msg_delay later."""
     profiles = config.get("agent_profiles") or {}
     delay = (profiles.get(record["agent_id"]) or {}).get("msg_delay", 0.0)
-    return record.get("time") is None or clock(record["time"] + delay) < config["steps"]
+    if record.get("time") is None:
+        return True
+    decided = clock(record["time"] + (record.get("think_time") or 0.0))
+    return clock(decided + delay) < config["steps"]
 
 
 def _ran_to_the_end(ticks: int, end_time: float, interval: float) -> bool:
@@ -230,11 +240,35 @@ def rebuild_memories(
     return memories, trace
 
 
-def _messages(record):
-    """The messages a step sent: its own, or a coordinator's directives."""
+def _messages(record: dict[str, Any], up: bool) -> list[Message]:
+    """The messages a step sent, as the run delivered them: an explorer's own (unless `up`, --comm star and
+    tree: it went up in its report, and its director passed it on), or a director's directives and what it
+    passed on, once per recipient, as their first senders wrote them."""
     agent_id, step, out = record["agent_id"], record["step"], record.get("message_out")
-    outgoing = [Message(agent_id, out["recipient"], out["message"], step)] if out else []
-    return outgoing + [Message(agent_id, d["to"], d["message"], step) for d in record.get("directives") or ()]
+    outgoing = [Message(agent_id, out["recipient"], out["message"], step)] if out and not up else []
+    outgoing += [Message(agent_id, d["to"], d["message"], step) for d in record.get("directives") or ()]
+    return outgoing + [Message(r["sender"], to, r["message"], step) for r in _relayed(record) for to in r["to"]]
+
+
+def _relayed(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a director's tick passed on (none for an explorer's step, or a trace from before relays)."""
+    return record.get("relayed") or []
+
+
+def _relays_cut(records: list[dict[str, Any]]) -> str | None:
+    """A warning where a tick passed on more than its trace line keeps (nodes/record.py's RELAYED_KEPT): the
+    messages counted from the trace are then fewer than the run delivered."""
+    cut = sum(
+        len(relayed) >= RELAYED_KEPT or any(len(r["to"]) >= RELAYED_KEPT for r in relayed)
+        for relayed in map(_relayed, records)
+    )
+    if not cut:
+        return None
+    return (
+        f"a trace line keeps the first {RELAYED_KEPT} messages a tick passed on, each to its first {RELAYED_KEPT} "
+        f"recipients, and {cut} of the ticks may have passed on more: the messages sent are counted from those "
+        "kept, and may be fewer than the run's"
+    )
 
 
 def _environment(config: dict[str, Any], config_path: Path) -> tuple[EnvironmentInfo, World | None]:
