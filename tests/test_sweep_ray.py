@@ -164,3 +164,19 @@ def test_ctrl_c_cancels_the_tasks_and_each_run_stops_cleanly(tmp_path):
         time.sleep(0.1)
     statuses = [row["status"] for row in stop_sweep(process, out)]
     assert statuses.count("interrupted") == 2 and statuses.count("not run") == 4  # both under way, stopped cleanly
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1:{port}", "ray://127.0.0.1:{port}", "no-port-here"])
+def test_a_ray_address_nothing_answers_at_is_one_line_and_exit_2_with_no_run_claimed(tmp_path, address):
+    needs("ray", "cluster")
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on once the probe is closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    sweep_file = write_sweep(tmp_path, SWEEP.format(out=tmp_path / "out", steps=5) + "executor: ray\n")
+    environment = {**os.environ, "RAY_ADDRESS": address.format(port=port)}
+    result = sweep(sweep_file, "--parallel", "2", env=environment, timeout=120)  # Ray's own loop: minutes
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "RAY_ADDRESS" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not [path for path in (tmp_path / "out").iterdir() if path.is_dir() and not path.name.startswith(".")]

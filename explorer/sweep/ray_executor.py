@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -30,6 +31,7 @@ from collections.abc import Iterator
 
 import ray
 
+from explorer.records.errors import ConfigError
 from explorer.run.signals import STOP_SIGNALS
 from explorer.sweep.compare import runs_text
 from explorer.sweep.console import SweepConsole
@@ -38,6 +40,7 @@ from explorer.sweep.out_dir import SweepOut, run_summary
 from explorer.sweep.sweep_file import SweepRun
 
 ATTEMPTS = "ray-attempts.jsonl"  # in out/.sweep: a line per attempt of a run, with the node it ran on
+REACH_SECONDS = 5  # RAY_ADDRESS's cluster must take a connection within this
 RETRIES = 3  # times a run whose node (or worker) died is run again
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when the thread that started it dies
 # Loaded before any fork: a run dies with the worker that started it, so a killed task (a dead node, a forced
@@ -63,6 +66,7 @@ def _connected(parallel: int) -> Iterator[None]:
     handlers = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
     # The console is the sweep's: Ray's own messages below errors, and the tasks' output, are not shown.
     if os.environ.get("RAY_ADDRESS"):
+        check_reachable(os.environ["RAY_ADDRESS"])
         ray.init(logging_level=logging.ERROR, log_to_driver=False)
     else:  # "local": never a cluster `ray start` left on this machine, which ray.init() would join
         ray.init(
@@ -78,6 +82,23 @@ def _connected(parallel: int) -> Iterator[None]:
         yield
     finally:
         ray.shutdown()
+
+
+def check_reachable(address: str) -> None:
+    """A one-line error, before any run is claimed, where nothing listens at RAY_ADDRESS within REACH_SECONDS:
+    ray.init would wait in Ray's own reconnect loop for minutes. "auto" and "local" are Ray's to resolve."""
+    if address in ("auto", "local"):
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=REACH_SECONDS).close()
+    except ValueError:
+        raise ConfigError(f"RAY_ADDRESS={address!r} is not HOST:PORT or ray://HOST:PORT") from None
+    except OSError as error:
+        raise ConfigError(
+            f"RAY_ADDRESS={address}: no Ray cluster answers there within {REACH_SECONDS} s "
+            f"({error.strerror or error}); start it, or unset RAY_ADDRESS to run on a Ray of this machine's own"
+        ) from None
 
 
 def _run_tasks(

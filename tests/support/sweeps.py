@@ -14,12 +14,12 @@ from tests.support.paths import ROOT
 MAIN = str(ROOT / "main.py")
 
 
-def sweep(sweep_file: Path, *args: str, **kwargs) -> subprocess.CompletedProcess:
+def sweep(sweep_file: Path, *args: str, timeout: float = 600, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, MAIN, "--sweep", str(sweep_file), *args],
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=timeout,
         **kwargs,
     )
 
