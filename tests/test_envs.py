@@ -328,7 +328,17 @@ def test_a_policy_of_the_spaces_sees_the_environments_observation(pettingzoo_env
     assert policy.name == "turn-and-walk"
 
 
-def test_a_policy_of_the_spaces_that_answers_outside_them_stops_the_run_in_one_line(tmp_path):
+@pytest.mark.parametrize(
+    ("policy", "returned"),
+    [
+        ("Stray", "act returned 12: an action is the index of one of the 12 ACTIONS, not 12 (see "),
+        (
+            "Junk",
+            "act returned array([[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0...: an action is the index",
+        ),
+    ],
+)
+def test_a_policy_of_the_spaces_that_answers_outside_them_stops_the_run_in_one_line(tmp_path, policy, returned):
     needs("gymnasium")
     from tests.support.paths import ROOT
 
@@ -337,7 +347,7 @@ def test_a_policy_of_the_spaces_that_answers_outside_them_stops_the_run_in_one_l
             sys.executable,
             str(ROOT / "main.py"),
             "--model",
-            "tests.support.space_policies:Stray",
+            f"tests.support.space_policies:{policy}",
             "--steps",
             "3",
             "--run-dir",
@@ -351,11 +361,64 @@ def test_a_policy_of_the_spaces_that_answers_outside_them_stops_the_run_in_one_l
     )
     assert result.returncode == 2, result.stderr
     (line,) = result.stderr.splitlines()
-    assert line.startswith(
-        "main.py: error: --model tests.support.space_policies:Stray: act returned 12: "
-        "an action is the index of one of the 12 ACTIONS, not 12 (see "
-    )
+    assert line.startswith(f"main.py: error: --model tests.support.space_policies:{policy}: {returned}")
     assert "Traceback" not in result.stderr
+
+
+# ---- issue 63: actions as the ecosystem writes them --------------------------------------------
+
+AS_WRITTEN = {  # the action 3 as RL libraries give it: each one the action space's `contains` takes, but the
+    "0-d array": np.array(3),  # Stable-Baselines3's predict
+    "array of one": np.array([3]),  # array of one, a vectorised environment's, which Gymnasium's Discrete does not
+    "numpy integer": np.int64(3),
+    "unsigned": np.uint8(3),
+}
+NOT_ACTIONS = {  # none of them an action: each refused in one line
+    "float array": np.array(3.0),
+    "two actions": np.array([3, 4]),
+    "a grid": np.zeros((30, 30), dtype=np.int64),
+    "a bool array": np.array([True]),
+}
+
+
+@pytest.mark.parametrize("written", AS_WRITTEN.values(), ids=AS_WRITTEN)
+def test_an_action_as_the_ecosystem_writes_it_is_the_action(pettingzoo_env, gymnasium_env, written):
+    paths = []
+    for form in (3, written):
+        env = pettingzoo_env.ExplorationParallelEnv(world="apartment", agents=2, seed=4)
+        env.reset()
+        actions = {"Agent1": {"action": form, "message": "hi"}, "Agent2": {"action": form, "message": ""}}
+        paths.append([{a: list(o["pose"]) for a, o in env.step(actions)[0].items()} for _ in range(3)])
+        single = gymnasium_env.ExplorationEnv(world="apartment", seed=4)
+        single.reset()
+        assert single.action_space.contains(written) or written.shape == (1,)
+        paths.append([list(single.step(form)[0]["pose"]) for _ in range(3)])
+    assert paths[:2] == paths[2:]
+
+
+@pytest.mark.parametrize("junk", NOT_ACTIONS.values(), ids=NOT_ACTIONS)
+def test_anything_else_is_refused_in_one_line(pettingzoo_env, gymnasium_env, junk):
+    env = pettingzoo_env.ExplorationParallelEnv(world="apartment", agents=2, comm=False)
+    env.reset()
+    single = gymnasium_env.ExplorationEnv(world="apartment")
+    single.reset()
+    for step in (lambda: env.step({"Agent1": junk, "Agent2": 0}), lambda: single.step(junk)):
+        with pytest.raises(ValueError, match="an action is the index of one of the 12 ACTIONS, not ") as refused:
+            step()
+        assert "\n" not in str(refused.value) and len(str(refused.value)) < 200
+
+
+def test_a_policy_of_the_spaces_may_answer_as_an_rl_library_writes_actions(tmp_path, embedder):
+    needs("gymnasium")
+    from tests.support.space_policies import AsPredicted, TurnAndWalk
+
+    played = []
+    for policy in (TurnAndWalk, AsPredicted):
+        config = make_config(seed=5, steps=6, agents=2, world="apartment", run_dir=tmp_path / policy.__name__)
+        result = run(config, policy=policy, embedder=embedder)
+        assert result.summary["status"] == "completed"
+        played.append({step: line["action"] for step, line in trace_steps(result.run_dir).items()})
+    assert played[0] == played[1]
 
 
 # ---- issue 52: environments as their users expect ----------------------------------------------

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from explorer.envs.spaces import observation_of, read_action
+from explorer.envs.spaces import observation_of, read_action, shown
 from explorer.policies.plugin import PolicySetup, plugin_name
 from nodes.decision_context import DecisionContext
 from nodes.interfaces import Decision, DecisionOutcome, StopRun
@@ -50,9 +50,8 @@ class SpacePolicy:
         try:
             name, message = read_action(action, context.setup.comm_enabled)
         except ValueError as error:
-            shown = repr(action)[:60]
             raise StopRun(
-                f"--model {plugin_name(type(self))}: act returned {shown}: {error}", users_mistake=True
+                f"--model {plugin_name(type(self))}: act returned {shown(action)}: {error}", users_mistake=True
             ) from None
         return DecisionOutcome(Decision(action=name, reason=f"act: {name}", message_to_others=message))
 

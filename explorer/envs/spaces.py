@@ -13,7 +13,8 @@ An observation is a Dict:
 Text is printable ASCII and new lines; any other character is shown as '?'.
 
 An action is the index of one of the 12 actions (perception/actions.py's ACTIONS, in order) or, with
-messages on, a Dict of that `action` and a `message` to the whole team ("" sends none).
+messages on, a Dict of that `action` and a `message` to the whole team ("" sends none). The index is any
+value the action space's `contains` takes as one: an int, a numpy integer, an integer array of one element.
 """
 
 from __future__ import annotations
@@ -74,11 +75,29 @@ def read_action(action: Any, comm: bool) -> tuple[str, str]:
             raise ValueError("messages are off (comm=False): an action is the index of one of ACTIONS")
         action, message = action.get("action"), action.get("message") or ""
         if not isinstance(message, str):
-            raise ValueError(f"a message is text, not {message!r}")
-    # True is an int to Python: as an action it is a mistake, not the index 1.
-    if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= int(action) < len(ACTIONS):
-        raise ValueError(f"an action is the index of one of the {len(ACTIONS)} ACTIONS, not {action!r}")
-    return ACTIONS[int(action)], _printable(message, MESSAGE_CHARS)
+            raise ValueError(f"a message is text, not {shown(message)}")
+    index = _index(action)
+    if index is None or not 0 <= index < len(ACTIONS):
+        raise ValueError(f"an action is the index of one of the {len(ACTIONS)} ACTIONS, not {shown(action)}")
+    return ACTIONS[index], _printable(message, MESSAGE_CHARS)
+
+
+def _index(action: Any) -> int | None:
+    """The index an action gives as the ecosystem writes it: an int, a numpy integer, or an integer array of
+    one element (0-d, or of shape (1,), as Stable-Baselines3's `predict` gives it); None for anything else.
+    True is an int to Python: as an action it is a mistake, not the index 1."""
+    if isinstance(action, np.ndarray) and action.shape in ((), (1,)) and action.dtype.kind in "iu":
+        action = action.item()
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        return None
+    return int(action)
+
+
+def shown(value: Any, limit: int = 60) -> str:
+    """A value as one line of at most about `limit` characters, for an error's message (an array's repr spans
+    lines, and may be long)."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 class Seen(Protocol):
