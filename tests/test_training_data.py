@@ -14,6 +14,7 @@ from explorer.policies.explorer_goals import _explorer_choice
 from explorer.policies.grid_map import KEEP_SHARE, Goal
 from explorer.records.run_lock import hold_run_dir
 from explorer.records.trace import read_trace
+from tests.support.old_traces import rewrite_trace
 from tests.support.openai_stub_server import ChatServer
 from tests.support.optional import needs
 
@@ -175,3 +176,50 @@ def test_a_directory_that_is_no_run_or_a_damaged_trace_is_refused_in_one_line(in
     )
     if damage == "out exists":
         assert out.read_text() == "kept\n"
+
+
+# ---- issue 63: only examples that meet their schema ---------------------------------------------
+
+
+def test_an_example_off_its_schema_is_skipped_counted_and_named(in_process, tmp_path):
+    offline = run(in_process, tmp_path / "offline", steps=6)
+    lines = decisions(offline)
+    stray, unknown = (lines[0]["agent_id"], lines[0]["step"]), (lines[1]["agent_id"], lines[1]["step"])
+
+    def off_schema(line):  # an action the prompt did not offer; a recipient not of the team
+        if (line["agent_id"], line["step"]) == stray:
+            line["decision"]["action"] = "fly"
+        if (line["agent_id"], line["step"]) == unknown:
+            line["decision"] |= {"message_to": "Agent9", "message_to_others": "here"}
+        return line
+
+    rewrite_trace(offline, off_schema)
+    out = tmp_path / "sft.jsonl"
+    result = export(in_process, out, str(offline))
+    assert result.returncode == 0, result.stderr
+    written = examples(out)
+    assert len(written) == len(lines) - 2
+    assert {(e["agent"], e["step"]) for e in written}.isdisjoint({stray, unknown})
+    for example in written:
+        jsonschema.validate(json.loads(example["messages"][1]["content"]), json.loads(example["schema"]))
+    (warning,) = result.stderr.splitlines()
+    assert warning.startswith("main.py: warning: --export-sft skipped 2 decisions whose reply is not an instance")
+    assert f"{offline} {stray[0]} step {stray[1]}" in warning and f"{offline} {unknown[0]} step {unknown[1]}" in warning
+
+
+@pytest.mark.parametrize(("decide", "section"), [("actions", "## Available actions"), ("goals", "## Goals you can")])
+def test_a_prompt_without_the_section_its_schema_is_rebuilt_from_is_refused_in_one_line(
+    in_process, tmp_path, decide, section
+):
+    given = run(in_process, tmp_path / "run", "--decide", decide, steps=4)
+    first = decisions(given)[0]
+    rewrite_trace(given, lambda line: {**line, "prompt": line["prompt"].replace(section, "## Something else")})
+    out = tmp_path / "sft.jsonl"
+    result = export(in_process, out, str(given))
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert (
+        f"--export-sft: {given}: the prompt of {first['agent_id']} at step {first['step']} has no '{section}"
+        in result.stderr
+    )
+    assert not out.exists()

@@ -262,6 +262,8 @@ def _export_sft(args):
     )
     runs_kept = _counted(count.runs - count.runs_left_out, "run")
     print(f"Wrote {_counted(count.examples, 'example')} from {runs_kept} to {args.out}{left_out}")
+    if note := count.skipped_note():
+        _warn([note])
     return 0
 
 

@@ -25,12 +25,13 @@ def could_follow(text: str, schema: JsonSchema) -> bool:
     except (ValueError, RecursionError):
         value = None
     if value is not None or not text.startswith("{"):
-        return _valid(value, schema)
+        return is_instance(value, schema)
     # Cut short: the members it completed, each as the schema allows, none it does not know.
-    return _valid(completed_members(text[:MAX_REPLY_CHARS]), {**schema, "required": []})
+    return is_instance(completed_members(text[:MAX_REPLY_CHARS]), {**schema, "required": []})
 
 
-def _valid(value: object, schema: JsonSchema) -> bool:
+def is_instance(value: object, schema: JsonSchema) -> bool:
+    """Whether `value` is an instance of `schema` (a reply's JSON, an exported example's)."""
     try:
         return bool(jsonschema.Draft202012Validator(schema).is_valid(value))
     except RecursionError:

@@ -8,7 +8,9 @@ model's steps and for the built-in explorer's alike (its prompt rendered from th
 `--decide goals` its choice of goal: explorer/policies/explorer_goals.py). A decision that needed a
 re-prompt is exported with its first prompt. The schema is rebuilt from what the prompt offered (its
 actions, its goals, whether messages are on) through explorer/model/schemas.py's declaration; the reply's
-free texts are cut to the schema's bounds (a message at its last whole sentence within them).
+free texts are cut to the schema's bounds (a message at its last whole sentence within them). Only a reply
+that is an instance of its schema is written: one that names an action, a goal or a recipient the prompt did
+not offer is skipped, counted and named; a prompt without the section its schema is rebuilt from is refused.
 
 The traces are streamed, and each agent holds back one example only: the one whose goal is still being
 walked to, until the agent next decides (`--only-found-new` needs to know what that walk found).
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from explorer.config.run_config import GOALS
+from explorer.model.conformance import is_instance
 from explorer.model.schemas import MESSAGE_CHARS, REASON_CHARS, JsonSchema, decision_schema, goal_schema
 from explorer.records.errors import ConfigError
 from explorer.records.run_files import TRACE_LINE, TraceLines, read_run_json
@@ -46,10 +49,28 @@ _LINE = both(
 _CONFIG = record({"agent_ids": list_of(text, least=1)}, {"decide": text})
 _REACHED = {f"{share}%": nullable(count) for share in THRESHOLDS}
 _SUMMARY = record({"team": record({"steps_to_objects": nullable(record(optional=_REACHED))})})
-_ACTIONS = re.compile(r"^## Available actions\n((?:- .*\n?)+)", re.MULTILINE)
-_ACTION = re.compile(r"^- ([^:\s]+):", re.MULTILINE)
-_GOALS = re.compile(r"^## Goals you can walk to.*\n((?:- .*\n?)+)", re.MULTILINE)
-_GOAL = re.compile(r"^- (G\d+): ", re.MULTILINE)
+SKIPPED_NAMED = 10  # of the examples skipped, those the console names
+
+
+@dataclass(frozen=True)
+class _Section:
+    """A list a prompt offers its choices in (prompts/decision.md's actions, prompts/reply_goals.md's goals)."""
+
+    title: str
+    listed: re.Pattern[str]  # the section, its items in group 1
+    item: re.Pattern[str]  # an item's name
+
+
+_ACTIONS = _Section(
+    "## Available actions",
+    re.compile(r"^## Available actions\n((?:- .*\n?)+)", re.MULTILINE),
+    re.compile(r"^- ([^:\s]+):", re.MULTILINE),
+)
+_GOALS = _Section(
+    "## Goals you can walk to",
+    re.compile(r"^## Goals you can walk to.*\n((?:- .*\n?)+)", re.MULTILINE),
+    re.compile(r"^- (G\d+): ", re.MULTILINE),
+)
 _CHOSE = re.compile(r"; chose (G\d+)$")  # explorer/policies/goals.py's note on a goal chosen
 _SENTENCE_END = re.compile(r"[.!?](?=\s)")
 NOT_THE_POLICYS = (PLANNER, DIRECTIVE, FALLBACK)  # steps decided by someone else than the agent's policy
@@ -70,6 +91,25 @@ class ExportCount:
     runs_left_out: int = 0  # by --only-reached
     examples: int = 0  # written
     left_out: int = 0  # decisions left out by --only-found-new
+    skipped: int = 0  # decisions whose reply is no instance of the schema their prompt gives
+    skipped_named: list[str] = field(default_factory=list)  # the first SKIPPED_NAMED: "RUN AGENT step N"
+
+    def skip(self, run: str, agent: str, step: int) -> None:
+        """Count a decision skipped, naming it among the first."""
+        self.skipped += 1
+        if len(self.skipped_named) < SKIPPED_NAMED:
+            self.skipped_named.append(f"{run} {agent} step {step}")
+
+    def skipped_note(self) -> str | None:
+        """The console's line on the decisions skipped, naming the first; None where none were."""
+        if not self.skipped:
+            return None
+        more = self.skipped - len(self.skipped_named)
+        named = ", ".join(self.skipped_named) + (f" and {more} more" if more else "")
+        return (
+            f"--export-sft skipped {self.skipped} decisions whose reply is not an instance of the schema their "
+            f"prompt gives (an action, goal or recipient it did not offer): {named}"
+        )
 
 
 @dataclass
@@ -126,23 +166,26 @@ class _RunExport:
             self.count.examples += 1
 
     def _example(self, line: dict[str, Any]) -> dict[str, Any] | None:
-        """The line's chat example; None for a step under --decide goals that took an action, not a goal
-        (a reply in YAML may): no goal schema takes it."""
+        """The line's chat example; None, counted as skipped, where its reply is no instance of the schema
+        rebuilt from its prompt: an action, goal or recipient the prompt did not offer, or under --decide goals
+        an action taken instead of a goal (a reply in YAML may give one)."""
         prompt, decision, agent = line["prompt"], line["decision"], line["agent_id"]
         recipients = [a for a in self.team if a != agent] if _messages_on(prompt) else None
+        reply: dict[str, str]
         if self.decide == GOALS:
             chosen = next(filter(None, (_CHOSE.search(note) for note in line["notes"])), None)
-            if chosen is None:
-                return None
-            schema = goal_schema(_listed(_GOALS, _GOAL, prompt), recipients)
-            reply: dict[str, str] = {"goal": chosen.group(1)}
+            schema = goal_schema(self._offered(_GOALS, line), recipients)
+            reply = {"goal": chosen.group(1)} if chosen else {"action": decision["action"]}
         else:
-            schema = decision_schema(_listed(_ACTIONS, _ACTION, prompt), recipients)
+            schema = decision_schema(self._offered(_ACTIONS, line), recipients)
             reply = {"action": decision["action"]}
         if recipients is not None:
             reply["message_to"] = decision.get("message_to", "all")  # the trace names none without a message
             reply["message_to_others"] = _whole_sentences(decision["message_to_others"], MESSAGE_CHARS)
         reply["reason"] = cut_text(decision["reason"], REASON_CHARS)
+        if not is_instance(reply, schema):
+            self.count.skip(self.run, agent, line["step"])
+            return None
         return {
             "messages": [
                 {"role": "user", "content": prompt},
@@ -155,6 +198,17 @@ class _RunExport:
             "policy": line["policy"],
             "decide": self.decide,
         }
+
+    def _offered(self, section: _Section, line: dict[str, Any]) -> list[str]:
+        """What the line's prompt offers in `section`; ConfigError where it has no such section: no schema can
+        be rebuilt from it (it would offer nothing), so the trace is in doubt."""
+        listed = section.listed.search(line["prompt"])
+        if listed is None:
+            raise ConfigError(
+                f"--export-sft: {self.run}: the prompt of {line['agent_id']} at step {line['step']} has no "
+                f"'{section.title}' section: no schema can be rebuilt from it"
+            )
+        return section.item.findall(listed.group(1))
 
 
 def export_sft(run_dirs: Sequence[Path], out: Path, only: ExportFilter) -> ExportCount:
@@ -218,12 +272,6 @@ def _reached(run_dir: Path) -> bool:
 def _messages_on(prompt: str) -> bool:
     """Whether the prompt let the agent write to its team (explorer/policies/model.py's recipients)."""
     return render("comm_off").strip() not in prompt
-
-
-def _listed(section: re.Pattern[str], item: re.Pattern[str], prompt: str) -> list[str]:
-    """What the prompt's `section` lists (its actions, its goals), each named by `item`."""
-    listed = section.search(prompt)
-    return item.findall(listed.group(1)) if listed else []
 
 
 def _whole_sentences(message: str, limit: int) -> str:
