@@ -259,7 +259,8 @@ def test_a_dry_run_lists_each_condition_s_runs_and_writes_nothing(tmp_path):
     result = sweep(sweep_file, "--dry-run", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     out = Path("runs") / "sweep-sweep"  # the default `out`, from the current directory
-    assert result.stdout.splitlines() == [
+    *listed, plan, detectable = result.stdout.splitlines()
+    assert listed == [
         f"Dry run of a sweep of 4 runs in {out}: 0 complete already (would be skipped), 4 to run. "
         "Nothing was run or written.",
         "comm=true: 2 runs",
@@ -269,6 +270,8 @@ def test_a_dry_run_lists_each_condition_s_runs_and_writes_nothing(tmp_path):
         f"  {out / 'comm=false,seed=1'}: to run",
         f"  {out / 'comm=false,seed=2'}: to run",
     ]
+    assert plan.startswith("Analysis plan: 2 conditions × 2 runs (2 seeds); baseline: none (no paired differences);")
+    assert detectable.startswith("Smallest difference 2 runs can detect at 80% power (two-sided 5%): not estimated")
     assert result.stderr == "" and list(tmp_path.iterdir()) == [sweep_file]  # no `out`, no lock, no run
     bad = sweep(write_sweep(tmp_path, "grid:\n  world: [office, atlantis]\n"), "--dry-run", cwd=tmp_path)
     assert bad.returncode == 2 and "world file not found: atlantis" in bad.stderr  # checked as a sweep checks

@@ -42,7 +42,8 @@ def test_the_replicates_example_makes_one_condition_of_fifteen_runs_per_comm_set
     result = sweep(write_sweep(tmp_path, example(DOCS[1], "the replicates example")), "--dry-run", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     conditions = [line for line in result.stdout.splitlines() if not line.startswith(("  ", "Dry run"))]
-    assert conditions == ["comm=true: 15 runs", "comm=false: 15 runs"]
+    assert conditions[:2] == ["comm=true: 15 runs", "comm=false: 15 runs"]
+    assert conditions[2].startswith("Analysis plan: 2 conditions × 15 runs (5 layouts × 3 seeds); baseline: comm=true;")
 
 
 def test_the_readmes_sweep_runs_tracked_and_reads_as_tables(tmp_path):

@@ -3,16 +3,25 @@
 - A search sweep (prior, no prior, random) on a generated house ranks the prior first, by success.
 - A coverage sweep over `gen:house` with seeds 1-3 gives intervals of non-zero width: the seed places the team.
 - `replicates: [seed, world-seed]` over 5 layouts gives one condition per comm setting, each with n = 15.
+
+Issue 62's study, planned before it runs: docs/sweeps.md's sweep (a coordinator or the prior against the plain
+team, 5 layouts × 3 seeds) with `--dry-run --pilot 3` runs 3 of the plain team's runs, as the sweep's own, and
+prints the plan with the smallest difference 15 runs can detect in success.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import warnings
 
 import pytest
 
+from explorer.sweep.compare import number_text
+from explorer.sweep.plan import detectable_difference
 from tests.support.optional import needs
 from tests.support.sweeps import sweep, write_sweep
+from tests.test_sweep_docs import DOCS, example
 from tests.test_sweep_replicates import LAYOUTS
 
 # The house and budget of tests/test_sweep_metrics.py, with four seeds and the random baseline.
@@ -72,3 +81,32 @@ def test_seeds_on_five_layouts_make_one_condition_per_comm_setting_of_fifteen_ru
     assert (conditions["runs"] == 15).all() and (conditions["cell_coverage_n"] == 15).all()
     assert (conditions["cell_coverage_high"] > conditions["cell_coverage_low"]).all()
     assert conditions.loc["comm=false", ["baseline", "pairs"]].tolist() == ["comm=true", 15]
+
+
+def test_the_study_planned_with_a_pilot_prints_the_smallest_difference_it_can_detect(tmp_path):
+    study = example(DOCS[1], "the study: does a coordinator").replace("steps: 60", "steps: 30")  # quicker runs
+    sweep_file = write_sweep(tmp_path, study)
+    result = sweep(sweep_file, "--dry-run", "--pilot", "3", "--parallel", "2", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "runs" / "sweep-study"
+    piloted = [f"condition=plain,world-seed={layout},seed=1" for layout in (1, 2, 3)]  # a layout each, in turn
+    assert sorted(path.name for path in out.iterdir() if path.is_dir() and path.name != ".sweep") == piloted
+    assert "Dry run of a sweep of 45 runs in runs/sweep-study: 3 complete already (would be skipped), 42 to run. " in (
+        result.stdout
+    )
+    assert (
+        "Analysis plan: 3 conditions × 15 runs (5 layouts × 3 seeds); baseline: plain; headline: success (share of "
+        "runs that found every target); intervals: each condition's by Wilson's score interval;" in result.stdout
+    )
+    found = [json.loads((out / name / "summary.json").read_text())["search"]["all_found"] for name in piloted]
+    share = sum(found) / len(found)
+    spread = math.sqrt(share * (1 - share)) or 0.5  # a pilot without spread: p = 0.5, the widest
+    smallest = (
+        "Smallest difference 15 runs can detect at 80% power (two-sided 5%): "
+        f"{number_text(detectable_difference(spread, 15))} in success"
+    )
+    assert smallest in result.stdout
+    # The pilot's runs are the sweep's: a dry run now counts them complete, and plans from them.
+    again = sweep(sweep_file, "--dry-run", cwd=tmp_path)
+    assert "3 complete already (would be skipped), 42 to run. Nothing was run or written." in again.stdout
+    assert smallest in again.stdout

@@ -81,7 +81,15 @@ def _add_sweep_options(parser: RunParser) -> None:
     parser.add_argument(
         "--dry-run",
         action="store_true",
-        help="with --sweep: check every run, list the conditions and their runs (which are complete), run nothing",
+        help="with --sweep: check every run, list the conditions and their runs (which are complete) and the "
+        "analysis plan, run nothing",
+    )
+    parser.add_argument(
+        "--pilot",
+        type=int,
+        metavar="K",
+        help="with --sweep and --dry-run: first run K of the baseline's runs, kept in the sweep's out for it, and "
+        "estimate from them the smallest difference the sweep can detect",
     )
     parser.add_argument(
         "--track",
@@ -165,7 +173,7 @@ def _main(argv, started, signals):
         if args.sweep is not None:
             from explorer.sweep.runner import run_sweep
 
-            return run_sweep(args.sweep, args.parallel, args.dry_run, args.executor, args.track)
+            return run_sweep(args.sweep, args.parallel, args.dry_run, args.executor, args.track, pilot=args.pilot)
         verbosity = -1 if args.quiet else 1 if args.verbose else 0
         if args.export_world is not None:
             return _export_world(config_from(args, verbosity=verbosity), args.export_world)
@@ -210,6 +218,12 @@ def _refuse_misplaced(args):
         raise ConfigError("--track goes with --sweep FILE: it logs a sweep's runs")
     if args.executor is not None and args.sweep is None:
         raise ConfigError("--executor goes with --sweep FILE: it says where the sweep's runs run")
+    if args.pilot is not None and args.sweep is None:
+        raise ConfigError(
+            "--pilot goes with --sweep FILE: it runs K of the sweep's baseline runs, with --dry-run, to plan the rest"
+        )
+    if args.pilot is not None and not args.dry_run:
+        raise ConfigError("--pilot goes with --dry-run: it runs K of the sweep's baseline runs to plan the rest")
     others = [
         flag for flag in ("--recover", "--report", "--sweep", "--export-world", "--export-sft") if _given(args, flag)
     ]

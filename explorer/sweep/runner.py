@@ -8,10 +8,11 @@ going, and one sweep at a time in a directory). Ctrl-C, SIGTERM and SIGHUP stop 
 cleanly. At the end the sweep directory gets results.csv (a row per run), conditions.csv and sweep.html (per
 condition, the mean and 95% interval of each metric over the seeds, the paired differences from a baseline
 condition, and the discovery curves). The runs' pages and sweep.html share one copy of plotly's script there.
-With --dry-run every run is checked the same way, and the conditions and their runs are listed: nothing runs,
-and nothing is written (no `out`, no lock). With --executor ray (`executor: ray` in the file) each run is a
-task on a Ray cluster instead (explorer/sweep/ray_executor.py, imported only then). With --track mlflow (or
-`track: mlflow`) the sweep's own process logs each run to MLflow once it has finished
+With --dry-run every run is checked the same way, the conditions and their runs are listed, and the analysis
+plan printed (explorer/sweep/plan.py): nothing runs, and nothing is written (no `out`, no lock), but with
+--pilot K, K of the baseline's runs, run first as the sweep's own. With --executor ray (`executor: ray` in
+the file) each run is a task on a Ray cluster instead (explorer/sweep/ray_executor.py, imported only then).
+With --track mlflow (or `track: mlflow`) the sweep's own process logs each run to MLflow once it has finished
 (explorer/sweep/tracking.py), whichever executor ran it.
 """
 
@@ -36,6 +37,7 @@ from explorer.sweep.launch import POLL_SECONDS, STOP_GRACE_SECONDS, Log, RunAll,
 from explorer.sweep.metrics import sweep_metrics
 from explorer.sweep.out_dir import REFUSED, SweepOut, run_summary
 from explorer.sweep.page import write_sweep_page
+from explorer.sweep.plan import analysis_plan, pilot_runs, plan_lines
 from explorer.sweep.results import CONDITIONS, RESULTS, run_rows, write_conditions, write_results
 from explorer.sweep.sweep_file import Sweep, SweepRun, chosen_tracker, load_sweep, unknown_executor
 from explorer.sweep.tidy import write_tables
@@ -54,10 +56,16 @@ PAGE_METRICS = (
 
 
 def run_sweep(
-    path: Path, parallel: int, dry_run: bool = False, executor: str | None = None, track: str | None = None
+    path: Path,
+    parallel: int,
+    dry_run: bool = False,
+    executor: str | None = None,
+    track: str | None = None,
+    pilot: int | None = None,
 ) -> int:
     """Run the sweep file at `path`, `parallel` runs at once, each checked as main.py checks it; the exit code.
-    With `dry_run`, only list its conditions and runs. `executor` (else the file's, else local) runs them; with
+    With `dry_run`, only list its conditions and runs, and its analysis plan (explorer/sweep/plan.py), after
+    running the `pilot` runs where it is given. `executor` (else the file's, else local) runs them; with
     `track` (or the file's), each run is logged to it."""
     if parallel < 1:
         raise ConfigError(f"--parallel must be at least 1, not {parallel}")
@@ -65,8 +73,11 @@ def run_sweep(
     # Ray or MLflow missing is one line, before anything runs (a dry run's check included).
     run_all, track = _executor(executor or sweep.executor or "local"), chosen_tracker(track, sweep)
     out = SweepOut(path, sweep.directory)
+    stopped = _run_pilot(sweep, out, pilot, parallel, run_all) if dry_run and pilot is not None else 0
+    if stopped:
+        return stopped
     if dry_run:
-        return _dry_run(sweep, out, _todo(sweep, out, out.check_attempt))
+        return _dry_run(sweep, out, _todo(sweep, out, out.check_attempt), piloted=pilot is not None)
     with out.held():  # for the sweep's life: a second sweep in the same directory is refused
         todo = _todo(sweep, out, out.check)
         out.record_grid(sweep.runs)  # once all is checked: a refused sweep leaves the grid as it was
@@ -102,12 +113,37 @@ def _todo(sweep: Sweep, out: SweepOut, check: Callable[[SweepRun], None]) -> lis
     return todo
 
 
-def _dry_run(sweep: Sweep, out: SweepOut, todo: list[SweepRun]) -> int:
-    """List each condition and its runs, each run's directory and whether it is complete (skipped) or to run."""
+def _run_pilot(sweep: Sweep, out: SweepOut, count: int, parallel: int, run_all: RunAll) -> int:
+    """Run `count` of the baseline's runs (plan.pilot_runs) as the sweep runs them, in `out`, whose sweep then
+    skips them; 0, or 128 + the stop signal that cut them short. No tracker logs them here: a tracked sweep
+    logs them once it runs, as it logs any finished run it has not logged yet."""
+    chosen = pilot_runs(sweep, count)
+    console = SweepConsole()
+    with out.held():  # as the sweep holds it: every run checked, the grid recorded, the shared script written
+        _todo(sweep, out, out.check)
+        out.record_grid(sweep.runs)
+        write_shared_plotly(sweep.directory)
+        todo = [run for run in chosen if not out.completed(run)]
+        console.say(
+            f"Pilot of {runs_text(count)} of {chosen[0].condition} in {out.directory}, kept for the sweep: "
+            f"{count - len(todo)} complete already, {len(todo)} to run."
+        )
+        with _StopRequest() as stop, console.progress(len(todo)):
+            run_all(todo, parallel, out, stop, console, lambda run: None)
+    if stop.signum is None:
+        return 0
+    console.say("Pilot stopped. Run the same command again to run the rest of it.")
+    return 128 + stop.signum
+
+
+def _dry_run(sweep: Sweep, out: SweepOut, todo: list[SweepRun], piloted: bool = False) -> int:
+    """List each condition and its runs, each run's directory and whether it is complete (skipped) or to run;
+    then the analysis plan, its pilot the runs complete already (`piloted`: a pilot's among them)."""
     console = SweepConsole()
     console.say(
         f"Dry run of a sweep of {runs_text(len(sweep.runs))} in {out.directory}: {len(sweep.runs) - len(todo)} complete "
-        f"already (would be skipped), {len(todo)} to run. Nothing was run or written."
+        f"already (would be skipped), {len(todo)} to run. "
+        + ("Nothing but the pilot was run." if piloted else "Nothing was run or written.")
     )
     conditions: dict[str, list[SweepRun]] = {}
     for run in sweep.runs:
@@ -117,6 +153,9 @@ def _dry_run(sweep: Sweep, out: SweepOut, todo: list[SweepRun]) -> int:
         console.say(f"{condition}: {runs_text(len(runs))}")
         for run in runs:
             console.say(f"  {out.directory / run.name}: {'to run' if run.name in waiting else 'complete (skipped)'}")
+    complete = [run for run in sweep.runs if run.name not in waiting]
+    for line in plan_lines(analysis_plan(sweep, run_rows(out.directory, complete, {}))):
+        console.say(line)
     return 0
 
 

@@ -136,6 +136,7 @@ class Sweep:
     metric: str | None = None  # the metric its tables lead with, as `metric:` names it; None: as the runs' task
     executor: str | None = None  # `executor:`, where it names one; --executor comes first
     track: str | None = None  # the tracker `track:` names, each run logged to it; None: none
+    replicates: tuple[str, ...] = (SEED,)  # the grid's keys that repeat a condition, the outermost last
 
 
 def load_sweep(path: Path) -> Sweep:
@@ -180,7 +181,7 @@ def load_sweep(path: Path) -> Sweep:
     baseline = _baseline(path, data.get("baseline"), grid, conditions, replicates, options)
     _refuse_repeating_seeds(path, runs)
     directory, shown = _directory(path, data.get("out")), _without_secrets(text, secrets)
-    return Sweep(directory, runs, shown, baseline, metric, executor, track)
+    return Sweep(directory, runs, shown, baseline, metric, executor, track, replicates)
 
 
 def chosen_tracker(given: str | None, sweep: Sweep) -> str | None:
