@@ -17,7 +17,16 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from explorer.cli.web_server import PLOTLY_PATH, LiveServer, bind
+from explorer.cli.page_access import (
+    announcement,
+    browser_host,
+    client_cap,
+    files_limit,
+    open_files,
+    page_access,
+    page_url,
+)
+from explorer.cli.web_server import PLOTLY_PATH, ClientBounds, LiveServer, bind
 from explorer.records.run_view import RunShown, RunView, RunViewFactory
 from explorer.report.charts import plotly_script
 from explorer.report.live import LiveTeam
@@ -115,13 +124,21 @@ class LivePage:
     def __init__(self, address: tuple[str, int] | None) -> None:
         self.address = address
         self.server: LiveServer | None = None
+        self.url = ""  # the page's address, without its token
 
     def __enter__(self) -> LivePage:
         if self.address is not None:
-            listening = bind(*self.address)  # ConfigError where it cannot be had
+            host, port = self.address
+            limit, open_now = files_limit(), open_files()  # before the socket: the cap counts each client's
+            listening = bind(host, port)  # ConfigError where it cannot be had
+            bound = listening.getsockname()[0]
+            access = page_access(host, bound)
             page = render("live.html.j2", f'<script src="{PLOTLY_PATH}"></script>')
-            self.server = LiveServer(listening, page, plotly_script())
-            print(f"Watch the run at {self.server.url}", flush=True)
+            bounds = ClientBounds(clients=client_cap(limit, open_now))
+            self.server = LiveServer(listening, page, plotly_script(), access, bounds)
+            self.url = page_url(browser_host(bound), self.server.port)
+            for line in announcement(self.url, access, bound, bounds.clients, limit):
+                print(line, flush=True)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -143,6 +160,6 @@ class LivePage:
         stopped = threading.Event()
         for signum in STOP_SIGNALS:
             signal.signal(signum, lambda *_: stopped.set())
-        print(f"The live page and the report stay at {self.server.url} until Ctrl-C.", flush=True)
+        print(f"The live page and the report stay at {self.url} until Ctrl-C.", flush=True)
         while not stopped.wait(1.0):
             pass

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import queue
+import resource
 import signal
 import subprocess
 import sys
@@ -24,22 +25,36 @@ WAIT_SECONDS = 240  # for the address, and for the process's end: the machine ma
 class LiveRun:
     """A run with `--serve`: `url` once it serves; `lines` what it has printed so far; `returncode` at the end."""
 
-    def __init__(self, *args: str, serve: str = "0", hold: Path | None = None) -> None:
-        """`hold`: the paced policy's agents wait at its HOLD_STEP until this file is there."""
+    def __init__(self, *args: str, serve: str = "0", hold: Path | None = None, files: int | None = None) -> None:
+        """`hold`: the paced policy's agents wait at its HOLD_STEP until this file is there. `files`: the
+        process may open this many files at most (RLIMIT_NOFILE, soft and hard)."""
         self.args = [sys.executable, MAIN, "--serve", serve, *args]
         self.env = {**os.environ, "PACED_HOLD": str(hold)} if hold else None
+        self.files = files
         self.lines: queue.Queue[str] = queue.Queue()
         self.printed: list[str] = []
         self.returncode: int | None = None
 
     def __enter__(self) -> LiveRun:
         self.process = subprocess.Popen(
-            self.args, cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+            self.args,
+            cwd=ROOT,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            bufsize=1,
+            preexec_fn=None if self.files is None else self._limit_files,
         )
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
         self.url = self.wait_for("Watch the run at ").split("Watch the run at ")[1].strip()
         return self
+
+    def _limit_files(self) -> None:
+        """In the child, before it runs: its descriptor limit."""
+        files = self.files or resource.RLIM_INFINITY
+        resource.setrlimit(resource.RLIMIT_NOFILE, (files, files))
 
     def _read(self) -> None:
         assert self.process.stdout is not None
