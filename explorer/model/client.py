@@ -287,7 +287,6 @@ def complete(
         if cancelled.is_set():
             raise _error(_CANCELLED, settings.model, retries, round(time.perf_counter() - start, 4), asked)
     response, text = attempt
-    followed = settings.reply_format.answered(constrained, text)
     usage = _usage(settings, response, messages, text)
     reply = Reply(
         text=redact(text),
@@ -298,7 +297,7 @@ def complete(
         retries=retries,
         cost_usd=_cost(litellm, response, settings, usage),
         format=asked,
-        off_schema=not followed,
+        off_schema=not settings.reply_format.answered(constrained, text),
     )
     if budget:
         budget.charge(usage.prompt_tokens + usage.completion_tokens, reply.cost_usd)

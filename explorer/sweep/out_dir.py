@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from explorer.config.run_config import recorded_world
 from explorer.records.errors import ConfigError
 from explorer.records.run_files import read_run_json
 from explorer.records.run_lock import locked
@@ -220,9 +221,15 @@ def _difference(recorded: dict[str, Any], run: SweepRun, every_setting: bool) ->
             if every_setting:
                 return f"has a {CLAIM} without the setting {key!r}"
             continue
-        if recorded[key] != value:
+        if _as_recorded_now(key, recorded[key]) != value:
             return f"ran with {key} {recorded[key]!r}, not {value!r}"
     return None
+
+
+def _as_recorded_now(key: str, recorded: Any) -> Any:
+    """A recorded setting as this version records it: a shipped world, which earlier versions recorded by its
+    path here, by its name (a world recorded by another checkout's path was, and stays, another world)."""
+    return recorded_world(recorded) if key == "world" and isinstance(recorded, str) else recorded
 
 
 def _remove(path: Path) -> None:
