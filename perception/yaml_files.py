@@ -185,3 +185,17 @@ def shipped_or_given(path, shipped_dir) -> Path:
 
 def shipped_names(shipped_dir):
     return sorted(file.stem for file in Path(shipped_dir).glob("*.yaml"))
+
+
+def shipped_name(path, shipped_dir) -> str | None:
+    """The name (`office`) of the file shipped in `shipped_dir` that `path` is, None for any other: what a run
+    records of a shipped file, the same from every checkout or install of this version."""
+    path = Path(path)
+    if path.suffix != ".yaml" or not path.is_file():
+        return None
+    return path.stem if path.resolve().parent == Path(shipped_dir).resolve() else None
+
+
+def shipped_file(name, shipped_dir) -> Path | None:
+    """The file shipped in `shipped_dir` that `name` (shipped_name's) names; None where it names none."""
+    return Path(shipped_dir) / f"{name}.yaml" if name in shipped_names(shipped_dir) else None

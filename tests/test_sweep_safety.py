@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,6 +18,8 @@ from urllib.parse import quote
 
 import pytest
 
+from perception.world import SHIPPED_WORLDS
+from tests.support.paths import ROOT
 from tests.support.sweeps import MAIN, processes_mentioning, read_results, sweep, write_sweep
 
 ONE_RUN = "out: {out}\ngrid:\n  seed: [1]\nfixed:\n  world: office\n  agents: 1\n  steps: {steps}\n"
@@ -339,3 +342,32 @@ def test_a_changed_condition_is_still_refused_with_more_seeds(tmp_path, one_seed
         assert error.startswith(f"main.py: error: {changed}: ") and words in error
         assert error.endswith("give the sweep another `out`") or "give the sweep another `out`, or remove" in error
     assert files_and_times(out) == before
+
+
+def another_checkout(directory: Path) -> Path:
+    """A copy of this checkout's program in `directory`: the same version, its shipped worlds at another path."""
+    for package in ("explorer", "perception", "nodes", "memory", "prompts"):
+        shutil.copytree(ROOT / package, directory / package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "main.py", directory)
+    return directory / "main.py"
+
+
+def test_a_sweep_over_a_shipped_world_resumes_from_another_checkout(tmp_path):
+    out = tmp_path / "out"
+    sweep_file = write_sweep(tmp_path, ONE_RUN.format(out=out, steps=2))
+    assert sweep(sweep_file).returncode == 0
+    run_dir = out / "seed=1"
+    assert json.loads((run_dir / "config.json").read_text())["world"] == "office"  # by its name, not its path
+    before = files_and_times(run_dir)
+    elsewhere = another_checkout(tmp_path / "elsewhere")
+    resumed = subprocess.run(
+        [sys.executable, str(elsewhere), "--sweep", str(sweep_file)], capture_output=True, text=True, timeout=600
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert "1 complete already (skipped), 0 to run." in resumed.stdout
+    assert files_and_times(run_dir) == before
+    assert [row["status"] for row in read_results(out)] == ["completed"]
+    # A run an earlier version recorded by this checkout's path to the shipped world is that world too.
+    config = json.loads((run_dir / "config.json").read_text())
+    (run_dir / "config.json").write_text(json.dumps({**config, "world": str(SHIPPED_WORLDS / "office.yaml")}))
+    assert "1 complete already (skipped), 0 to run." in sweep(sweep_file).stdout

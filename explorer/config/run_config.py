@@ -21,6 +21,7 @@ from explorer.config.options import (
     Dollars,
     NotBlank,
     OneOf,
+    Record,
     Seconds,
     ServerUrl,
     first_problem,
@@ -42,7 +43,7 @@ from perception.families.names import is_generated
 from perception.keymap import DEFAULT_KEYMAP, SHIPPED_KEYMAPS
 from perception.targets import target_names
 from perception.world import DEFAULT_WORLD, SHIPPED_WORLDS, WorldError
-from perception.yaml_files import shipped_names, shipped_or_given
+from perception.yaml_files import shipped_file, shipped_name, shipped_names, shipped_or_given
 
 MODES = ("mock", "unity")
 MAX_AGENTS = 1000  # a thread each
@@ -63,6 +64,21 @@ T = TypeVar("T")
 
 def _shipped_world(text: str) -> Path:
     return Path(text) if is_generated(text) else shipped_or_given(text, SHIPPED_WORLDS)
+
+
+def recorded_world(path: str | Path) -> str:
+    """A world as config.json records it: a shipped world by its name (`office`), so a run's settings are the
+    same from every checkout or install of this version (a sweep compares them); another file by its absolute
+    path; a generated world as given. Of a world an earlier version recorded, how this one records it."""
+    return shipped_name(path, SHIPPED_WORLDS) or FILE_PATH.write(path)
+
+
+def _world_read_back(text: str | None) -> Path | None:
+    """The world a config.json records: a shipped world's name, its file here."""
+    return None if text is None else shipped_file(text, SHIPPED_WORLDS) or Path(text)
+
+
+WORLD_RECORD = Record(recorded_world, _world_read_back)
 
 
 def _shipped_keymap(text: str) -> Path:
@@ -132,7 +148,7 @@ class RunConfig:
             "or a generated world: gen:FAMILY (corridor, house, office, maze, warehouse, hall), "
             "with parameters as in gen:house?size=40x30&seed=7",
             type=_shipped_world,
-            record=FILE_PATH,
+            record=WORLD_RECORD,
         ),
     )
     world_seed: int | None = field(

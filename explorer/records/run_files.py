@@ -36,7 +36,8 @@ from explorer.records.trace_versions import DamagedLine, TraceVersionError, curr
 from perception.families.generate import open_world
 from perception.families.names import is_generated
 from perception.files import FileTooLarge, NotARegularFile, file_kind, open_regular_file, read_regular_file
-from perception.world import World, WorldError
+from perception.world import SHIPPED_WORLDS, World, WorldError
+from perception.yaml_files import shipped_file
 
 MAX_JSON_BYTES = 64_000_000  # config.json, summary.json: a summary of 100,000 steps is a few MB
 _DISCARD_BYTES = 1_000_000  # an overlong line is read past in pieces this large
@@ -183,6 +184,7 @@ def world_of(config: dict[str, Any], config_path: Path) -> World | None:
             return open_world(str(path), seed if isinstance(seed, int) else None, targets)
         except WorldError:
             return None
+    path = shipped_file(path, SHIPPED_WORLDS) or path  # a shipped world is recorded by its name
     try:
         mode = os.stat(path).st_mode
     except (OSError, ValueError):  # gone (ValueError: a name with a NUL in it)
