@@ -5,6 +5,7 @@ README's pandas example, and the replicates example makes the conditions it says
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -71,3 +72,25 @@ import sys, mlflow
 mlflow.set_tracking_uri(sys.argv[1])
 print(len(mlflow.search_runs(search_all_experiments=True)))
 """
+
+
+def override_example(path: Path) -> tuple[list[str], list[str]]:
+    """The arguments after `--sweep comm.yaml` of the one command of `path` that overrides the sweep file, and
+    the lines the page shows it print (none where it shows none)."""
+    text = path.read_text(encoding="utf-8")
+    (command,) = re.findall(r"^python main\.py --sweep comm\.yaml (.*--set .*)$", text, re.M)
+    shown = re.search(re.escape(command) + r"\n```\n\n```text\n(.*?)```", text, re.S)
+    return shlex.split(command), shown.group(1).splitlines() if shown else []
+
+
+@pytest.mark.parametrize("path", DOCS)
+def test_the_override_example_changes_the_readmes_sweep_as_it_says(tmp_path, path):
+    comm = write_sweep(tmp_path, example(DOCS[0], "out: runs/sweep-comm"), "comm.yaml")
+    args, shown = override_example(path)
+    result = sweep(comm, *args, *([] if "--dry-run" in args else ["--dry-run"]), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    printed = result.stdout.splitlines()
+    assert printed[1].startswith("Overridden on the command line: steps: 80 (the file's: 30); ")
+    assert printed[1].endswith("out: runs/sweep-80 (the file's: runs/sweep-comm).")
+    assert printed[0].startswith("Dry run of a sweep of 12 runs in runs/sweep-80: ")
+    assert all(line in printed for line in shown if line != "  ...")

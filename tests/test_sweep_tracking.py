@@ -49,7 +49,7 @@ def tracked_sweep(directory: Path, seeds: str, *args: str, more: str = "", store
 
 def runs_of(client) -> tuple[object, dict[str, object]]:
     """The experiment's parent run, and its children by run directory."""
-    experiment = client.get_experiment_by_name("tracked")
+    experiment = client.get_experiment_by_name("out")  # named after the sweep's `out`
     runs = client.search_runs([experiment.experiment_id])
     parents = [run for run in runs if "mlflow.parentRunId" not in run.data.tags]
     assert len(parents) == 1
@@ -73,7 +73,7 @@ def test_each_run_is_a_child_of_the_sweep_with_its_options_figures_curve_and_fil
     directory, store, result = tracked
     client = store_client(store)
     parent, children = runs_of(client)
-    assert f"MLflow: the sweep is run {parent.info.run_id} of the experiment 'tracked'" in result.stdout
+    assert f"MLflow: the sweep is run {parent.info.run_id} of the experiment 'out'" in result.stdout
     assert parent.info.status == "FINISHED" and sorted(children) == ["seed=1", "seed=2"]
     for name, child in children.items():
         summary = json.loads((directory / "out" / name / "summary.json").read_text())

@@ -6,7 +6,7 @@ import argparse
 import gc
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from explorer.cli.live_view import serve_address
@@ -21,6 +21,15 @@ EXIT_USAGE, EXIT_FAILED, EXIT_INTERRUPTED = 2, 1, 130
 # allocations) the collector scanned them so often that it took a third of a 1,000-agent run's time.
 COLLECT_AFTER = 100_000
 EXIT_BUDGET = 3  # the run stopped cleanly when a budget (--max-cost, --max-calls, --max-tokens) ran out
+# The options that go with --sweep only, and what each does there.
+SWEEP_ONLY = {
+    "--dry-run": "it lists a sweep's runs without running them",
+    "--track": "it logs a sweep's runs",
+    "--executor": "it says where the sweep's runs run",
+    "--experiment": "it names the MLflow experiment a sweep's runs are logged to",
+    "--set": "it sets a fixed option of every run of the sweep",
+    "--pilot": "it runs K of the sweep's baseline runs, with --dry-run, to plan the rest",
+}
 
 
 def build_parser() -> RunParser:
@@ -40,8 +49,15 @@ def build_parser() -> RunParser:
         "--sweep", type=Path, metavar="FILE", help="run the grid of conditions a sweep file gives, and exit"
     )
     parser.add_argument(
+        "--out",
+        type=_path_to_write("the JSONL file to write (--export-sft), or the sweep's directory (--sweep)"),
+        metavar="FILE|DIR",
+        help="with --export-sft: the JSONL file to write; with --sweep: the sweep's directory, instead of the "
+        "sweep file's `out`",
+    )
+    parser.add_argument(
         "--export-world",
-        type=_file_to_write,
+        type=_path_to_write("the file to write, such as house.yaml"),
         metavar="FILE",
         help="write the generated world --world gen:FAMILY and --world-seed make as a YAML world file, and exit",
     )
@@ -97,6 +113,19 @@ def _add_sweep_options(parser: RunParser) -> None:
         help="with --sweep: log each run to a tracker: mlflow (the store MLFLOW_TRACKING_URI names, else one in the "
         "sweep's out)",
     )
+    parser.add_argument(
+        "--experiment",
+        metavar="NAME",
+        help="with --sweep and --track mlflow (or the file's `track:`): the MLflow experiment to log to (default: "
+        "the name of the sweep's out directory)",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="with --sweep: set an option of the sweep file's `fixed:` for every run, the value read as the file's "
+        "would be (--set steps=80, --set find=[toothbrush,laptop]); again for another",
+    )
 
 
 def _add_export_sft(parser: RunParser) -> None:
@@ -109,7 +138,6 @@ def _add_export_sft(parser: RunParser) -> None:
         metavar="RUN_DIR",
         help="write each decision of these runs as a chat example (JSON lines) to --out FILE, and exit",
     )
-    sft.add_argument("--out", type=_file_to_write, metavar="FILE", help="with --export-sft: the JSONL file to write")
     sft.add_argument(
         "--only-found-new",
         action="store_true",
@@ -122,11 +150,15 @@ def _add_export_sft(parser: RunParser) -> None:
     )
 
 
-def _file_to_write(text: str) -> Path:
-    """A path to write a file at: '' is none (as a path it would name the current directory)."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("give the file to write, such as house.yaml")
-    return Path(text)
+def _path_to_write(what: str) -> Callable[[str], Path]:
+    """argparse's type of a path to write `what` at: '' is none (as a path it would name the current directory)."""
+
+    def path(text: str) -> Path:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"give {what}")
+        return Path(text)
+
+    return path
 
 
 def main(argv: Sequence[str] | None = None, started: float | None = None) -> int:
@@ -171,9 +203,20 @@ def _main(argv, started, signals):
         if args.export_embedder:
             return _export_embedder(args.embedder_cache)
         if args.sweep is not None:
+            from explorer.sweep.overrides import Overrides
             from explorer.sweep.runner import run_sweep
 
-            return run_sweep(args.sweep, args.parallel, args.dry_run, args.executor, args.track, pilot=args.pilot)
+            overrides = Overrides(tuple(args.set or ()), args.out)
+            return run_sweep(
+                args.sweep,
+                args.parallel,
+                args.dry_run,
+                args.executor,
+                args.track,
+                overrides,
+                args.experiment,
+                args.pilot,
+            )
         verbosity = -1 if args.quiet else 1 if args.verbose else 0
         if args.export_world is not None:
             return _export_world(config_from(args, verbosity=verbosity), args.export_world)
@@ -212,16 +255,9 @@ def _execute(run, signals):
 
 def _refuse_misplaced(args):
     """ConfigError for an option given without the action it goes with."""
-    if args.dry_run and args.sweep is None:
-        raise ConfigError("--dry-run goes with --sweep FILE: it lists a sweep's runs without running them")
-    if args.track is not None and args.sweep is None:
-        raise ConfigError("--track goes with --sweep FILE: it logs a sweep's runs")
-    if args.executor is not None and args.sweep is None:
-        raise ConfigError("--executor goes with --sweep FILE: it says where the sweep's runs run")
-    if args.pilot is not None and args.sweep is None:
-        raise ConfigError(
-            "--pilot goes with --sweep FILE: it runs K of the sweep's baseline runs, with --dry-run, to plan the rest"
-        )
+    misplaced = next((flag for flag in SWEEP_ONLY if _given(args, flag)), None)
+    if misplaced and args.sweep is None:
+        raise ConfigError(f"{misplaced} goes with --sweep FILE: {SWEEP_ONLY[misplaced]}")
     if args.pilot is not None and not args.dry_run:
         raise ConfigError("--pilot goes with --dry-run: it runs K of the sweep's baseline runs to plan the rest")
     others = [
@@ -232,7 +268,7 @@ def _refuse_misplaced(args):
 
 
 def _given(args, flag):
-    return getattr(args, flag.removeprefix("--").replace("-", "_")) is not None
+    return getattr(args, flag.removeprefix("--").replace("-", "_")) not in (None, False)
 
 
 def _report(run_dir):
@@ -252,16 +288,20 @@ def _warn(warnings):
 
 
 def _check_export_sft(args):
-    given = [name for name in ("out", "only_found_new", "only_reached") if getattr(args, name) not in (None, False)]
+    given = [flag for flag in ("--only-found-new", "--only-reached") if _given(args, flag)]
     if args.export_sft is None and given:
+        raise ConfigError(f"{given[0]} goes with --export-sft RUN_DIR...: it writes their decisions")
+    if args.out is not None and args.export_sft is None and args.sweep is None:
         raise ConfigError(
-            f"--{given[0].replace('_', '-')} goes with --export-sft RUN_DIR...: it writes their decisions"
+            "--out goes with --export-sft RUN_DIR... (the JSONL file to write) or --sweep FILE (the sweep's directory)"
         )
-    if args.export_sft is not None and args.out is None:
+    if args.export_sft is None:
+        return
+    if args.out is None:
         raise ConfigError("--export-sft needs --out FILE.jsonl: the file the examples are written to")
-    if args.out is not None and (args.out.exists() or args.out.is_symlink()):
+    if args.out.exists() or args.out.is_symlink():
         raise ConfigError(f"--out {args.out}: the file is there already; name a new one")
-    if args.out is not None and not args.out.absolute().parent.is_dir():
+    if not args.out.absolute().parent.is_dir():
         raise ConfigError(f"--out {args.out}: {args.out.parent} is not a directory")
 
 

@@ -36,6 +36,7 @@ from explorer.sweep.console import SweepConsole
 from explorer.sweep.launch import POLL_SECONDS, STOP_GRACE_SECONDS, Log, RunAll, claim, outcome, run_command
 from explorer.sweep.metrics import sweep_metrics
 from explorer.sweep.out_dir import REFUSED, SweepOut, run_summary
+from explorer.sweep.overrides import NO_OVERRIDES, Overrides
 from explorer.sweep.page import write_sweep_page
 from explorer.sweep.plan import analysis_plan, pilot_runs, plan_lines
 from explorer.sweep.results import CONDITIONS, RESULTS, run_rows, write_conditions, write_results
@@ -61,17 +62,21 @@ def run_sweep(
     dry_run: bool = False,
     executor: str | None = None,
     track: str | None = None,
+    overrides: Overrides = NO_OVERRIDES,
+    experiment: str | None = None,
     pilot: int | None = None,
 ) -> int:
     """Run the sweep file at `path`, `parallel` runs at once, each checked as main.py checks it; the exit code.
     With `dry_run`, only list its conditions and runs, and its analysis plan (explorer/sweep/plan.py), after
-    running the `pilot` runs where it is given. `executor` (else the file's, else local) runs them; with
-    `track` (or the file's), each run is logged to it."""
+    running the `pilot` runs where it is given. `overrides` (--set, --out) change the file's fixed options
+    and `out`. `executor` (else the file's, else local) runs them; with `track` (or the file's), each run is
+    logged to it, in the `experiment` given (else one named after `out`)."""
     if parallel < 1:
         raise ConfigError(f"--parallel must be at least 1, not {parallel}")
-    sweep = load_sweep(path)
+    sweep = load_sweep(path, overrides)
     # Ray or MLflow missing is one line, before anything runs (a dry run's check included).
     run_all, track = _executor(executor or sweep.executor or "local"), chosen_tracker(track, sweep)
+    _check_experiment(experiment, track)
     out = SweepOut(path, sweep.directory)
     stopped = _run_pilot(sweep, out, pilot, parallel, run_all) if dry_run and pilot is not None else 0
     if stopped:
@@ -82,7 +87,18 @@ def run_sweep(
         todo = _todo(sweep, out, out.check)
         out.record_grid(sweep.runs)  # once all is checked: a refused sweep leaves the grid as it was
         write_shared_plotly(sweep.directory)  # before the runs, whose pages load it
-        return _run_and_report(Path(path), sweep, out, todo, parallel, run_all, track)
+        return _run_and_report(Path(path), sweep, out, todo, parallel, run_all, track, experiment)
+
+
+def _check_experiment(experiment: str | None, track: str | None) -> None:
+    """--experiment names a tracker's experiment: a ConfigError without a tracker, or for an empty name."""
+    if experiment is not None and track is None:
+        raise ConfigError(
+            "--experiment names the MLflow experiment of a tracked sweep: give --track mlflow too "
+            "(or `track: mlflow` in the sweep file)"
+        )
+    if experiment is not None and not experiment.strip():
+        raise ConfigError("--experiment: give the experiment's name")
 
 
 def _executor(name: str) -> RunAll:
@@ -145,6 +161,7 @@ def _dry_run(sweep: Sweep, out: SweepOut, todo: list[SweepRun], piloted: bool = 
         f"already (would be skipped), {len(todo)} to run. "
         + ("Nothing but the pilot was run." if piloted else "Nothing was run or written.")
     )
+    _say_overridden(console, sweep)
     conditions: dict[str, list[SweepRun]] = {}
     for run in sweep.runs:
         conditions.setdefault(run.condition, []).append(run)
@@ -159,8 +176,21 @@ def _dry_run(sweep: Sweep, out: SweepOut, todo: list[SweepRun], piloted: bool = 
     return 0
 
 
+def _say_overridden(console: SweepConsole, sweep: Sweep) -> None:
+    """What --set and --out changed of the sweep file, where they changed anything."""
+    if sweep.overridden:
+        console.say(f"Overridden on the command line: {'; '.join(sweep.overridden)}.")
+
+
 def _run_and_report(
-    path: Path, sweep: Sweep, out: SweepOut, todo: list[SweepRun], parallel: int, run_all: RunAll, track: str | None
+    path: Path,
+    sweep: Sweep,
+    out: SweepOut,
+    todo: list[SweepRun],
+    parallel: int,
+    run_all: RunAll,
+    track: str | None,
+    experiment: str | None,
 ) -> int:
     """Run `todo`, then write results.csv, conditions.csv and sweep.html and say how it went; the exit code."""
     directory, runs = sweep.directory, sweep.runs
@@ -169,7 +199,8 @@ def _run_and_report(
         f"Sweep of {runs_text(len(runs))} in {directory}: {len(runs) - len(todo)} complete already (skipped), "
         f"{len(todo)} to run" + (f", {min(parallel, len(todo))} at once." if todo else ".")
     )
-    with _StopRequest() as stop, _tracking(track, path, sweep, console) as log:
+    _say_overridden(console, sweep)
+    with _StopRequest() as stop, _tracking(track, experiment, sweep, console) as log:
         with console.progress(len(todo)):
             outcomes = run_all(todo, parallel, out, stop, console, log)
         rows = run_rows(directory, runs, outcomes)
@@ -211,14 +242,14 @@ def _run_and_report(
 
 
 def _tracking(
-    track: str | None, path: Path, sweep: Sweep, console: SweepConsole
+    track: str | None, experiment: str | None, sweep: Sweep, console: SweepConsole
 ) -> contextlib.AbstractContextManager[Log]:
     """What logs each finished run to the tracker, for the runs' time; with none, what logs nothing."""
     if track is None:
         return contextlib.nullcontext(lambda run: None)
     from explorer.sweep.tracking import mlflow_tracking  # MLflow is imported only when a sweep is tracked
 
-    return mlflow_tracking(path, sweep, console.say)
+    return mlflow_tracking(sweep, experiment, console.say)
 
 
 class _StopRequest:

@@ -62,11 +62,12 @@ from explorer.policies.factory import OFFLINE, SEED_FREE
 from explorer.records.errors import ConfigError
 from explorer.records.secrets import MIN_SECRET_LENGTH, redact, redact_url
 from explorer.sweep.metrics import headline_name, headline_names
+from explorer.sweep.overrides import NO_OVERRIDES, Overrides, noted
 from perception.families.generate import open_world
 from perception.families.names import is_generated
 from perception.targets import target_names
 from perception.world import World
-from perception.yaml_files import FileProblem, kind, parse_mapping, read_yaml_text
+from perception.yaml_files import FileProblem, flow_text, kind, parse_mapping, read_yaml_text
 
 SWEEP_KEYS = ("out", "grid", "conditions", "fixed", "baseline", "metric", "executor", "track", "replicates")
 EXECUTORS = ("local", "ray")  # where the runs run: processes on this machine, or tasks on a Ray cluster
@@ -137,10 +138,12 @@ class Sweep:
     executor: str | None = None  # `executor:`, where it names one; --executor comes first
     track: str | None = None  # the tracker `track:` names, each run logged to it; None: none
     replicates: tuple[str, ...] = (SEED,)  # the grid's keys that repeat a condition, the outermost last
+    overridden: tuple[str, ...] = ()  # what --set and --out changed, each as `steps: 80 (the file's: 30)`
 
 
-def load_sweep(path: Path) -> Sweep:
-    """The sweep directory, every run of the file at `path`, each checked, and its text; raises SweepError."""
+def load_sweep(path: Path, overrides: Overrides = NO_OVERRIDES) -> Sweep:
+    """The sweep directory, every run of the file at `path` with the command line's `overrides`, each checked,
+    and its text; raises SweepError for the file, ConfigError for an override."""
     text = read_yaml_text(path, SweepError, "a sweep file")
     data = parse_mapping(text, path, SweepError)
     unknown = [str(key) for key in data if key not in SWEEP_KEYS]
@@ -156,14 +159,12 @@ def load_sweep(path: Path) -> Sweep:
     parser, options = RunParser(), run_options()
     conditions = _conditions(path, data.get("conditions"), options)
     grid = _grid(path, data.get("grid"), options, required=not conditions)
-    fixed = _options(path, {} if data.get("fixed") is None else data["fixed"], "fixed", options)
+    in_file = _options(path, {} if data.get("fixed") is None else data["fixed"], "fixed", options)
+    given = _set_options(overrides.values(), grid, conditions, options)  # --set's, each a fixed key
+    fixed = _with_overrides(in_file, given, options)
     _check_one_place(path, grid, fixed, conditions, options)
     replicates = _replicates(path, data.get("replicates"), grid)
-    count = max(1, len(conditions))
-    for values in grid.values():
-        count *= len(values)
-    if count > MAX_RUNS:
-        raise SweepError(path, f"the sweep makes {count:,} runs, more than {MAX_RUNS:,}")
+    _refuse_too_many(path, grid, conditions)
     checked: dict[Hashable, Any] = {}  # the worlds' start poses, and the (profiles, agents, model)'s models
     runs = [
         _run(path, named, dict(zip(grid, combination)), fixed, replicates, options, parser, checked)
@@ -175,13 +176,12 @@ def load_sweep(path: Path) -> Sweep:
     clash = next((name for i, name in enumerate(names) if name in names[:i]), None)
     if clash:
         raise SweepError(path, f"two runs would share the directory {clash!r}: make the grid's values differ")
-    given = [*grid.items(), *((name, [value]) for named in conditions for name, value in named.options.items())]
-    given += [(name, [value]) for name, value in fixed.items()]
-    secrets = [value for name, values in given for value in values if _secret(name, value, options)]
     baseline = _baseline(path, data.get("baseline"), grid, conditions, replicates, options)
     _refuse_repeating_seeds(path, runs)
-    directory, shown = _directory(path, data.get("out")), _without_secrets(text, secrets)
-    return Sweep(directory, runs, shown, baseline, metric, executor, track, replicates)
+    directory, changes = _overridden_out(path, data.get("out"), overrides.out)
+    changes = _set_changes(in_file, given, runs[0], options) + changes
+    shown = _without_secrets(noted(text, changes), _secrets(grid, conditions, fixed, options))
+    return Sweep(directory, runs, shown, baseline, metric, executor, track, replicates, overridden=changes)
 
 
 def chosen_tracker(given: str | None, sweep: Sweep) -> str | None:
@@ -255,17 +255,78 @@ def _options(path, mapping, section, options, required=False):
         )
     if not isinstance(mapping, dict) or (required and not mapping):
         raise SweepError(path, f"`{section}` must be a mapping of run options, not {kind(mapping)}")
-    named = {}
+    named: dict[str, Any] = {}
     for key, value in mapping.items():
-        name = str(key).replace("_", "-")
-        if name in NOT_PER_RUN:
-            raise SweepError(path, f"{section}: `{key}` cannot be set per run: {NOT_PER_RUN[name]}")
-        if name != COMM and name not in options:
-            raise SweepError(path, f"{section}: unknown run option `{key}` (the options of `python main.py --help`)")
-        if name in named:
-            raise SweepError(path, f"{section}: `{key}` is given twice")
+        name, problem = _option_name(key, named, options)
+        if problem:
+            raise SweepError(path, f"{section}: {problem}")
         named[name] = value
     return named
+
+
+def _option_name(key: Any, named: dict[str, Any], options: Options) -> tuple[str, str | None]:
+    """The run option `key` names, as main.py's flag (`_` or `-` alike), and why it cannot be set beside the
+    options `named` already (None where it can)."""
+    name = str(key).replace("_", "-")
+    if name in NOT_PER_RUN:
+        return name, f"`{key}` cannot be set per run: {NOT_PER_RUN[name]}"
+    if name != COMM and name not in options:
+        return name, f"unknown run option `{key}` (the options of `python main.py --help`)"
+    return name, f"`{key}` is given twice" if name in named else None
+
+
+def _set_options(
+    given: list[tuple[str, Any]], grid: dict[str, Any], conditions: list[NamedCondition], options: Options
+) -> dict[str, Any]:
+    """--set's {option name: value}; a ConfigError for a key that is no run option, or that the grid or a named
+    condition sets: it would not be the same for every run, as a fixed key is."""
+    named: dict[str, Any] = {}
+    for key, value in given:
+        name, problem = _option_name(key, named, options)
+        if problem:
+            raise ConfigError(f"--set: {problem}")
+        setter = _setter(_dest(name, options), grid, conditions, options)
+        if setter:
+            raise ConfigError(f"--set: `{key}` is set by {setter}, not a fixed key: change it in the sweep file")
+        named[name] = value
+    return named
+
+
+def _setter(dest: str, grid: dict[str, Any], conditions: list[NamedCondition], options: Options) -> str | None:
+    """What in the sweep file sets the option `dest` per run: a grid axis, or a named condition; None if neither."""
+    axis = next((name for name in grid if _dest(name, options) == dest), None)
+    if axis:
+        return f"the grid's axis `{axis}`"
+    named = next((c for c in conditions if any(_dest(name, options) == dest for name in c.options)), None)
+    return f"the condition {named.name!r}" if named else None
+
+
+def _with_overrides(in_file: dict[str, Any], given: dict[str, Any], options: Options) -> dict[str, Any]:
+    """The file's `fixed` with --set's options in place of its own for the same option (`no-comm` for `comm`)."""
+    replaced = {_dest(name, options) for name in given}
+    kept = {name: value for name, value in in_file.items() if name in given or _dest(name, options) not in replaced}
+    return {**kept, **given}  # an option the file sets too keeps its place, as results.csv's columns
+
+
+def _set_changes(in_file: dict[str, Any], given: dict[str, Any], run: SweepRun, options: Options) -> tuple[str, ...]:
+    """Each --set option as every run has it, beside what the file gave it: `steps: 80 (the file's: 30)`."""
+    return tuple(f"{name}: {run.values[name]} ({_before(name, in_file, options)})" for name in given)
+
+
+def _before(name: str, in_file: dict[str, Any], options: Options) -> str:
+    """What the file's `fixed` gave the setting that `name` sets: `the file's: 30`, `the file's comm: true`."""
+    dest = _dest(name, options)
+    found = next(((other, value) for other, value in in_file.items() if _dest(other, options) == dest), None)
+    if found is None:
+        return "not in the file"
+    other, value = found
+    shown = _shown(other, value, options) if isinstance(value, str) else flow_text(value)
+    return f"the file's: {shown}" if other == name else f"the file's {other}: {shown}"
+
+
+def _dest(name: str, options: Options) -> str:
+    """The setting an option sets: `comm` and `no-comm` are one."""
+    return "comm" if name == COMM else options[name][0]
 
 
 def _check_one_place(
@@ -277,10 +338,27 @@ def _check_one_place(
         sections = (("grid", grid), (f"conditions: {named.name}", named.options), ("fixed", fixed))
         for section, mapping in sections:
             for name in mapping:
-                dest = "comm" if name == COMM else options[name][0]
+                dest = _dest(name, options)
                 if dest in seen:
                     raise SweepError(path, f"{section}: `{name}` sets what {seen[dest]} already sets")
                 seen[dest] = f"the grid's `{name}`" if section == "grid" else f"`{name}` in {section}"
+
+
+def _refuse_too_many(path: Path, grid: dict[str, list[Any]], conditions: list[NamedCondition]) -> None:
+    count = max(1, len(conditions))
+    for values in grid.values():
+        count *= len(values)
+    if count > MAX_RUNS:
+        raise SweepError(path, f"the sweep makes {count:,} runs, more than {MAX_RUNS:,}")
+
+
+def _secrets(
+    grid: dict[str, list[Any]], conditions: list[NamedCondition], fixed: dict[str, Any], options: Options
+) -> list[str]:
+    """The URLs with credentials that the grid, the conditions and the fixed options give: shown nowhere."""
+    given = [*grid.items(), *((name, [value]) for named in conditions for name, value in named.options.items())]
+    given += [(name, [value]) for name, value in fixed.items()]
+    return [value for name, values in given for value in values if _secret(name, value, options)]
 
 
 def _or_none(conditions: list[NamedCondition]) -> list[NamedCondition | None]:
@@ -541,6 +619,16 @@ def _metric(path: Path, given: Any) -> str | None:
 def unknown_executor(name: object) -> str | None:
     """Why `name` (the file's `executor:` or --executor) names no executor; None where it names one."""
     return None if name in EXECUTORS else f"no executor is named {name!r} (they are {', '.join(EXECUTORS)})"
+
+
+def _overridden_out(path: Path, in_file: Any, given: Path | None) -> tuple[Path, tuple[str, ...]]:
+    """The sweep directory: --out's where given, else the file's `out` (checked either way); and the change."""
+    directory = _directory(path, in_file)
+    if given is None:
+        return directory, ()
+    if given.exists() and not given.is_dir():
+        raise ConfigError(f"--out {given}: that is a file; name the sweep's directory")
+    return given, (f"out: {given} (the file's: {directory})",)
 
 
 def _directory(path, out):

@@ -1,7 +1,9 @@
 """A sweep's runs logged to MLflow (`--track mlflow`, or `track: mlflow` in the sweep file): the one module
 that imports mlflow, and only when a sweep is tracked.
 
-The sweep is a parent MLflow run in the experiment named after the sweep file's stem, and each run that
+The sweep is a parent MLflow run in the experiment --experiment names, else one named after the sweep's `out`
+(its last part: `sweep-comm` for runs/sweep-comm, so a sweep run again elsewhere with --out is an experiment of
+its own unless told to join the first), and each run that
 finished (completed, or ran to its budget) a child of it, logged by the sweep's own process from what the run
 wrote, once it has ended: so it works whatever started the run. A child has config.json's settings as
 parameters (config.json keeps no secret: a URL's credentials are redacted there), results.csv's figures as
@@ -57,10 +59,13 @@ T = TypeVar("T")
 
 
 @contextlib.contextmanager
-def mlflow_tracking(sweep_file: Path, sweep: Sweep, say: Callable[[str], None]) -> Iterator[Callable[[SweepRun], None]]:
-    """The sweep's parent run, opened (its runs finished already logged) and ended around the runs; gives
-    what logs one run once it has ended. A store that cannot be opened is a ConfigError before any run."""
-    tracker = _Tracker(sweep_file, sweep, say)
+def mlflow_tracking(
+    sweep: Sweep, experiment: str | None, say: Callable[[str], None]
+) -> Iterator[Callable[[SweepRun], None]]:
+    """The sweep's parent run in `experiment` (else the one named after `out`), opened (its runs finished
+    already logged) and ended around the runs; gives what logs one run once it has ended. A store that cannot
+    be opened is a ConfigError before any run."""
+    tracker = _Tracker(sweep, experiment or sweep.directory.resolve().name, say)
     for run in sweep.runs:
         tracker.log(run)
     try:
@@ -72,18 +77,18 @@ def mlflow_tracking(sweep_file: Path, sweep: Sweep, say: Callable[[str], None]) 
 class _Tracker:
     """The parent run of a sweep in an MLflow store, and the names of the runs logged under it."""
 
-    def __init__(self, sweep_file: Path, sweep: Sweep, say: Callable[[str], None]) -> None:
+    def __init__(self, sweep: Sweep, experiment: str, say: Callable[[str], None]) -> None:
         self.sweep, self.say = sweep, say
         given = os.environ.get("MLFLOW_TRACKING_URI")
         uri = given or f"sqlite:///{(sweep.directory / DEFAULT_STORE).resolve()}"
         try:
             self.client = MlflowClient(tracking_uri=uri)
-            self.experiment = self._experiment(Path(sweep_file).stem, artifacts=given is None)
+            self.experiment = self._experiment(experiment, artifacts=given is None)
             self.parent = self._parent(sweep.text)
             self.logged = self._logged()
         except (MlflowException, OSError, ImportError) as error:  # ImportError: a SQLite store without SQLAlchemy
             raise ConfigError(f"--track mlflow: cannot use the store {redact_url(uri)}: {_line(error)}") from None
-        say(f"MLflow: the sweep is run {self.parent} of the experiment {Path(sweep_file).stem!r} in {redact_url(uri)}")
+        say(f"MLflow: the sweep is run {self.parent} of the experiment {experiment!r} in {redact_url(uri)}")
 
     def _experiment(self, name: str, artifacts: bool) -> str:
         """The experiment's id, made if need be; in the default store, with its artifacts in `out`."""
