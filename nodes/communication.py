@@ -1,7 +1,6 @@
 from __future__ import annotations
 
-from pocketflow import Node
-
+from nodes.framework import Node
 from nodes.state import AgentState
 from perception.base import PerceptionInterface
 

@@ -9,11 +9,10 @@ and tree), each as its first sender wrote it.
 
 from __future__ import annotations
 
-from pocketflow import Flow, Node
-
 from nodes.context_from_state import coordinator_context
 from nodes.decision_context import CoordinatorContext
 from nodes.end import EndNode
+from nodes.framework import Flow, Node
 from nodes.interfaces import CoordinatorPolicy, DecisionOutcome, ReportInbox, Schedule, StepReport, StopRun
 from nodes.record import StepRecord, relayed_lines
 from nodes.state import CoordinatorState

@@ -3,10 +3,9 @@ from __future__ import annotations
 import threading
 from time import perf_counter
 
-from pocketflow import Node
-
 from nodes.context_from_state import decision_context
 from nodes.decision_context import DecisionContext, render_prompt
+from nodes.framework import Node
 from nodes.interfaces import Decision, DecisionOutcome, DecisionPolicy, RunStopped, StopRun
 from nodes.state import AgentState
 from perception.actions import safe_action

@@ -1,4 +1,4 @@
-from pocketflow import Node
+from nodes.framework import Node
 
 
 class EndNode(Node):

@@ -1,11 +1,10 @@
 from __future__ import annotations
 
-from pocketflow import Flow
-
 from nodes.communication import CommunicationNode
 from nodes.decision import DecisionNode
 from nodes.end import EndNode
 from nodes.execution import ExecutionNode
+from nodes.framework import Flow
 from nodes.hand_in import HandInNode
 from nodes.perception_node import PerceptionNode
 from nodes.retrieve_memory import RetrieveMemoryNode

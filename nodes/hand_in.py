@@ -2,8 +2,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from pocketflow import Node
-
+from nodes.framework import Node
 from nodes.interfaces import Schedule, SightReport, StepReport
 from nodes.record import StepRecord
 from nodes.state import AgentState

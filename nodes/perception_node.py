@@ -1,7 +1,6 @@
 from __future__ import annotations
 
-from pocketflow import Node
-
+from nodes.framework import Node
 from nodes.record import ModelCall
 from nodes.state import AgentState
 from perception.base import Observation, PerceptionInterface

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
-from pocketflow import Node
-
+from nodes.framework import Node
 from nodes.interfaces import Memory
 from nodes.state import AgentState
 

@@ -3,9 +3,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from pocketflow import Node
-
 from nodes.decision_context import HeardMessage, said_by
+from nodes.framework import Node
 from nodes.interfaces import Memory
 from nodes.state import AgentState
 from perception.base import objects_text

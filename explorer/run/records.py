@@ -11,7 +11,7 @@ from explorer.config.run_config import RunConfig
 from explorer.records.logs import start_logging, stop_logging
 from explorer.records.run_lock import RunLock, hold_run_dir
 from explorer.records.run_view import RunShown, RunView, RunViewFactory
-from explorer.records.summary import RunStats
+from explorer.records.summary import RunStats, SummarySettings
 from explorer.records.trace import DiskWriteError, TraceWriter, write_json
 from explorer.report.run_report import write_report
 from explorer.run.roster import Roster
@@ -80,6 +80,29 @@ def start_records(
     stats = RunStats(list(roster.members), directors[0] if directors else None, directors)
     commit = StepCommit(world.store, trace, stats, view, roster.coordinator_id, process_started)
     return RunRecords(lock, view, logs, trace, commit)
+
+
+def summary_settings(config: RunConfig) -> SummarySettings:
+    """What the summary records of the run's options: named here, a floor above records/, where RunConfig is."""
+    return SummarySettings(
+        mode=config.mode,
+        world=config.world,
+        seed=config.seed,
+        random_starts=config.random_starts,
+        stop_when=config.stop_when,
+        model=config.model,
+        comm=config.topology.messages,
+        decide=config.decide,
+        fallback=config.fallback,
+        schedule=config.schedule,
+        wall_clock=config.schedule_kind.wall_clock,
+        embedder=config.embedder,
+        max_cost=config.max_cost,
+        max_calls=config.max_calls,
+        max_tokens=config.max_tokens,
+        store=config.store,
+        run_id=config.run_id,
+    )
 
 
 def _write_report(run_dir: Path) -> None:

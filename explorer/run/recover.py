@@ -26,6 +26,7 @@ from explorer.records.run_lock import run_in_use
 from explorer.records.summary import BUDGET_EXHAUSTED, RUNNING, RunStats, build_summary
 from explorer.records.trace import write_json
 from explorer.report.run_report import WrittenReport, write_report
+from explorer.run.records import summary_settings
 from explorer.run.run_dir import CLAIM
 from memory.embedder import SentenceEmbedder
 from memory.vector_memory import VectorMemory
@@ -111,7 +112,7 @@ def _from_trace(run_dir: Path, running: bool) -> Recovered:
     )
     budget_spent = _budget_spent(run_config, stats)
     summary = build_summary(
-        run_config,
+        summary_settings(run_config),
         environment,
         stats,
         wall_seconds=0.0,

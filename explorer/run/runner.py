@@ -21,7 +21,7 @@ from explorer.run.crew import Crew, PolicyFactory
 from explorer.run.memories import Resumed, resume_memories, save_memories
 from explorer.run.perception_setup import perception_setup
 from explorer.run.prepare import claim_team, join_team, prepare_model_client, settle_config, split_team, start_embedder
-from explorer.run.records import RunRecords, start_records
+from explorer.run.records import RunRecords, start_records, summary_settings
 from explorer.run.roster import roster_of
 from explorer.run.run_dir import claim_run_dir
 from explorer.run.schedules import Schedule, make_schedule
@@ -175,7 +175,7 @@ class ExplorationRun:
         records.trace.close()
         save_memories(self.crew.memories, self.run_dir)  # it embeds the texts held back: the wall time counts it
         summary = build_summary(
-            self.config,
+            summary_settings(self.config),
             world.environment,
             records.stats,
             time.perf_counter() - began if began else 0.0,  # the wall time
