@@ -100,15 +100,16 @@ class ReplyFormat:
 
     def answered(self, asked: Constrained | None, text: str) -> bool:
         """Whether a reply that came as `asked` is an instance of the schema sent (True where none was).
-        One that is not shows the schema was ignored: under "auto" the agent is asked in YAML from then on;
-        under "json" it stays under the schema, and the caller counts the reply as one it could not read."""
+        One that is not shows the schema was ignored: under "auto" the agent is asked in YAML from then on (and
+        this reply is read as any YAML one is: True); under "json" it stays under the schema, and the caller
+        counts the reply as one it could not read (False)."""
         if asked is None or could_follow(text, asked.schema):
             return True
         if self.requested == JSON:
             return False
         with self._lock:
             if not self._dialects:
-                return
+                return True  # another call of this agent has learnt it already; this reply is read as ever
             self._dialects.clear()
         log.warning(
             "%s accepted response_format %s but did not follow it: its replies are read as YAML from now on",
