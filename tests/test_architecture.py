@@ -53,7 +53,8 @@ EXTERNAL_API_OWNERS = {
     "pyarrow": {"explorer.sweep.tidy"},
     "ray": {"explorer.sweep.ray_executor"},
     "aiohttp": {"explorer.cli.web_server"},
-    "scipy": {"explorer.policies.grid_arrays"},
+    # The planner's passes over the grid, and a sweep's Kaplan–Meier medians.
+    "scipy": {"explorer.policies.grid_arrays", "explorer.sweep.survival"},
     "ortools": {"explorer.policies.classical.mtsp"},
     # YAML from outside, each with its own bounds: the files people write (worlds, key maps, profiles, sweeps),
     # and a model's replies (no aliases, nesting bounded: a SafeLoader of their own).

@@ -128,8 +128,6 @@ def test_pairing_takes_out_what_the_seed_does_to_both():
 
 
 def test_n_is_shown_in_the_console_the_csv_and_the_page_where_a_figure_counts_fewer_runs(named_sweep, browser):
-    from selenium.webdriver.common.by import By
-
     from tests.support.browser import PageVisit
 
     out, result = named_sweep
@@ -139,15 +137,27 @@ def test_n_is_shown_in_the_console_the_csv_and_the_page_where_a_figure_counts_fe
     for condition, metric in partial:
         row = figures[(condition, metric)]
         assert row["n"] != "" and row["finished"] == "2"
-    labels = {"steps_to_90_objects": "steps to 90% of the objects", "objects_found": "objects found"}
+    labels = {"seconds_to_90_objects": "simulated seconds to 90% of the objects", "objects_found": "objects found"}
     for condition, metric in [(c, m) for c, m in partial if m in labels]:
-        index = ["offline", "no-comm", "random"].index(condition)
-        cell = browser.find_elements(By.XPATH, f"//table[@id='conditions']//tr[th='{labels[metric]}']/td")[index]
-        assert cell.text.endswith(f"(n={figures[(condition, metric)]['n']}/2)")
+        assert cell_text(browser, labels[metric], condition).endswith(f"(n={figures[(condition, metric)]['n']}/2)")
         assert f"(n={figures[(condition, metric)]['n']}/2)" in result.stdout
-    # The random walkers (seeded: the same each time) find no 90% of the objects in 40 steps: none of 2 runs.
-    assert ("random", "steps_to_90_objects") in partial and figures[("random", "steps_to_90_objects")]["n"] == "0"
+    # The random walkers (seeded: the same each time) find no 90% of the objects in 40 steps: the simulated
+    # seconds to it count none of 2 runs.
+    assert ("random", "seconds_to_90_objects") in partial and figures[("random", "seconds_to_90_objects")]["n"] == "0"
     assert "- (n=0/2)" in result.stdout
+    # The steps to it count both, censored at their last step: the median is not reached by step 40.
+    steps = figures[("random", "steps_to_90_objects")]
+    assert (steps["statistic"], steps["n"], steps["censored"], steps["mean"]) == ("km_median", "2", "2", "")
+    assert cell_text(browser, "steps to 90% of the objects", "random") == "> 40 (2 censored)"
+    assert "> 40 (2 censored)" in result.stdout
+
+
+def cell_text(browser, label: str, condition: str) -> str:
+    """The conditions table's cell of the metric `label` and the named sweep's `condition`."""
+    from selenium.webdriver.common.by import By
+
+    index = ["offline", "no-comm", "random"].index(condition)
+    return browser.find_elements(By.XPATH, f"//table[@id='conditions']//tr[th='{label}']/td")[index].text
 
 
 def test_the_sweep_table_gains_steps_and_seconds_to_90_percent(named_sweep, browser):

@@ -13,8 +13,9 @@ import pytest
 
 from explorer.sweep.compare import RunRow
 from explorer.sweep.metrics import METRICS, SUCCESS, sweep_metrics
-from explorer.sweep.stats import proportion_interval
+from explorer.sweep.stats import paired_proportion_interval, proportion_interval
 from explorer.sweep.sweep_file import SweepError, load_sweep
+from tests.support.optional import needs
 from tests.support.sweeps import read_results, sweep, write_sweep
 
 # Seed 1 tells the two apart within 30 steps: with the prior both targets are found by step 19, without it
@@ -80,8 +81,15 @@ def test_a_search_sweep_ranks_the_prior_first_by_success(search_sweep):
     prior, no_prior = console_row(result.stdout, "prior"), console_row(result.stdout, "no-prior")
     assert prior[2] == "1 [0.342, 1]" and no_prior[2] == "0.5 [0.0945, 0.905]"
     assert "95% Wilson interval" in result.stdout
-    # The paired table leads with it as well: the prior found every target on one seed more of the two.
-    assert console_row(result.stdout, "prior minus no-prior")[1:3] == ["2", "+0.5 [0, +1]"]
+    # The paired table leads with it as well: the prior found every target on one seed more of the two, with
+    # Newcombe's interval for paired proportions (a bootstrap over the two pairs said [0, +1]). Its runs beat
+    # the other's failure and tie its success: a probability of improvement in success of (1 + 0.5) / 2.
+    paired = console_row(result.stdout, "prior minus no-prior")
+    newcombe = paired_proportion_interval([(True, True), (True, False)])
+    assert paired[1:3] == ["2", f"+0.5 [{newcombe.low:.3g}, +{newcombe.high:.3g}]"]
+    assert "Newcombe's interval for paired proportions" in result.stdout
+    improvement = console_row(result.stdout, "prior over no-prior")
+    assert improvement[1].startswith("0.75 [") and "Probability of improvement over the baseline" in result.stdout
     for name in NAMES:  # each run's line says how many targets it found
         summary = json.loads((out / name / "summary.json").read_text())
         found = len(summary["search"]["targets_found"])
@@ -114,12 +122,13 @@ def test_search_runs_give_their_targets_steps_in_results_csv(search_sweep):
     assert [row["all_found"] for row in rows] == ["false", "true", "true", "true"]
 
 
-def test_conditions_csv_leads_with_success_and_counts_steps_to_all_over_the_successful_runs(search_sweep):
+def test_conditions_csv_leads_with_success_and_counts_steps_to_all_over_every_run(search_sweep):
     _sweep_file, out, _result = search_sweep
     rows = conditions_csv(out)
-    assert [row["metric"] for row in rows[:6]] == [
+    assert [row["metric"] for row in rows[:7]] == [
         "success",
         "steps_to_all",
+        "steps_to_all_mean_of_successes",
         "steps_to_toothbrush",
         "steps_to_laptop",
         "spl",
@@ -131,14 +140,45 @@ def test_conditions_csv_leads_with_success_and_counts_steps_to_all_over_the_succ
     assert (success["n"], float(success["mean"])) == ("2", 0.5)
     assert (float(success["low"]), float(success["high"])) == pytest.approx((wilson.low, wilson.high), abs=1e-6)
     assert figures[("prior", "success")]["mean"] == "1.0"
-    steps = figures[("no-prior", "steps_to_all")]  # only the run that found both targets counts
     results = {row["run_dir"]: row for row in read_results(out)}
-    assert (steps["n"], float(steps["mean"])) == ("1", float(results["condition=no-prior,seed=3"]["steps_to_all"]))
+    found_at = float(results["condition=no-prior,seed=3"]["steps_to_all"])
+    # The mean of the successes counts only the run that found both targets; the Kaplan–Meier median counts
+    # the other too, censored at its last step (30): half the runs had found them by `found_at`.
+    successes = figures[("no-prior", "steps_to_all_mean_of_successes")]
+    assert (successes["statistic"], successes["n"], float(successes["mean"])) == ("mean", "1", found_at)
+    steps = figures[("no-prior", "steps_to_all")]
+    assert (steps["statistic"], steps["n"], steps["censored"], float(steps["mean"])) == (
+        "km_median",
+        "2",
+        "1",
+        found_at,
+    )
+    assert results["condition=no-prior,seed=1"]["steps_run"] == "30" and found_at < 30
     paired = figures[("prior", "success")]
     assert (paired["baseline"], paired["pairs"], float(paired["difference"])) == ("no-prior", "2", 0.5)
     spl = figures[("no-prior", "spl")]  # every finished run counts, the one that missed a target as 0
     mine = [float(results[f"condition=no-prior,seed={seed}"]["spl"]) for seed in (1, 3)]
     assert spl["n"] == "2" and 0.0 in mine and float(spl["mean"]) == pytest.approx(sum(mine) / 2, abs=1e-6)
+
+
+def test_load_sweep_gives_the_median_its_censored_runs_and_the_probability_of_improvement(search_sweep):
+    needs("pandas", "data")
+    from explorer.api import load_sweep
+
+    _sweep_file, out, _result = search_sweep
+    conditions = load_sweep(out).conditions.set_index("condition")
+    figures = {(row["condition"], row["metric"]): row for row in conditions_csv(out)}
+    no_prior = conditions.loc["no-prior"]
+    assert (no_prior["steps_to_all_n"], no_prior["steps_to_all_censored"]) == (2, 1)
+    assert no_prior["steps_to_all"] == float(figures[("no-prior", "steps_to_all")]["mean"])
+    assert no_prior["steps_to_all_mean_of_successes_n"] == 1
+    prior = conditions.loc["prior"]
+    assert prior["success_probability_of_improvement"] == 0.75
+    assert prior["success_probability_of_improvement_low"] <= 0.75 <= prior["success_probability_of_improvement_high"]
+    assert prior["success_difference_low"] < 0 < 0.5 < prior["success_difference_high"] < 1  # Newcombe's
+    # Only a median has censored runs, and only a metric with a direction a probability of improvement.
+    assert "objects_found_censored" not in conditions.columns and "steps_to_90_objects_censored" in conditions.columns
+    assert "messages_per_agent_step_probability_of_improvement" not in conditions.columns
 
 
 def test_the_page_leads_with_success_and_draws_the_share_of_runs_done_by_step(search_sweep):
@@ -176,7 +216,12 @@ def test_a_coverage_sweep_leads_with_objects_found_as_before():
     rows = [RunRow("a", "a", "w", {}, (1,), "completed", {"objects_found": 3}, [])]
     assert sweep_metrics(rows, None) == METRICS
     searching = RunRow("b", "b", "w", {}, (1,), "completed", {"all_found": True}, [], ("laptop",))
-    assert [m.name for m in sweep_metrics([searching], None)[:3]] == ["success", "steps_to_all", "steps_to_laptop"]
+    assert [m.name for m in sweep_metrics([searching], None)[:4]] == [
+        "success",
+        "steps_to_all",
+        "steps_to_all_mean_of_successes",
+        "steps_to_laptop",
+    ]
     # A sweep of both kinds keeps today's headline and adds the search figures after it.
     assert [m.name for m in sweep_metrics([*rows, searching], None)[:2]] == ["objects_found", "success"]
     assert sweep_metrics(rows, "steps_to_90_objects")[0].name == "steps_to_90_objects"

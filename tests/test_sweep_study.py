@@ -110,3 +110,32 @@ def test_the_study_planned_with_a_pilot_prints_the_smallest_difference_it_can_de
     again = sweep(sweep_file, "--dry-run", cwd=tmp_path)
     assert "3 complete already (would be skipped), 42 to run. Nothing was run or written." in again.stdout
     assert smallest in again.stdout
+
+
+def smaller_study() -> str:
+    """docs/sweeps.md's study (a coordinator or no semantic prior against the plain team) on 2 layouts × 2 seeds
+    of 40 steps: quicker, and with 40 steps some runs miss a target."""
+    study = example(DOCS[1], "the study: does a coordinator")
+    smaller = study.replace("world-seed: [1, 2, 3, 4, 5], seed: [1, 2, 3]", "world-seed: [1, 2], seed: [1, 2]")
+    assert smaller != study and "steps: 60" in smaller
+    braces = smaller.replace("{", "{{").replace("}", "}}")  # run_sweep formats `out` into it
+    return braces.replace("steps: 60", "steps: 40").replace("out: runs/sweep-study", "out: {out}")
+
+
+def test_the_study_counts_failures_in_the_time_to_success_and_gives_success_differences_some_width(
+    tmp_path, load_sweep
+):
+    conditions = run_sweep(tmp_path, smaller_study(), load_sweep)
+    runs = load_sweep(tmp_path / "out").runs
+    failures = runs.groupby("condition")["all_found"].apply(lambda found: int((~found.astype(bool)).sum()))
+    assert failures.sum() > 0  # 40 steps: some runs miss a target, or there would be no failure to count
+    for condition, row in conditions.iterrows():
+        # The time to success counts every run, those that failed censored; the successes' mean only the others.
+        assert (row["steps_to_all_n"], row["steps_to_all_censored"]) == (4, failures[condition])
+        assert row["steps_to_all_mean_of_successes_n"] == 4 - failures[condition]
+    coordinator, no_prior = conditions.loc["coordinator"], conditions.loc["no-prior"]
+    assert coordinator["steps_to_all_difference_n"] == coordinator["pairs"] == 4  # its failures in the pairs too
+    # Newcombe's interval: some width, however the four pairs agree.
+    assert no_prior["success_difference_high"] > no_prior["success_difference_low"]
+    assert coordinator["success_difference_high"] > coordinator["success_difference_low"]
+    assert 0 <= no_prior["success_probability_of_improvement"] <= 1

@@ -1,7 +1,8 @@
 """What the person who started a sweep sees: a line per finished run, with a progress bar and the time left below
 them on a terminal, then a table of conditions, and where the sweep names a baseline, a table of paired
-differences from it. Both tables lead with the sweep's headline
-metric (explorer/sweep/metrics.py), then a search task's figures where the runs had one."""
+differences from it, with the probability of improvement over it on the headline. Both tables lead with the
+sweep's headline metric (explorer/sweep/metrics.py), then a search task's figures where the runs had one; their
+captions state how failures count."""
 
 from __future__ import annotations
 
@@ -26,6 +27,13 @@ CONSOLE_METRICS = {
 }
 SEARCH_HEADERS = {SUCCESS.name: "success", STEPS_TO_ALL.name: "steps to all targets"}
 SUCCESS_NOTE = "success: the share of the finished runs that found every target, with its 95% Wilson interval"
+STEPS_NOTE = (
+    "steps to a share or a target: the Kaplan–Meier median over every finished run, a run that never got there "
+    "censored at its last step (> 60: not reached by step 60)"
+)
+PAIRED_NOTE = "a run that never got there counts at its last step (a lower bound)"
+NEWCOMBE_NOTE = "success: the difference in shares, with Newcombe's interval for paired proportions"
+IMPROVEMENT_NOTE = "the chance a run beats a baseline run, ties half, per layout (rliable's); 0.5: no better"
 CONDITION_WIDTH = 12  # at least: the figures' columns wrap before the condition's name is squeezed out
 PIPE_WIDTH = 160  # into a file or a pipe, which has no width to fit: the tables' figures are not cut into lines
 
@@ -79,8 +87,9 @@ class SweepConsole:
         table.add_column("condition", overflow="fold", min_width=CONDITION_WIDTH)
         for header in ("finished", *shown.values()):
             table.add_column(header, overflow="fold")
-        if SUCCESS.name in shown:
-            table.caption = SUCCESS_NOTE
+        table.caption = "; ".join(
+            [*([SUCCESS_NOTE] if SUCCESS.name in shown else []), *([STEPS_NOTE] if _censored(metrics, shown) else [])]
+        )
         for condition in compared:
             finished = len(condition.finished)
             table.add_row(
@@ -91,12 +100,17 @@ class SweepConsole:
         self.console.print(table)
 
     def paired_table(self, compared: list[ConditionFigures], metrics: tuple[Metric, ...]) -> None:
-        """Per condition with a baseline: its mean difference from it, seed by seed, with its 95% interval."""
+        """Per condition with a baseline: its mean difference from it, seed by seed, with its 95% interval; then
+        the probability that it does better, on the headline and the search figures."""
         paired = [condition for condition in compared if condition.differences is not None]
         if not paired:
             return
-        table = Table(title="Paired differences from the baseline, on the seeds both finished: mean [95% interval]")
         shown = _shown(metrics)
+        notes = [PAIRED_NOTE, *([NEWCOMBE_NOTE] if SUCCESS.name in shown else [])]
+        table = Table(
+            title="Paired differences from the baseline, on the seeds both finished: mean [95% interval]",
+            caption="; ".join(notes),
+        )
         table.add_column("condition minus its baseline", overflow="fold", min_width=CONDITION_WIDTH)
         for header in ("pairs", *shown.values()):
             table.add_column(header, overflow="fold")
@@ -108,10 +122,36 @@ class SweepConsole:
                 *(figure_text(differences[m], condition.pairs, signed=True) for m in shown),
             )
         self.console.print(table)
+        self._improvement_table(paired, metrics)
+
+    def _improvement_table(self, paired: list[ConditionFigures], metrics: tuple[Metric, ...]) -> None:
+        """Per condition with a baseline: the probability of improvement over it on the headline and the search
+        figures that have a direction; nothing where none has one."""
+        better = {m.name for m in metrics if m.better is not None}
+        shown = {name: header for name, header in _shown(metrics, ()).items() if name in better}
+        if not shown:
+            return
+        table = Table(title="Probability of improvement over the baseline [95% interval]", caption=IMPROVEMENT_NOTE)
+        table.add_column("condition over its baseline", overflow="fold", min_width=CONDITION_WIDTH)
+        for header in shown.values():
+            table.add_column(header, overflow="fold")
+        for condition in paired:
+            improvement = condition.improvement or {}
+            table.add_row(
+                plain(f"{condition.label} over {condition.baseline}"),
+                *(figure_text(improvement[m], len(condition.finished)) for m in shown),
+            )
+        self.console.print(table)
 
 
-def _shown(metrics: tuple[Metric, ...]) -> dict[str, str]:
-    """The metrics a table shows, by name, with their columns' headers: the headline first."""
+def _censored(metrics: tuple[Metric, ...], shown: dict[str, str]) -> bool:
+    """True where a table shows a time some runs never reach (a Kaplan–Meier median)."""
+    return any(metric.censored_at for metric in metrics if metric.name in shown)
+
+
+def _shown(metrics: tuple[Metric, ...], after: tuple[str, ...] = tuple(CONSOLE_METRICS)) -> dict[str, str]:
+    """The metrics a table shows, by name, with their columns' headers: the headline first, the search
+    figures, then `after`."""
     headers = {**CONSOLE_METRICS, **SEARCH_HEADERS}
     labels = {metric.name: metric.label for metric in metrics}
-    return {name: headers.get(name) or labels[name] for name in leading(metrics, tuple(CONSOLE_METRICS))}
+    return {name: headers.get(name) or labels[name] for name in leading(metrics, after)}

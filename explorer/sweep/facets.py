@@ -77,12 +77,12 @@ def _forest(compared: list[ConditionFigures], metric: Metric) -> str | None:
 
 def _over_worlds(placed: list[tuple[str, str, ConditionFigures]], metric: Metric) -> list[dict[str, str]]:
     """Per colour (a condition but its world), the IQM of its finished runs in every world, resampled within
-    each world."""
+    each world; a run that never got where a censored metric counts at its last step."""
     rows = []
     for colour in dict.fromkeys(colour for _, colour, _ in placed):
         conditions = [condition for _, its, condition in placed if its == colour]
         runs = [row for condition in conditions for row in condition.finished]
-        strata = [[metric.value(row) for row in condition.finished] for condition in conditions]
+        strata = [[metric.counted(row) for row in condition.finished] for condition in conditions]
         interval = stratified_iqm_interval(strata, bounds(metric.bound, runs))
         rows.append({"label": colour, "worlds": str(len(conditions)), "cell": figure_text(interval, len(runs))})
     return rows

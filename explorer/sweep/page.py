@@ -1,11 +1,14 @@
 """A sweep's sweep.html: its conditions compared metric by metric, with 95% intervals over the seeds and the
-number of runs each figure counts; paired differences from a baseline condition; charts per world.
+number of runs each figure counts; paired differences from a baseline condition, and the probability of
+improvement over it; charts per world.
 
 Only finished runs count (completed, or stopped by a budget); a run stopped or failed is listed with its status
-and left out of every figure. Each run's own report.html is a link away. The tables lead with the sweep's headline
-metric; where the runs had a search task, a chart per world shows the share of runs done by each step. For the
-headline metric, a chart across the grid's axes, the paired differences as a forest plot, and with several
-worlds each condition's interquartile mean over them (explorer/sweep/facets.py).
+and left out of every figure. A time some finished runs never reach (the steps to every target) is a Kaplan–Meier
+median over all of them, and the page states each rule it counts failures by (explorer/sweep/compare.py). Each
+run's own report.html is a link away. The tables lead with the sweep's headline metric; where the runs had a
+search task, a chart per world shows the share of runs done by each step. For the headline metric, a chart
+across the grid's axes, the paired differences as a forest plot, and with several worlds each condition's
+interquartile mean over them (explorer/sweep/facets.py).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from explorer.sweep.compare import (
 )
 from explorer.sweep.facets import facets
 from explorer.sweep.metrics import STEPS_TO_ALL, SUCCESS, leading
-from explorer.sweep.stats import curve_intervals
+from explorer.sweep.stats import Interval, curve_intervals
 
 
 def write_sweep_page(
@@ -80,7 +83,8 @@ def write_sweep_page(
 
 
 def _paired_table(compared: list[ConditionFigures], metrics: tuple[Metric, ...]) -> dict[str, Any] | None:
-    """Per condition with a baseline, its mean paired difference from it per metric; None where none has one."""
+    """Per condition with a baseline, its mean paired difference from it per metric, and per metric with a
+    direction its probability of improvement over it; None where none has a baseline."""
     paired = [condition for condition in compared if condition.differences is not None]
     if not paired:
         return None
@@ -92,6 +96,14 @@ def _paired_table(compared: list[ConditionFigures], metrics: tuple[Metric, ...])
                 "cells": [figure_text((c.differences or {})[m.name], c.pairs, signed=True) for c in paired],
             }
             for m in metrics
+        ],
+        "improvement": [
+            {
+                "label": m.label,
+                "cells": [figure_text((c.improvement or {})[m.name], len(c.finished)) for c in paired],
+            }
+            for m in metrics
+            if m.better is not None
         ],
     }
 
@@ -121,7 +133,10 @@ def _worlds(compared: list[ConditionFigures], metrics: tuple[Metric, ...]) -> li
 
 
 def _metric_chart(div_id: str, metric: Metric, conditions: list[ConditionFigures]) -> str:
+    """Each condition's figure with its interval; a median not reached has no point (its text says "> 40")."""
     intervals = [condition.figures[metric.name] for condition in conditions]
+    intervals = [i if i.mean is not None else Interval(i.n, None, None, None) for i in intervals]
+    texts = [f"{c.label}: {figure_text(c.figures[metric.name], len(c.finished))}" for c in conditions]
     return interval_chart(
         div_id,
         metric.label,
@@ -130,7 +145,7 @@ def _metric_chart(div_id: str, metric: Metric, conditions: list[ConditionFigures
         [i.mean for i in intervals],
         [i.low for i in intervals],
         [i.high for i in intervals],
-        [f"{c.label}: {figure_text(i, len(c.finished))}" for c, i in zip(conditions, intervals)],
+        texts,
     )
 
 

@@ -2,8 +2,10 @@
 
 results.csv has a row per run: its options, its directory, its status and its figures, first a search task's
 where any run had one (all_found, steps_to_all, steps_to_<target>, spl). conditions.csv has a row per condition and
-metric, the headline first: how many runs it had and finished, how many the figure counts (n), the mean and
-its 95% interval, and, where the sweep names a baseline, the paired difference from it and its interval.
+metric, the headline first: what its figure is (`statistic`: a mean, a share of runs, or a Kaplan–Meier median),
+how many runs it had and finished, how many the figure counts (n) and, for a median, how many of those were
+censored, the figure and its 95% interval, and, where the sweep names a baseline, the paired difference from it
+with its interval, and the probability of improvement over it with its interval.
 """
 
 from __future__ import annotations
@@ -109,26 +111,34 @@ def write_results(path: Path, runs: list[SweepRun], rows: list[RunRow]) -> None:
     _write_csv(path, lines)
 
 
+CONDITION_COLUMNS = (
+    ["condition", "world", "metric", "statistic", "runs", "finished", "n", "censored", "mean", "low", "high"]
+    + ["baseline", "pairs", "difference_n", "difference", "difference_low", "difference_high"]
+    + ["probability_of_improvement", "probability_of_improvement_low", "probability_of_improvement_high"]
+)
+
+
 def write_conditions(path: Path, compared: list[ConditionFigures], metrics: tuple[Metric, ...]) -> None:
     """conditions.csv: a row per condition and metric, the headline first, with its n and interval (success:
-    the share of runs, with Wilson's interval), and its paired difference."""
-    lines: list[list[Any]] = [
-        ["condition", "world", "metric", "runs", "finished", "n", "mean", "low", "high"]
-        + ["baseline", "pairs", "difference_n", "difference", "difference_low", "difference_high"]
-    ]
+    the share of runs, with Wilson's interval; a time some runs never reach: the Kaplan–Meier median, blank
+    where not reached), its paired difference and its probability of improvement."""
+    lines: list[list[Any]] = [CONDITION_COLUMNS]
     for condition in compared:
         for metric in metrics:
             figure = condition.figures[metric.name]
             difference = (condition.differences or {}).get(metric.name)
-            paired = [condition.baseline, condition.pairs] if difference else ["", ""]
+            improvement = (condition.improvement or {}).get(metric.name)
             lines.append(
-                [condition.label, condition.world, metric.name, len(condition.runs), len(condition.finished)]
-                + [figure.n, *_blank(figure.mean, figure.low, figure.high), *paired]
+                [condition.label, condition.world, metric.name, metric.statistic]
+                + [len(condition.runs), len(condition.finished), figure.n, _blank(figure.censored)[0]]
+                + _blank(figure.mean, figure.low, figure.high)
+                + ([condition.baseline, condition.pairs] if difference else ["", ""])
                 + (
                     [difference.n, *_blank(difference.mean, difference.low, difference.high)]
                     if difference
                     else [""] * 4
                 )
+                + (_blank(improvement.mean, improvement.low, improvement.high) if improvement else [""] * 3)
             )
     _write_csv(path, lines)
 

@@ -3,7 +3,9 @@ a row per run and step, with a column per option and per metric, so a plot needs
 
 - `runs`: results.csv, with `condition` (the combined name conditions.csv gives) after `run_dir`.
 - `conditions`: conditions.csv a row per condition, with a column per grid axis beside the combined name, then
-  per metric its mean (the metric's name) and `_n`, `_low`, `_high` (and `_difference...` with a baseline).
+  per metric its figure (the metric's name: a mean, a share, or a Kaplan–Meier median) and `_n`, `_low`, `_high`
+  (`_censored` for a median; `_difference...` with a baseline, and `_probability_of_improvement...` for a
+  metric with a direction).
 - `steps`: per run and step, what the team had by then, from the curves of the run's summary.json (bounded:
   never the trace): objects found, cells seen, targets found (a search task's), messages sent, and the
   distance (cells the team had moved when the step began).
@@ -41,8 +43,11 @@ STEP_COLUMNS = (
     "messages_sent",
     "distance",
 )
-FIGURES = ("n", "mean", "low", "high")
+FIGURES = ("n", "censored", "mean", "low", "high")
 DIFFERENCES = ("difference_n", "difference", "difference_low", "difference_high")
+IMPROVEMENT = ("probability_of_improvement", "probability_of_improvement_low", "probability_of_improvement_high")
+SOME_METRICS = ("censored", *IMPROVEMENT)  # a metric's column of these only where it has the figure
+COUNTS = ("_n", "_censored")  # columns of whole numbers of runs
 PER_CONDITION = ("world", "runs", "finished", "baseline", "pairs")
 
 
@@ -159,11 +164,13 @@ def _conditions(pd: Any, directory: Path, runs: pandas.DataFrame, labels: dict[s
     its figures in columns."""
     long = pd.read_csv(directory / CONDITIONS)
     metrics = list(dict.fromkeys(long["metric"]))
-    figures = FIGURES + (DIFFERENCES if long["baseline"].notna().any() else ())
+    figures = FIGURES + (DIFFERENCES + IMPROVEMENT if long["baseline"].notna().any() else ())
+    figures = tuple(figure for figure in figures if figure in long.columns)  # one written before had fewer
     wide = long.pivot(index="condition", columns="metric", values=list(figures))
-    wide = wide[[(figure, metric) for metric in metrics for figure in figures]]
+    kept = [(f, m) for m in metrics for f in figures if f not in SOME_METRICS or wide[(f, m)].notna().any()]
+    wide = wide[kept]
     wide.columns = [metric if figure == "mean" else f"{metric}_{figure}" for figure, metric in wide.columns]
-    wide = wide.astype({column: "Int64" for column in wide.columns if column.endswith("_n")})  # counts of runs
+    wide = wide.astype({column: "Int64" for column in wide.columns if column.endswith(COUNTS)})  # counts of runs
     counts = long.groupby("condition", sort=False)[list(PER_CONDITION)].first()  # first: skips the blanks
     counts = counts.rename(columns={"world": "world_label"})  # `world` is the grid's axis, where it is one
     names = dict.fromkeys(axis for label in labels.values() for axis in label["factors"])
