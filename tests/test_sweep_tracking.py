@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import socket
+import time
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
 from tests.support.optional import needs
-from tests.support.sweeps import sweep, write_sweep
+from tests.support.sweeps import read_results, sweep, write_sweep
 
 # Office gives no start poses: the seeds place the agent. The URL's password must reach MLflow nowhere.
 SWEEP = """\
@@ -99,11 +103,22 @@ def test_no_secret_reaches_the_store(tracked):
     texts = [result.stdout, result.stderr]
     for run in [parent, *children.values()]:
         texts.append(json.dumps([run.data.params, run.data.tags, run.data.metrics]))
-    stored = [path for folder in ("store", "mlruns") for path in (directory / folder).rglob("*") if path.is_file()]
+    folders = ("store", "out/mlartifacts", "mlruns")
+    stored = [path for folder in folders for path in (directory / folder).rglob("*") if path.is_file()]
     assert any(path.name == "report.html" for path in stored)  # the artifacts are where MLflow keeps them
     for secret in SECRETS:
         assert not any(secret in text for text in texts), secret
         assert not any(secret.encode() in path.read_bytes() for path in stored), secret
+
+
+def test_a_database_store_keeps_the_artifacts_in_out_not_where_the_sweep_was_started(tracked):
+    directory, store, _ = tracked
+    _, children = runs_of(store_client(store))
+    artifacts = (directory / "out" / "mlartifacts").resolve()
+    for child in children.values():
+        assert Path(unquote(urlsplit(child.info.artifact_uri).path)).is_relative_to(artifacts)
+    assert len(list(artifacts.rglob("report.html"))) == len(children) == 2
+    assert not (directory / "mlruns").exists()  # the sweep ran from `directory`: MLflow's default would be there
 
 
 def test_a_resumed_sweep_logs_only_the_runs_not_logged_yet(tracked):
@@ -162,3 +177,56 @@ def test_track_mlflow_without_mlflow_names_the_extra_before_anything_runs(tmp_pa
         "main.py: error: --track mlflow: mlflow is not installed: pip install 'multi-agent-explorer[track]'\n"
     )
     assert not (tmp_path / "out").exists()
+
+
+def closed_port() -> int:
+    """A localhost port nothing listens on: connecting to it is refused."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_an_unreachable_server_is_one_line_within_seconds_before_any_run(tmp_path):
+    needs("mlflow", "track")
+    store = f"http://zq-user:pw-Secret-91@127.0.0.1:{closed_port()}"
+    env = {key: value for key, value in os.environ.items() if not key.startswith("MLFLOW_")}
+    sweep_file = write_sweep(tmp_path, SWEEP.format(out=tmp_path / "out", seeds="[1, 2]", more=""), "tracked.yaml")
+    started = time.monotonic()
+    # MLflow's own retries would take about 260 s: the time limit fails the test long before.
+    result = sweep(sweep_file, "--track", "mlflow", cwd=tmp_path, env=env | {"MLFLOW_TRACKING_URI": store}, timeout=60)
+    elapsed = time.monotonic() - started
+    shown = store.replace("zq-user:pw-Secret-91", "***")
+    assert result.returncode == 2, result.stderr
+    assert elapsed < 20, elapsed  # Python, MLflow's import and 3 tries refused, about 3 s of them
+    bounds = "at most 2 retries, 1 s apart and doubling, 5 s a try"
+    assert f"MLflow: checking the store {shown} ({bounds}: " in result.stdout
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"main.py: error: --track mlflow: cannot use the store {shown}: ")
+    assert not any(secret in result.stdout + result.stderr for secret in SECRETS)
+    assert not [path for path in (tmp_path / "out").iterdir() if path.name.startswith("seed=")]  # no run claimed
+
+
+def test_a_store_failing_once_the_runs_go_on_costs_no_results_and_the_same_command_logs_the_rest(tmp_path):
+    needs("mlflow", "track")
+    out = tmp_path / "out"
+    tracked_sweep(tmp_path, "[1]", "--track", "mlflow")  # the store made, its parent and seed=1 logged
+    artifacts = out / "mlartifacts"
+    shutil.move(artifacts, tmp_path / "kept")
+    artifacts.write_text("not a folder")  # the store's artifacts can no longer be written
+    result = tracked_sweep(tmp_path, "[1, 2, 3]", "--track", "mlflow")
+    assert "MLflow: the store failed logging seed=2 (" in result.stdout
+    assert result.stdout.count("MLflow: the store failed") == 1  # seed=3 is not tried: each try holds the sweep up
+    assert result.stdout.splitlines()[-1].startswith("MLflow: 2 runs finished but not logged, the store having")
+    assert result.stdout.rstrip().endswith("the same command again, once the store is back, logs them")
+    assert [row["run_dir"] for row in read_results(out)] == ["seed=1", "seed=2", "seed=3"]
+    assert (out / "conditions.csv").is_file() and (out / "sweep.html").is_file()
+    client = store_client(f"sqlite:///{out / 'mlflow.db'}")
+    logged = [name for name, child in runs_of(client)[1].items() if child.info.status == "FINISHED"]
+    assert logged == ["seed=1"]
+    artifacts.unlink()
+    shutil.move(tmp_path / "kept", artifacts)  # the store back
+    again = tracked_sweep(tmp_path, "[1, 2, 3]", "--track", "mlflow")
+    assert "not logged" not in again.stdout
+    parent, children = runs_of(client)
+    assert parent.info.status == "FINISHED" and sorted(children) == ["seed=1", "seed=2", "seed=3"]
+    assert all(child.info.status == "FINISHED" for child in children.values())

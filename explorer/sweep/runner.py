@@ -217,9 +217,10 @@ def _run_and_report(
             highlights=PAGE_METRICS,
             compared=compared,
         )
-    console.table(compared, metrics)
-    console.paired_table(compared, metrics)
-    console.say(f"Results: {directory / RESULTS}, {directory / CONDITIONS} and {directory / PAGE}")
+        # Within the tracking: what it could not log is said after the results, as the tracker ends.
+        console.table(compared, metrics)
+        console.paired_table(compared, metrics)
+        console.say(f"Results: {directory / RESULTS}, {directory / CONDITIONS} and {directory / PAGE}")
     if not_written:
         console.say(not_written)
     complete = sum(row.finished for row in rows)

@@ -13,8 +13,13 @@ the runs not logged yet; the parent's id is kept in out/.sweep/mlflow.json, so t
 the same parent while a new `out` (or another store) gets a new one.
 
 The store is the one MLFLOW_TRACKING_URI names, as MLflow has it; without it, a SQLite database in the
-sweep's `out` (mlflow.db, the artifacts in mlartifacts/), which needs no server: `mlflow ui
---backend-store-uri sqlite:///<out>/mlflow.db` shows it.
+sweep's `out` (mlflow.db), which needs no server: `mlflow ui --backend-store-uri sqlite:///<out>/mlflow.db`
+shows it. A new experiment in a database store (that one, or a sqlite:, postgresql:, ... URI) keeps its
+artifacts in out/mlartifacts/, never MLflow's default ./mlruns of whatever directory the user stands in; a
+server or a file store keeps them in its own artifact root. MLflow's HTTP retries are bounded for the
+sweep's process (HTTP_BOUNDS, where the user set none), so a store that does not answer is one line within
+seconds, before any run; one that fails once the runs go on is one line, then no more tries: the sweep's
+own files are written all the same, and at its end one line counts the runs MLflow is missing.
 """
 
 from __future__ import annotations
@@ -23,16 +28,19 @@ import contextlib
 import json
 import logging
 import os
+import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from explorer.records.errors import ConfigError
 from explorer.records.secrets import redact, redact_url
 from explorer.records.summary import FINISHED
 from explorer.records.trace import write_json
 from explorer.report.run_report import REPORT
+from explorer.sweep.compare import runs_text
 from explorer.sweep.out_dir import STATE, read_json, run_summary
 from explorer.sweep.results import run_metrics
 from explorer.sweep.sweep_file import Sweep, SweepRun
@@ -43,6 +51,7 @@ os.environ["MLFLOW_DISABLE_TELEMETRY"] = "true"
 from mlflow import MlflowClient
 from mlflow.entities import Metric, Param, RunStatus
 from mlflow.exceptions import MlflowException
+from mlflow.store.db.db_types import DATABASE_ENGINES
 
 logging.getLogger("mlflow").setLevel(logging.WARNING)  # its INFO lines (a new database's tables) are no sweep's
 
@@ -54,6 +63,14 @@ CURVE = "discovery_curve"
 ARTIFACTS = ("summary.json", REPORT)
 MAX_PARAMS, MAX_METRICS = 100, 1000  # in one log_batch call, as MLflow allows
 MAX_PARAM_CHARS = 6000  # MLflow's longest parameter value
+# MLflow's documented settings, read at each request: its defaults (7 retries, 120 s each) take about 260 s to
+# give up on a store that refuses; these about 3 s (a host that never answers: 3 tries of 5 s). The user's win.
+HTTP_BOUNDS = {
+    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",  # seconds, doubled at each retry (MLflow takes whole numbers)
+    "MLFLOW_HTTP_REQUEST_TIMEOUT": "5",  # seconds, each try
+}
+CREDENTIALS = re.compile(r"//[^/@\s]+@")  # a URL's user and password, in a message
 
 T = TypeVar("T")
 
@@ -64,7 +81,9 @@ def mlflow_tracking(
 ) -> Iterator[Callable[[SweepRun], None]]:
     """The sweep's parent run in `experiment` (else the one named after `out`), opened (its runs finished
     already logged) and ended around the runs; gives what logs one run once it has ended. A store that cannot
-    be opened is a ConfigError before any run."""
+    be opened, within MLflow's retries as HTTP_BOUNDS bound them, is a ConfigError before any run."""
+    for name, value in HTTP_BOUNDS.items():  # for this process only; the user's own values win
+        os.environ.setdefault(name, value)
     tracker = _Tracker(sweep, experiment or sweep.directory.resolve().name, say)
     for run in sweep.runs:
         tracker.log(run)
@@ -79,11 +98,14 @@ class _Tracker:
 
     def __init__(self, sweep: Sweep, experiment: str, say: Callable[[str], None]) -> None:
         self.sweep, self.say = sweep, say
-        given = os.environ.get("MLFLOW_TRACKING_URI")
-        uri = given or f"sqlite:///{(sweep.directory / DEFAULT_STORE).resolve()}"
+        self.failed: str | None = None  # why the store failed once the runs went on: no run is tried after
+        self.missed: list[str] = []  # the finished runs not logged since
+        uri = os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{(sweep.directory / DEFAULT_STORE).resolve()}"
+        if urlsplit(uri).scheme in ("http", "https"):
+            say(f"MLflow: checking the store {redact_url(uri)} ({_http_bounds()})")
         try:
             self.client = MlflowClient(tracking_uri=uri)
-            self.experiment = self._experiment(experiment, artifacts=given is None)
+            self.experiment = self._experiment(experiment, artifacts=_is_database(uri))
             self.parent = self._parent(sweep.text)
             self.logged = self._logged()
         except (MlflowException, OSError, ImportError) as error:  # ImportError: a SQLite store without SQLAlchemy
@@ -91,7 +113,8 @@ class _Tracker:
         say(f"MLflow: the sweep is run {self.parent} of the experiment {experiment!r} in {redact_url(uri)}")
 
     def _experiment(self, name: str, artifacts: bool) -> str:
-        """The experiment's id, made if need be; in the default store, with its artifacts in `out`."""
+        """The experiment's id, made if need be; in a database store, with its artifacts in `out` (an experiment
+        there already keeps its own: MLflow fixes them when it makes one)."""
         found = self.client.get_experiment_by_name(name)
         if found is not None:
             return str(found.experiment_id)
@@ -136,15 +159,24 @@ class _Tracker:
                 return logged
 
     def log(self, run: SweepRun) -> None:
-        """Log `run` as a child, once, if it finished; a store that fails is a warning: the next resume logs it."""
+        """Log `run` as a child, once, if it finished. A store that fails is one line, and not tried again: each
+        try would hold the sweep up to its retries' end; the next resume logs what it missed."""
         run_dir = self.sweep.directory / run.name
         summary = run_summary(run_dir)
         if run.name in self.logged or summary.get("status") not in FINISHED:
             return
+        if self.failed is not None:
+            self.missed.append(run.name)
+            return
         try:
             self._log(run, run_dir, summary)
         except (MlflowException, OSError) as error:
-            self.say(f"MLflow: {run.name} was not logged ({_line(error)}); the same command again logs it")
+            self.failed = _line(error)
+            self.missed.append(run.name)
+            self.say(
+                f"MLflow: the store failed logging {run.name} ({self.failed}); the sweep goes on, and logs no "
+                "more runs to MLflow"
+            )
             return
         self.logged.add(run.name)
 
@@ -163,12 +195,34 @@ class _Tracker:
         self.client.set_terminated(child)  # last: a child not FINISHED is one the sweep stopped while logging
 
     def end(self) -> None:
-        """The parent ends FINISHED when every run is logged, else FAILED (the same command again resumes it)."""
+        """The parent ends FINISHED when every run is logged, else FAILED (the same command again resumes it);
+        after the store failed, the gap is said instead, and the parent left as it is."""
+        if self.failed is not None:
+            self.say(
+                f"MLflow: {runs_text(len(self.missed))} finished but not logged, the store having failed "
+                f"({self.failed}); the same command again, once the store is back, logs them"
+            )
+            return
         done = all(run.name in self.logged for run in self.sweep.runs)
         try:
             self.client.set_terminated(self.parent, "FINISHED" if done else "FAILED")
         except MlflowException as error:
             self.say(f"MLflow: the sweep's run was not ended ({_line(error)})")
+
+
+def _http_bounds() -> str:
+    """The bounds MLflow's requests go under, as set for this process, and where to change them."""
+    retries, factor, timeout = (os.environ[name] for name in HTTP_BOUNDS)
+    return (
+        f"at most {retries} retries, {factor} s apart and doubling, {timeout} s a try: "
+        f"{', '.join(HTTP_BOUNDS)} change it"
+    )
+
+
+def _is_database(uri: str) -> bool:
+    """Whether `uri` is a database store (sqlite:, postgresql+psycopg2:, ...), which has no artifact root of
+    its own: MLflow would put a new experiment's artifacts in ./mlruns, wherever the sweep was started."""
+    return urlsplit(uri).scheme.partition("+")[0] in DATABASE_ENGINES
 
 
 def _params(settings: dict[str, Any]) -> list[Param]:
@@ -195,5 +249,7 @@ def _batches(items: Sequence[T], size: int) -> list[Sequence[T]]:
 
 
 def _line(error: BaseException) -> str:
-    """An error's first line, with any credentials of a URL in it hidden: MLflow's messages can be long."""
-    return redact((str(error).strip().splitlines() or [type(error).__name__])[0])
+    """An error's first line, with any credentials of a URL in it hidden (MLflow's name the store's URL whole,
+    user and password too): its messages can be long."""
+    line = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    return redact(CREDENTIALS.sub("//***@", line))
