@@ -79,13 +79,22 @@ def test_fewer_than_two_values_or_none_that_differ_give_no_estimate():
     assert estimate_pilot([row("a", steps_to_all=None), row("a", steps_to_all=7)], STEPS_TO_ALL, "a") is None
 
 
+def test_a_run_that_never_got_there_counts_where_it_stopped_as_in_the_paired_differences():
+    rows = [row("a", steps_to_all=None, steps_run=30), row("a", steps_to_all=10, steps_run=30)]
+    assert estimate_pilot(rows, STEPS_TO_ALL, "a").spread == pytest.approx(math.sqrt(200))  # 30 and 10
+
+
 def test_the_interval_methods_follow_the_metric_and_the_nesting():
-    assert interval_methods(SUCCESS, "") == ("Wilson's score interval", "a bootstrap over the pairs")
-    assert interval_methods(SUCCESS, "5 layouts")[0] == "Wilson's score interval"
+    paired_shares = ("Wilson's score interval", "Newcombe's interval for paired proportions")
+    assert interval_methods(SUCCESS, "") == interval_methods(SUCCESS, "5 layouts") == paired_shares
     assert interval_methods(METRICS[0], "") == ("a bootstrap over the runs", "a bootstrap over the pairs")
     assert interval_methods(METRICS[0], "5 layouts") == (
         "a two-level bootstrap over the 5 layouts, then the runs within each",
         "a two-level bootstrap over the 5 layouts, then the pairs within each",
+    )
+    assert interval_methods(STEPS_TO_ALL, "") == (
+        "the Kaplan–Meier median's interval, a run that never got there censored where it stopped",
+        "a bootstrap over the pairs, a run that never got there counted where it stopped",
     )
 
 
@@ -106,7 +115,7 @@ def test_a_study_on_layouts_is_planned_from_its_baselines_finished_runs(tmp_path
     assert lines[0] == (
         "Analysis plan: 3 conditions × 6 runs (2 layouts × 3 seeds); baseline: plain; headline: success (share of "
         "runs that found every target); intervals: each condition's by Wilson's score interval; the paired "
-        "differences from plain by a two-level bootstrap over the 2 layouts, then the pairs within each."
+        "differences from plain by Newcombe's interval for paired proportions."
     )
     assert "not estimated" in lines[1] and "--pilot K" in lines[1]
     rows = study_rows(sweep, dict(zip(plain, [True, False, True, True])))

@@ -100,11 +100,17 @@ def interval_methods(metric: Metric, groups: str) -> tuple[str, str]:
     """The intervals compare.py gives `metric`, in words: each condition's (compare._figure) and its paired
     difference's (compare._difference); `groups` names the outermost replicates ("5 layouts") where they nest,
     else "". What the plan says of them is here alone: change it with those two."""
-    two_level = f"a two-level bootstrap over the {groups}, then the {{}} within each"
-    difference = two_level.format("pairs") if groups else "a bootstrap over the pairs"
     if metric.proportion:
-        return "Wilson's score interval", difference
-    return two_level.format("runs") if groups else "a bootstrap over the runs", difference
+        return "Wilson's score interval", "Newcombe's interval for paired proportions"
+    two_level = f"a two-level bootstrap over the {groups}, then the {{}} within each"
+    figure = two_level.format("runs") if groups else "a bootstrap over the runs"
+    difference = two_level.format("pairs") if groups else "a bootstrap over the pairs"
+    if metric.censored_at:
+        never = "a run that never got there"
+        return f"the Kaplan–Meier median's interval, {never} censored where it stopped", (
+            f"{difference}, {never} counted where it stopped"
+        )
+    return figure, difference
 
 
 def detectable_difference(spread: float, n: int) -> float:
@@ -119,7 +125,7 @@ def estimate_pilot(rows: Sequence[RunRow], metric: Metric, source: str) -> Pilot
     estimated: fewer than two values in a condition, or (for a figure not a share) no spread among them."""
     groups: dict[str, list[float]] = {}
     for row in rows:
-        value = metric.value(row) if row.finished else None
+        value = metric.counted(row) if row.finished else None  # as the paired differences count it
         if value is not None:
             groups.setdefault(row.condition, []).append(float(value))
     counted = [values for values in groups.values() if len(values) > 1]
