@@ -19,6 +19,7 @@ from urllib.parse import quote
 import pytest
 
 from perception.world import SHIPPED_WORLDS
+from tests.support.optional import needs
 from tests.support.paths import ROOT
 from tests.support.sweeps import MAIN, processes_mentioning, read_results, sweep, write_sweep
 
@@ -371,3 +372,33 @@ def test_a_sweep_over_a_shipped_world_resumes_from_another_checkout(tmp_path):
     config = json.loads((run_dir / "config.json").read_text())
     (run_dir / "config.json").write_text(json.dumps({**config, "world": str(SHIPPED_WORLDS / "office.yaml")}))
     assert "1 complete already (skipped), 0 to run." in sweep(sweep_file).stdout
+
+
+@pytest.mark.parametrize(
+    ("damage", "field"),
+    [
+        (lambda summary: {**summary, "team": [1, 2]}, "team"),
+        (lambda summary: {**summary, "discovery_curve": [[1, "two"]]}, "discovery_curve"),
+        (lambda summary: {**summary, "team": {**summary["team"], "cells_curve": "cells"}}, "team.cells_curve"),
+    ],
+)
+def test_a_finished_run_s_misshapen_summary_is_one_line_and_the_others_results_are_written(tmp_path, damage, field):
+    out = tmp_path / "out"
+    sweep_file = write_sweep(tmp_path, TWO_CONDITIONS.format(out=out, seeds="[1]", steps=2))
+    assert sweep(sweep_file).returncode == 0
+    bad = next(path for path in sorted(out.iterdir()) if path.name.startswith("comm="))
+    summary = json.loads((bad / "summary.json").read_text())
+    (bad / "summary.json").write_text(json.dumps(damage(summary)))  # valid JSON, of the wrong shape
+
+    resumed = sweep(sweep_file)
+    assert resumed.returncode == 1, resumed.stderr  # as for any run that did not complete
+    assert "Traceback" not in resumed.stdout + resumed.stderr
+    warned = [line for line in resumed.stdout.splitlines() if "is not what a run writes" in line]
+    assert len(warned) == 1 and bad.name in warned[0] and f"`{field}`" in warned[0]
+    statuses = {row["run_dir"]: row["status"] for row in read_results(out)}
+    assert statuses.pop(bad.name) == "misshapen" and set(statuses.values()) == {"completed"}
+    assert (out / "conditions.csv").exists() and (out / "sweep.html").exists()
+    needs("pandas", "data")
+    from explorer.api import load_sweep
+
+    assert len(load_sweep(out).runs) == 2  # the misshapen run's steps left out, not a crash

@@ -80,7 +80,7 @@ class RunRow:
     world: str  # its world, as the page groups conditions by it
     factors: dict[str, str]  # what makes its condition: its name, the grid's values but the replicates'
     replicate: tuple[Any, ...]  # its replicate keys' values, the outermost last: what pairs it with other runs
-    status: str  # completed, budget_exhausted, interrupted, failed, refused (sweep/launch.py) or not run
+    status: str  # completed, budget_exhausted, interrupted, failed, refused (sweep/launch.py), misshapen or not run
     metrics: dict[str, Any]  # from its summary.json (sweep/results.py); {} where it has none
     curve: list[list[int]]  # [[step, objects found], ...]
     targets: tuple[str, ...] = ()  # its search task's targets; () where it has none

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from explorer.records.summary import CELL_SHARES
+from explorer.records.summary_shape import misshapen_field
 from explorer.records.trace import write_text
 from explorer.sweep.compare import ConditionFigures, Metric, RunRow
 from explorer.sweep.out_dir import REFUSED, run_summary
@@ -24,12 +26,22 @@ from explorer.sweep.sweep_file import SweepRun
 RESULTS, CONDITIONS = "results.csv", "conditions.csv"
 
 
-def run_rows(directory: Path, runs: list[SweepRun], outcomes: dict[str, str]) -> list[RunRow]:
-    """A row per run, in the sweep's order: the ones run now, the ones complete before, the ones never run."""
+MISSHAPEN = "misshapen"  # the status of a run whose summary.json has a field of the wrong shape
+
+
+def run_rows(
+    directory: Path, runs: list[SweepRun], outcomes: dict[str, str], warn: Callable[[str], object] = print
+) -> list[RunRow]:
+    """A row per run, in the sweep's order: the ones run now, the ones complete before, the ones never run.
+    A run whose summary has a field of the wrong shape is marked MISSHAPEN, without figures, and `warn`ed of."""
     rows = []
     for run in runs:
         # A refused run's place holds what is not its own: no summary there is its.
         summary = {} if outcomes.get(run.name) == REFUSED else run_summary(directory / run.name)
+        field = misshapen_field(summary)
+        if field is not None:
+            warn(f"{directory / run.name}: summary.json's `{field}` is not what a run writes: left out of the figures")
+            summary = {"status": MISSHAPEN}
         rows.append(
             RunRow(
                 run.name,

@@ -203,7 +203,7 @@ def _run_and_report(
     with _StopRequest() as stop, _tracking(track, experiment, sweep, console) as log:
         with console.progress(len(todo)):
             outcomes = run_all(todo, parallel, out, stop, console, log)
-        rows = run_rows(directory, runs, outcomes)
+        rows = run_rows(directory, runs, outcomes, console.say)
         metrics = sweep_metrics(rows, sweep.metric)  # the headline first: the runs' task's, or the file's `metric`
         compared = compare(rows, metrics, sweep.baseline)
         write_results(directory / RESULTS, runs, rows)

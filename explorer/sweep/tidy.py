@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from explorer.records.errors import ConfigError
+from explorer.records.summary_shape import misshapen_field
 from explorer.records.trace import write_file
 from explorer.sweep.out_dir import GRID, STATE, read_json, run_summary
 from explorer.sweep.results import CONDITIONS, RESULTS
@@ -137,7 +138,10 @@ def _steps(pd: Any, directory: Path, runs: pandas.DataFrame) -> pandas.DataFrame
 def _run_steps(name: str, condition: Any, summary: dict[str, Any]) -> list[tuple[Any, ...]]:
     """The run's rows: the team's counts once each step was committed. Targets found only with a search task,
     cells, messages and distance only from a summary that has their curves; else missing. The distance is the
-    team's cells moved when the step began (cells_by_distance has a point per step of cells_curve, in order)."""
+    team's cells moved when the step began (cells_by_distance has a point per step of cells_curve, in order).
+    None from a summary with a field of the wrong shape (results.csv marks that run)."""
+    if misshapen_field(summary) is not None:
+        return []
     team = summary.get("team") or {}
     cells, messages = dict(team.get("cells_curve") or ()), dict(team.get("messages_curve") or ())
     by_distance = team.get("cells_by_distance") or ()
