@@ -193,28 +193,25 @@ DRAWS_KEPT = 64
 @functools.lru_cache(maxsize=DRAWS_KEPT)
 def _flat_draws(runs: int) -> np.ndarray:
     """Per resample (a row), the weight of each of `runs` runs in its mean: how many times it is drawn / runs."""
-    weights = _draw_counts(np.random.default_rng(RESAMPLE_SEED), runs, RESAMPLES) / runs
+    generator = np.random.default_rng(RESAMPLE_SEED)
+    weights = generator.multinomial(runs, np.full(runs, 1 / runs), size=RESAMPLES) / runs
     weights.flags.writeable = False
     return weights
 
 
 @functools.lru_cache(maxsize=DRAWS_KEPT)
-def _two_level_draws(lengths: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The two-level resamples of groups of these `lengths`, as every draw's resample and the value it picks
-    (an index into the groups' values end to end), and each resample's size. A group drawn c times gives c
-    resamples of its values, which together are c times its size drawn from them with replacement."""
+def _two_level_draws(lengths: tuple[int, ...]) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    """The two-level resamples of groups of these `lengths`: how many times each group is drawn per resample
+    (a row), and per group how many times each of its values is. A group drawn c times gives c resamples of
+    its values, which together are c times its size drawn from them with replacement: one multinomial."""
     generator = np.random.default_rng(RESAMPLE_SEED)
-    drawn = _draw_counts(generator, len(lengths), RESAMPLES)  # how many times each group is, per resample
-    resamples, picks, start = [], [], 0
-    for column, length in zip(drawn.T, lengths):
-        resample = np.repeat(np.arange(RESAMPLES), column * length)
-        resamples.append(resample)
-        picks.append(start + generator.integers(0, length, resample.size))
-        start += length
-    arrays = (np.concatenate(resamples), np.concatenate(picks), drawn @ np.array(lengths))
-    for array in arrays:
+    drawn = generator.multinomial(len(lengths), np.full(len(lengths), 1 / len(lengths)), size=RESAMPLES)
+    picks = tuple(
+        generator.multinomial(column * length, np.full(length, 1 / length)) for column, length in zip(drawn.T, lengths)
+    )
+    for array in (drawn, *picks):
         array.flags.writeable = False
-    return arrays
+    return drawn, picks
 
 
 @functools.lru_cache(maxsize=DRAWS_KEPT)
@@ -247,12 +244,13 @@ def hierarchical_interval(groups: Sequence[Iterable[float | None]], bounds: Boun
     count = sum(len(sample) for sample in samples)
     if count == 0:
         return Interval(0, None, None, None)
-    if len(samples) == 1:  # one group: the two levels are the flat bootstrap's one
-        return mean_interval(samples[0].tolist(), bounds)
-    values = np.concatenate(samples)
-    mean = bounds.clip(float(values.mean()))
-    resample, picks, sizes = _two_level_draws(tuple(len(sample) for sample in samples))
-    totals = np.bincount(resample, weights=values[picks], minlength=RESAMPLES)
+    mean = bounds.clip(float(np.concatenate(samples).mean()))
+    if count == 1:
+        return Interval(1, mean, None, None)
+    lengths = tuple(len(sample) for sample in samples)
+    drawn, picks = _two_level_draws(lengths)
+    totals = sum((counts @ sample for counts, sample in zip(picks, samples)), np.zeros(RESAMPLES))
+    sizes = drawn @ np.array(lengths)
     tail = (1 - LEVEL) / 2
     low, high = np.quantile(totals / sizes, [tail, 1 - tail])
     return Interval(count, mean, bounds.clip(float(low)), bounds.clip(float(high)))
