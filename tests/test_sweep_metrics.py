@@ -225,3 +225,17 @@ def test_a_coverage_sweep_leads_with_objects_found_as_before():
     # A sweep of both kinds keeps today's headline and adds the search figures after it.
     assert [m.name for m in sweep_metrics([*rows, searching], None)[:2]] == ["objects_found", "success"]
     assert sweep_metrics(rows, "steps_to_90_objects")[0].name == "steps_to_90_objects"
+
+
+def test_a_short_table_leaves_out_a_figure_no_condition_counts_two_runs_in():
+    from explorer.sweep.compare import ConditionFigures
+    from explorer.sweep.metrics import leading
+    from explorer.sweep.stats import Interval
+
+    metrics = sweep_metrics([], "success")
+    counts = {"objects_found": 3, "seconds_to_90_objects": 1}  # one run of three got to 90%: says nothing
+    figures = {m.name: Interval(counts.get(m.name, 3), 1.0, None, None) for m in metrics}
+    conditions = [ConditionFigures(label, "w", [], [], figures) for label in ("a", "b")]
+    shown = leading(metrics, ("objects_found", "seconds_to_90_objects"), conditions)
+    assert shown[0] == "success" and "objects_found" in shown and "seconds_to_90_objects" not in shown
+    assert "seconds_to_90_objects" in leading(metrics, ("objects_found", "seconds_to_90_objects"))

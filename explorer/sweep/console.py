@@ -7,7 +7,7 @@ captions state how failures count."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -83,7 +83,7 @@ class SweepConsole:
             title="Per condition: mean [95% interval] over the finished runs (completed, or out of budget); "
             "n=k/m where a figure counts k of the m finished runs"
         )
-        shown = _shown(metrics)
+        shown = _shown(metrics, compared=compared)
         table.add_column("condition", overflow="fold", min_width=CONDITION_WIDTH)
         for header in ("finished", *shown.values()):
             table.add_column(header, overflow="fold")
@@ -105,7 +105,7 @@ class SweepConsole:
         paired = [condition for condition in compared if condition.differences is not None]
         if not paired:
             return
-        shown = _shown(metrics)
+        shown = _shown(metrics, compared=compared)
         notes = [PAIRED_NOTE, *([NEWCOMBE_NOTE] if SUCCESS.name in shown else [])]
         table = Table(
             title="Paired differences from the baseline, on the seeds both finished: mean [95% interval]",
@@ -149,9 +149,13 @@ def _censored(metrics: tuple[Metric, ...], shown: dict[str, str]) -> bool:
     return any(metric.censored_at for metric in metrics if metric.name in shown)
 
 
-def _shown(metrics: tuple[Metric, ...], after: tuple[str, ...] = tuple(CONSOLE_METRICS)) -> dict[str, str]:
+def _shown(
+    metrics: tuple[Metric, ...],
+    after: tuple[str, ...] = tuple(CONSOLE_METRICS),
+    compared: Sequence[ConditionFigures] = (),
+) -> dict[str, str]:
     """The metrics a table shows, by name, with their columns' headers: the headline first, the search
-    figures, then `after`."""
+    figures, then those of `after` that some condition of `compared` counts two runs or more in."""
     headers = {**CONSOLE_METRICS, **SEARCH_HEADERS}
     labels = {metric.name: metric.label for metric in metrics}
-    return {name: headers.get(name) or labels[name] for name in leading(metrics, after)}
+    return {name: headers.get(name) or labels[name] for name in leading(metrics, after, compared)}

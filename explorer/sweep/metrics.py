@@ -15,7 +15,9 @@ is (`better`), for the probability of improvement over the baseline.
 
 from __future__ import annotations
 
-from explorer.sweep.compare import CELLS, HIGHER, LOWER, OBJECTS, SHARE, STEPS, Metric, RunRow
+from collections.abc import Sequence
+
+from explorer.sweep.compare import CELLS, HIGHER, LOWER, OBJECTS, SHARE, STEPS, ConditionFigures, Metric, RunRow
 
 LAST_STEP, DISTANCE = "steps_run", "distance"  # what a run that never got there is censored at
 
@@ -118,8 +120,13 @@ def sweep_metrics(rows: list[RunRow], headline: str | None) -> tuple[Metric, ...
     return (lead, *(m for m in metrics if m.name != lead.name))
 
 
-def leading(metrics: tuple[Metric, ...], shown: tuple[str, ...]) -> list[str]:
+def leading(
+    metrics: tuple[Metric, ...], shown: tuple[str, ...], compared: Sequence[ConditionFigures] = ()
+) -> list[str]:
     """The metrics a short table shows, by name: the headline, the search figures where the sweep has them,
-    then `shown`, each once."""
+    then those of `shown` that some condition of `compared` counts two runs or more in (a figure of one run
+    says nothing of a condition), each once."""
     names = [m.name for m in metrics]
-    return list(dict.fromkeys([names[0], *(m.name for m in SEARCH_METRICS if m.name in names), *shown]))
+    first = [names[0], *(m.name for m in SEARCH_METRICS if m.name in names)]
+    told = [name for name in shown if not compared or any(c.figures[name].n >= 2 for c in compared)]
+    return list(dict.fromkeys([*first, *told]))

@@ -50,7 +50,7 @@ def write_sweep_page(
     runs = [row for condition in compared for row in condition.runs]
     counts = Counter(row.status for row in runs)
     named = {metric.name: metric for metric in metrics}
-    shown = [named[name] for name in leading(metrics, highlights)]
+    shown = [named[name] for name in leading(metrics, highlights, compared)]
     write_page(
         path,
         "sweep.html.j2",
