@@ -25,6 +25,20 @@ def settings(server, requested="auto"):
     return LLMSettings(MODEL, api_base=server.api_base, max_retries=0, reply_format=ReplyFormat(requested, MODEL))
 
 
+def run_under_json(server, tmp_path, embedder, agents, steps):
+    """A run's summary, its agents asking the server under --reply-format json."""
+    config = RunConfig(
+        agents=agents,
+        steps=steps,
+        model=MODEL,
+        api_base=server.api_base,
+        reply_format="json",
+        run_dir=tmp_path / "run",
+        verbosity=-1,
+    )
+    return ExplorationRun(config, embedder=embedder).execute()
+
+
 def formats_sent(server):
     return [(record.body.get("response_format") or {}).get("type") for record in server.records]
 
@@ -105,16 +119,7 @@ def test_a_run_under_json_reads_enum_replies_and_counts_its_calls_per_format(tmp
         return json.dumps({"action": action, "message_to": "all", "message_to_others": "", "reason": "enum"})
 
     with ChatServer(answer) as server:
-        config = RunConfig(
-            agents=2,
-            steps=3,
-            model=MODEL,
-            api_base=server.api_base,
-            reply_format="json",
-            run_dir=tmp_path / "run",
-            verbosity=-1,
-        )
-        summary = ExplorationRun(config, embedder=embedder).execute()
+        summary = run_under_json(server, tmp_path, embedder, agents=2, steps=3)
     trace = read_trace(tmp_path / "run" / "trace.jsonl")
     assert all(line["decision"]["action"] == line["action"] for line in trace)
     assert {call["format"] for line in trace for call in line["llm"]["calls"]} == {"json"}
@@ -267,16 +272,7 @@ def test_json_keeps_a_server_that_ignores_the_schema_under_it_and_marks_each_rep
 def test_a_run_under_json_counts_replies_off_the_schema_as_parse_failures(tmp_path, embedder):
     # Each reply is good YAML naming a good action; under json it is still not what was asked for.
     with ChatServer(lambda request: "action: forward\nreason: yaml all the same") as server:
-        config = RunConfig(
-            agents=1,
-            steps=2,
-            model=MODEL,
-            api_base=server.api_base,
-            reply_format="json",
-            run_dir=tmp_path / "run",
-            verbosity=-1,
-        )
-        summary = ExplorationRun(config, embedder=embedder).execute()
+        summary = run_under_json(server, tmp_path, embedder, agents=1, steps=2)
     assert formats_sent(server) == ["json_schema"] * len(server.records)
     assert summary["llm"]["parse_failures"] == 2
     trace = read_trace(tmp_path / "run" / "trace.jsonl")
