@@ -25,6 +25,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from explorer.records.run_files import TraceLines
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -32,7 +34,6 @@ from bench.exploration import geometric_mean, seeded_world  # noqa: E402
 from bench.full_knowledge import full_knowledge_steps  # noqa: E402
 from bench.output import figures_path, write_figures  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
-from explorer.records.trace import read_trace  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
 from memory.embedder import SentenceEmbedder  # noqa: E402
 from perception.world import SHIPPED_WORLDS, load_world  # noqa: E402
@@ -77,7 +78,7 @@ class RunFigures:
 
 
 def run_figures(run_dir: Path, summary: dict) -> RunFigures:
-    trace = read_trace(run_dir / "trace.jsonl")
+    trace = list(TraceLines(run_dir / "trace.jsonl"))
     asked = [line["llm"]["calls"] for line in trace if line["llm"]["calls"]]
     answered = [call for calls in asked for call in calls if call["error"] is None]
     return RunFigures(

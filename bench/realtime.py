@@ -46,12 +46,13 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from explorer.records.run_files import TraceLines
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.output import figures_path, write_figures  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
-from explorer.records.trace import read_trace  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
 from memory.embedder import SentenceEmbedder  # noqa: E402
 from perception.world import SHIPPED_WORLDS  # noqa: E402
@@ -139,7 +140,7 @@ def throughput(directory: Path, embedder: SentenceEmbedder, steps: int, seeds: t
                 settings = {"agents": agents, "steps": steps, "seed": seed, "schedule": schedule}
                 drawn: dict[str, float] = {}
                 summary = run(run_dir, embedder, reflex_walker(seed, lognormal, drawn), **settings)
-                trace = read_trace(run_dir / "trace.jsonl")
+                trace = list(TraceLines(run_dir / "trace.jsonl"))
                 calls = [c["latency"] for line in trace for c in line["llm"]["calls"]]
                 agent_steps = sum(summary["steps"].values())
                 rates.append(agent_steps / summary["wall_seconds"])
@@ -216,8 +217,8 @@ def replays(directory: Path, embedder: SentenceEmbedder, seeds: tuple[int, ...])
         run(recorded, embedder, reflex_walker(seed, lambda rng: rng.uniform(0.0, 0.2)), **settings)
         replayed = directory / f"replay-{seed}"
         run(replayed, embedder, None, replay_replies=recorded, **settings)
-        trace = read_trace(recorded / "trace.jsonl")
-        same = comparable(read_trace(replayed / "trace.jsonl")) == comparable(trace)
+        trace = list(TraceLines(recorded / "trace.jsonl"))
+        same = comparable(list(TraceLines(replayed / "trace.jsonl"))) == comparable(trace)
         rows.append({"draw": seed, "agent_steps": len(trace), "out_of_round": out_of_round(trace), "identical": same})
         print(f"  draw {seed}: {len(trace)} steps, {rows[-1]['out_of_round']} out of round, identical: {same}")
     return rows
@@ -241,8 +242,8 @@ def thinking(directory: Path, embedder: SentenceEmbedder, seeds: tuple[int, ...]
             team = run(recorded, embedder, goal_picker(seconds), **settings)["team"]
             replayed = directory / f"think-{name}-{seed}-replay"
             replay_team = run(replayed, embedder, None, replay_replies=recorded, **settings)["team"]
-            trace = read_trace(recorded / "trace.jsonl")
-            same = comparable(read_trace(replayed / "trace.jsonl")) == comparable(trace) and replay_team == team
+            trace = list(TraceLines(recorded / "trace.jsonl"))
+            same = comparable(list(TraceLines(replayed / "trace.jsonl"))) == comparable(trace) and replay_team == team
             reached = team["seconds_to_objects"][SHARE]
             rows.append(
                 {

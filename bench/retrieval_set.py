@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
+from explorer.records.run_files import TraceLines
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -33,7 +35,6 @@ import numpy as np  # noqa: E402
 from bench.output import command_line, figures_path, write_figures  # noqa: E402
 from explorer.config.keywords import make_config  # noqa: E402
 from explorer.policies.offline import OfflineExplorer  # noqa: E402
-from explorer.records.trace import read_trace  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
 from memory.embedder import DIMENSION, SentenceEmbedder  # noqa: E402
 from memory.vector_memory import VectorMemory  # noqa: E402
@@ -73,7 +74,7 @@ def run_rows(settings: dict, embedder: SentenceEmbedder, workdir: Path) -> list[
         ExplorationRun(config, embedder=embedder, policy_factory=lambda *_: ReadingExplorer()).execute()
     held: dict[str, list[str]] = {}
     rows = []
-    for line in read_trace(run_dir / "trace.jsonl"):
+    for line in list(TraceLines(run_dir / "trace.jsonl")):
         memories = held.setdefault(line["agent_id"], [])
         if len(set(memories)) > TOP_K:
             rows.append((line["memory_query"], list(memories)))

@@ -32,6 +32,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from explorer.records.run_files import TraceLines
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -41,7 +43,6 @@ from rich.table import Table  # noqa: E402
 
 from bench.output import figures_path, write_figures  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
-from explorer.records.trace import read_trace  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
 from memory.embedder import SentenceEmbedder, TextCache  # noqa: E402
 from memory.vector_memory import VectorMemory  # noqa: E402
@@ -88,7 +89,7 @@ def embedding_floor(embedder, run_dir):
     queries (a repeated text is not encoded again), in batches of up to 64 texts of one token
     length (no padding: a query padded to a memory text's length costs about three times more),
     one pass per core at once."""
-    records = [r for r in read_trace(run_dir / "trace.jsonl") if r.get("memory_text")]
+    records = [r for r in list(TraceLines(run_dir / "trace.jsonl")) if r.get("memory_text")]
     texts = [r["memory_text"] for r in records] + [r["memory_query"] for r in records if r.get("memory_query")]
     texts = list(dict.fromkeys(texts))
     model = embedder._model  # straight to the model: no cache, no gathering
@@ -108,7 +109,7 @@ def embedding_floor(embedder, run_dir):
 def decision_ms(run_dir):
     """The median and 90th percentile of the decision node's time, in ms."""
     times = sorted(
-        r["timings"]["decision"] * 1000 for r in read_trace(run_dir / "trace.jsonl") if "decision" in r["timings"]
+        r["timings"]["decision"] * 1000 for r in list(TraceLines(run_dir / "trace.jsonl")) if "decision" in r["timings"]
     )
     return round(statistics.median(times), 2), round(times[int(0.9 * (len(times) - 1))], 2)
 
@@ -170,7 +171,7 @@ def model_latency(workdir, embedder):
 
 def prompt_sizes(workdir, embedder):
     _, run_dir = explore(workdir, embedder, agents=2, steps=max(PROMPT_STEPS), seed=1)
-    prompts = {r["step"]: r["prompt"] for r in read_trace(run_dir / "trace.jsonl") if r["agent_id"] == "Agent1"}
+    prompts = {r["step"]: r["prompt"] for r in list(TraceLines(run_dir / "trace.jsonl")) if r["agent_id"] == "Agent1"}
     sizes = {step: len(prompts[step]) for step in PROMPT_STEPS}
     return {"chars": sizes, "ratio_last_to_first": round(sizes[PROMPT_STEPS[-1]] / sizes[PROMPT_STEPS[0]], 3)}
 

@@ -27,19 +27,76 @@ from bench.output import command_line, figures_path, write_figures  # noqa: E402
 # Runs of every kind the options make: worlds, teams, topologies, schedules, policies, tasks, budgets.
 RUNS = {
     "default": ["--steps", "12", "--seed", "5"],
-    "office-4-star": ["--world", "office", "--agents", "4", "--steps", "10", "--comm", "star", "--coordinator", "offline"],
-    "tree": ["--world", "gen:hall?size=24x24", "--agents", "6", "--steps", "8", "--coordinator", "offline",
-             "--coordinators", "2", "--comm", "tree"],
+    "office-4-star": [
+        "--world",
+        "office",
+        "--agents",
+        "4",
+        "--steps",
+        "10",
+        "--comm",
+        "star",
+        "--coordinator",
+        "offline",
+    ],
+    "tree": [
+        "--world",
+        "gen:hall?size=24x24",
+        "--agents",
+        "6",
+        "--steps",
+        "8",
+        "--coordinator",
+        "offline",
+        "--coordinators",
+        "2",
+        "--comm",
+        "tree",
+    ],
     "no-comm": ["--agents", "3", "--steps", "10", "--no-comm", "--seed", "2"],
     "comm-none": ["--agents", "3", "--steps", "10", "--comm", "none", "--seed", "2"],
-    "house-search": ["--world", "gen:house", "--world-seed", "2", "--agents", "2", "--steps", "30",
-                     "--find", "toothbrush,laptop", "--random-starts", "--seed", "4"],
-    "no-prior": ["--world", "gen:house", "--world-seed", "3", "--agents", "2", "--steps", "20", "--find",
-                 "toothbrush", "--no-prior"],
+    "house-search": [
+        "--world",
+        "gen:house",
+        "--world-seed",
+        "2",
+        "--agents",
+        "2",
+        "--steps",
+        "30",
+        "--find",
+        "toothbrush,laptop",
+        "--random-starts",
+        "--seed",
+        "4",
+    ],
+    "no-prior": [
+        "--world",
+        "gen:house",
+        "--world-seed",
+        "3",
+        "--agents",
+        "2",
+        "--steps",
+        "20",
+        "--find",
+        "toothbrush",
+        "--no-prior",
+    ],
     "event": ["--agents", "3", "--steps", "8", "--schedule", "event"],
     "random": ["--agents", "2", "--steps", "10", "--model", "random", "--seed", "9"],
-    "utility-frontier": ["--world", "gen:office", "--agents", "3", "--steps", "15", "--model", "utility-frontier",
-                         "--stop-when", "all-found"],
+    "utility-frontier": [
+        "--world",
+        "gen:office",
+        "--agents",
+        "3",
+        "--steps",
+        "15",
+        "--model",
+        "utility-frontier",
+        "--stop-when",
+        "all-found",
+    ],
     "mtsp": ["--world", "gen:maze", "--agents", "2", "--steps", "12", "--model", "mtsp-frontier"],
 }
 # Mistakes and modes: each command's exit code and the last line it prints.
@@ -148,8 +205,11 @@ def behaviour() -> dict[str, Any]:
 
 def differences(before: dict[str, Any], after: dict[str, Any], where: str = "") -> list[str]:
     if isinstance(before, dict) and isinstance(after, dict):
-        return [line for key in sorted(set(before) | set(after)) for line in
-                differences(before.get(key), after.get(key), f"{where}/{key}")]
+        return [
+            line
+            for key in sorted(set(before) | set(after))
+            for line in differences(before.get(key), after.get(key), f"{where}/{key}")
+        ]
     return [] if before == after else [f"{where}: {before!r} -> {after!r}"]
 
 

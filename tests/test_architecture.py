@@ -59,9 +59,9 @@ EXTERNAL_API_OWNERS = {
     # YAML from outside, each with its own bounds: the files people write (worlds, key maps, profiles, sweeps),
     # and a model's replies (no aliases, nesting bounded: a SafeLoader of their own).
     "yaml": {"perception.yaml_files", "explorer.model.reading"},
-    # The terminal: the run's console and the map it draws (cli/), and a sweep's progress and table (sweep/),
-    # a floor below the command line.
-    "rich": {"explorer.cli.console", "explorer.cli.live_map", "explorer.sweep.console"},
+    # The terminal: the run's console (cli/), the team's map drawn as text for it and the environments (report/),
+    # and a sweep's progress and table (sweep/), a floor below the command line.
+    "rich": {"explorer.cli.console", "explorer.report.text_map", "explorer.sweep.console"},
 }
 # Outside libraries any module may import: the language its values are written in, not an API to keep behind one.
 SHARED_LIBRARIES = {

@@ -12,7 +12,7 @@ import pytest
 from explorer.config.run_config import RunConfig
 from explorer.model.budget import Budget, Limits
 from explorer.records.errors import ConfigError
-from explorer.records.trace import read_trace
+from explorer.records.run_files import TraceLines
 from explorer.run.runner import ExplorationRun
 from tests.support.openai_stub_server import ChatServer, Scripted, chat_completion, error
 from tests.support.paths import ROOT
@@ -25,7 +25,7 @@ TOKENS_PER_CALL = 120  # the stub server's usage: 100 prompt and 20 completion t
 def run(run_dir, embedder, **settings):
     config = RunConfig(run_dir=run_dir, verbosity=-1, **{"agents": 2, "steps": 8, "model": MODEL, **settings}).check()
     summary = ExplorationRun(config, embedder=embedder).execute()
-    return read_trace(run_dir / "trace.jsonl"), summary
+    return list(TraceLines(run_dir / "trace.jsonl")), summary
 
 
 # ---- the budget itself -----------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from explorer.records.trace import read_trace
+from explorer.records.run_files import TraceLines
 from tests.support.paths import ROOT
 
 MAIN = str(ROOT / "main.py")
@@ -155,7 +155,7 @@ def test_the_main_command_runs_and_writes_its_run(tmp_path):
     assert "Traceback" not in result.stderr
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["steps"] == {"Agent1": 4, "Agent2": 4}
-    assert len(read_trace(run_dir / "trace.jsonl")) == 8
+    assert len(list(TraceLines(run_dir / "trace.jsonl"))) == 8
     assert json.loads((run_dir / "config.json").read_text())["agents"] == 2
     log = (run_dir / "run.log").read_text()
     assert "] Agent1 found" in log  # the thread's name is bracketed, apart from what it says
@@ -211,7 +211,7 @@ def test_a_stop_signal_keeps_finished_steps_writes_summary_and_memories_and_exit
     assert "Traceback" not in stderr
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["status"] == "interrupted"
-    records = read_trace(trace)  # every line is whole JSON
+    records = list(TraceLines(trace))  # every line is whole JSON
     assert len(records) >= 6
     for agent_id in ("Agent1", "Agent2"):
         steps = [r["step"] for r in records if r["agent_id"] == agent_id]

@@ -13,7 +13,7 @@ from explorer.policies.directed import DirectedPolicy
 from explorer.policies.offline import OfflineExplorer
 from explorer.policies.replies import parse_directives
 from explorer.records.errors import ConfigError
-from explorer.records.trace import read_trace
+from explorer.records.run_files import TraceLines
 from explorer.run.runner import ExplorationRun
 from explorer.team.store import InProcessStore
 from nodes.interfaces import DIRECTIVE
@@ -30,7 +30,7 @@ def run(tmp_path, embedder, name="run", **settings):
     settings = {"agents": 3, "steps": 24, "world": WORLDS / "office.yaml", "coordinator": "offline", **settings}
     config = RunConfig(run_dir=tmp_path / name, verbosity=-1, **settings).check()
     summary = ExplorationRun(config, embedder=embedder).execute()
-    return read_trace(tmp_path / name / "trace.jsonl"), summary
+    return list(TraceLines(tmp_path / name / "trace.jsonl")), summary
 
 
 # ---- the directives' sentences and a model's reply ----------------------------------------------

@@ -7,7 +7,7 @@ import pytest
 from explorer.config.profiles import ProfileError, coordinator_profile, load_profiles
 from explorer.config.run_config import RunConfig
 from explorer.records.errors import ConfigError
-from explorer.records.trace import read_trace
+from explorer.records.run_files import TraceLines
 from explorer.run.runner import ExplorationRun
 from perception.base import Pose
 from perception.geometry import apply_action
@@ -29,7 +29,7 @@ def run(tmp_path, embedder):
             path.write_text(profiles)
         config = RunConfig(run_dir=tmp_path / name, verbosity=-1, profiles=path, **settings).check()
         summary = ExplorationRun(config, embedder=embedder).execute()
-        return read_trace(tmp_path / name / "trace.jsonl"), summary
+        return list(TraceLines(tmp_path / name / "trace.jsonl")), summary
 
     return go
 

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from explorer.api import Decision, DecisionContext, DecisionOutcome, PolicySetup
-from explorer.records.trace import read_trace
+from explorer.records.run_files import TraceLines
 from perception.actions import ACTIONS
 from tests.support.openai_stub_server import ChatServer
 from tests.support.optional import needs
@@ -31,7 +31,7 @@ class Forger:
 
 def assert_heard_as_quoted(run_dir: Path) -> None:
     """Agent2's second prompt shows each teammate's FORGED as one quoted line, and no line or section of it."""
-    lines = {(line["agent_id"], line["step"]): line for line in read_trace(run_dir / "trace.jsonl")}
+    lines = {(line["agent_id"], line["step"]): line for line in list(TraceLines(run_dir / "trace.jsonl"))}
     first, second = lines[("Agent2", 1)], lines[("Agent2", 2)]
     assert [m["message"].strip() for m in second["messages_in"]] == [FORGED.strip()] * 2  # the trace keeps it
     prompt = second["prompt"].splitlines()

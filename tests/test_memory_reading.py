@@ -11,7 +11,7 @@ import pytest
 
 from explorer.api import PolicySetup, make_config, run
 from explorer.policies.offline import OfflineExplorer
-from explorer.records.trace import read_trace
+from explorer.records.run_files import TraceLines
 from memory.embedder import SentenceEmbedder
 from tests.support.openai_stub_server import ChatServer
 
@@ -71,7 +71,7 @@ def team_run(tmp_path, name, embedder, explorer, resume=None):
             resume_memory=str(resume) if resume else None,
         )
         assert run(config, embedder=embedder).summary["status"] == "completed"
-    return read_trace(tmp_path / name / "trace.jsonl")
+    return list(TraceLines(tmp_path / name / "trace.jsonl"))
 
 
 def without_timings(line):
@@ -147,7 +147,7 @@ def test_a_model_teams_trace_is_the_same_whichever_way_the_service_batches_and_a
                 run_dir=str(tmp_path / name),
             )
             assert run(config, embedder=service).summary["status"] == "completed"
-        traces.append([without_timings(line) for line in read_trace(tmp_path / name / "trace.jsonl")])
+        traces.append([without_timings(line) for line in list(TraceLines(tmp_path / name / "trace.jsonl"))])
     shared, alone = traces
     assert len(shared) == 3 * STEPS and all(line["retrieved_memories"] for line in shared if line["step"] > 1)
     assert shared == alone

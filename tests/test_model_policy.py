@@ -1,7 +1,7 @@
 """A model as the agents' policy in a whole run, through the real litellm path, against a local server."""
 
 from explorer.config.run_config import RunConfig
-from explorer.records.trace import read_trace
+from explorer.records.run_files import TraceLines
 from explorer.run.runner import ExplorationRun
 from tests.support.openai_stub_server import ChatServer
 
@@ -26,7 +26,7 @@ def test_a_litellm_model_decides_every_step(tmp_path, embedder, monkeypatch):
             verbosity=-1,
         )
         summary = ExplorationRun(config, embedder=embedder).execute()
-    trace = read_trace(tmp_path / "run" / "trace.jsonl")
+    trace = list(TraceLines(tmp_path / "run" / "trace.jsonl"))
 
     assert summary["status"] == "completed"
     assert len(server.requests) == 6  # one call per agent-step

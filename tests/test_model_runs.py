@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from explorer.records.trace import read_trace
+from explorer.records.run_files import TraceLines
 from tests.support.openai_stub_server import ChatServer, Scripted, error
 from tests.support.paths import ROOT
 
@@ -63,7 +63,7 @@ def run_main(in_process, tmp_path, api_base, *args, volume="-q"):
         *args,
     )
     summary = json.loads((run_dir / "summary.json").read_text())
-    return result, summary, read_trace(run_dir / "trace.jsonl"), run_dir
+    return result, summary, list(TraceLines(run_dir / "trace.jsonl")), run_dir
 
 
 def test_garbage_half_the_time_slows_the_run_but_never_stops_it(in_process, tmp_path):

@@ -10,7 +10,7 @@ from explorer.model import vision
 from explorer.model.client import LLMSettings, complete_prompt
 from explorer.model.reply_format import ReplyFormat
 from explorer.model.schemas import decision_schema, vision_schema
-from explorer.records.trace import read_trace
+from explorer.records.run_files import TraceLines
 from explorer.run.runner import ExplorationRun
 from tests.support.ollama_stub_server import OllamaServer
 from tests.support.openai_stub_server import error
@@ -80,6 +80,6 @@ def test_a_team_runs_on_ollama_under_its_format(tmp_path, embedder):
         )
         summary = ExplorationRun(config, embedder=embedder).execute()
     assert len(server.preflights) == 1 and server.preflights[0]["options"]["num_predict"] == 1
-    trace = read_trace(tmp_path / "run" / "trace.jsonl")
+    trace = list(TraceLines(tmp_path / "run" / "trace.jsonl"))
     assert all(line["decision"]["action"] == line["action"] for line in trace)
     assert (summary["llm"]["json_calls"], summary["llm"]["yaml_calls"], summary["llm"]["parse_failures"]) == (6, 0, 0)

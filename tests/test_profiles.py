@@ -7,7 +7,7 @@ import pytest
 from explorer.config.options import declarations
 from explorer.config.profiles import Profile, ProfileError, ProfileKey, load_profiles
 from explorer.config.run_config import RunConfig
-from explorer.records.trace import read_trace
+from explorer.records.run_files import TraceLines
 from explorer.run.runner import ExplorationRun
 from tests.support.paths import ROOT
 from tests.test_cli import assert_one_line_error, main
@@ -71,7 +71,7 @@ def test_each_agent_runs_with_its_own_role_persona_and_model(tmp_path, embedder)
     )
     config = RunConfig(agents=2, steps=2, profiles=path, run_dir=tmp_path / "run", verbosity=-1)
     ExplorationRun(config, embedder=embedder).execute()
-    first, second = read_trace(tmp_path / "run" / "trace.jsonl")[:2]
+    first, second = list(TraceLines(tmp_path / "run" / "trace.jsonl"))[:2]
     assert "the scout in a team of 2" in first["prompt"] and "Hurry to the far rooms." in first["prompt"]
     assert "the cartographer in a team of 2" in second["prompt"] and "Explore new ground" in second["prompt"]
     assert (first["policy"], second["policy"]) == ("random", "offline")

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from explorer.records.trace import read_trace
+from explorer.records.run_files import TraceLines
 from tests.support.paths import ROOT
 
 pytest_plugins = ("tests.support.llama_server",)
@@ -32,7 +32,7 @@ def test_a_real_small_model_decides_under_a_json_schema(small_model_server, tmp_
     run_dir = tmp_path / "run"
     result = run_team(small_model_server, run_dir, "--model", "openai/smollm2")
     assert result.returncode == 0, result.stderr[-2000:]
-    trace = read_trace(run_dir / "trace.jsonl")
+    trace = list(TraceLines(run_dir / "trace.jsonl"))
     summary = json.loads((run_dir / "summary.json").read_text())
     calls = [call for line in trace for call in line["llm"]["calls"]]
     # llama-cpp-python's server refuses OpenAI's json_schema dialect and takes json_object: every call
@@ -47,7 +47,7 @@ def test_a_base_model_with_no_instruction_tuning_chooses_goals_only_under_the_sc
     run_dir = tmp_path / "run"
     result = run_team(gemma_server, run_dir, "--model", "openai/gemma-3-270m", "--decide", "goals")
     assert result.returncode == 0, result.stderr[-2000:]
-    trace = read_trace(run_dir / "trace.jsonl")
+    trace = list(TraceLines(run_dir / "trace.jsonl"))
     summary = json.loads((run_dir / "summary.json").read_text())
     asked = [line["llm"]["calls"] for line in trace if line["llm"]["calls"]]
     assert asked and {call["format"] for calls in asked for call in calls} == {"json"}

@@ -11,7 +11,7 @@ import pytest
 
 from explorer.config.run_config import RunConfig
 from explorer.records.errors import ConfigError
-from explorer.records.trace import read_trace
+from explorer.records.run_files import TraceLines
 from explorer.run.runner import ExplorationRun
 from explorer.run.stop import RunFailed
 from explorer.schedule.as_perceived import RealtimePerception, TeamAsPerceived
@@ -69,7 +69,7 @@ def run(run_dir, embedder, **settings):
     settings = {"agents": 2, "steps": 5, "model": MODEL, "schedule": "realtime", **settings}
     config = RunConfig(run_dir=run_dir, verbosity=-1, **settings).check()
     summary = ExplorationRun(config, embedder=embedder).execute()
-    return read_trace(run_dir / "trace.jsonl"), summary
+    return list(TraceLines(run_dir / "trace.jsonl")), summary
 
 
 def line_of(trace, agent, step):
@@ -316,7 +316,7 @@ def test_a_cut_trace_replays_as_far_as_it_goes_and_says_it_was_cut(offline_run, 
         f"its trace ends before the recorded run did ({ends}, of 4): it was cut short, as a killed run's is, "
         "and the replay stops where it does" in str(failed.value)
     )
-    assert comparable(read_trace(tmp_path / "replay" / "trace.jsonl")) == comparable(cut)
+    assert comparable(list(TraceLines(tmp_path / "replay" / "trace.jsonl"))) == comparable(cut)
     summary = json.loads((tmp_path / "replay" / "summary.json").read_text())
     assert summary["status"] == "failed" and summary["steps"] == last
 
@@ -329,7 +329,7 @@ def test_one_agents_failure_stops_the_others(tmp_path, embedder):
     with ChatServer(answer) as server, pytest.raises(RunFailed) as failed:
         run(tmp_path / "run", embedder, api_base=server.api_base, steps=50)
     assert failed.value.users_mistake
-    trace = read_trace(tmp_path / "run" / "trace.jsonl")
+    trace = list(TraceLines(tmp_path / "run" / "trace.jsonl"))
     assert [line["commit_index"] for line in trace] == list(range(len(trace))) and len(trace) < 100
     assert json.loads((tmp_path / "run" / "summary.json").read_text())["status"] == "failed"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from explorer.config.run_config import RunConfig
-from explorer.records.trace import read_trace
+from explorer.records.run_files import TraceLines
 from explorer.run.recover import recover_summary
 from explorer.run.runner import ExplorationRun
 from explorer.schedule.catalogue import SCHEDULES
@@ -107,7 +107,7 @@ def test_recover_counts_what_the_run_counted_on_every_topology_and_schedule(tmp_
     assert rebuilt == written
     assert (written["messages_sent"] > 0) == TOPOLOGIES[topology].messages
     if TOPOLOGIES[topology].through_directors:  # the explorers' messages reached each other only as relayed
-        lines = read_trace(run_dir / "trace.jsonl")
+        lines = list(TraceLines(run_dir / "trace.jsonl"))
         assert any(line.get("relayed") for line in lines) and written["messages_sent"] > written["messages"]["sent"]
 
 

@@ -14,7 +14,8 @@ from explorer.config.run_config import RunConfig
 from explorer.model.client import LLMSettings
 from explorer.model.replay import RecordedReplies
 from explorer.model.vision import make_vision
-from explorer.records.trace import TIMING_FIELDS, read_trace
+from explorer.records.run_files import TraceLines
+from explorer.records.trace import TIMING_FIELDS
 from explorer.run.runner import ExplorationRun
 from explorer.run.stop import RunFailed
 from nodes.interfaces import StopRun
@@ -57,7 +58,7 @@ def scripted(request):
 def run(run_dir, embedder, **settings):
     config = RunConfig(run_dir=run_dir, verbosity=-1, **{**RUN, **settings}).check()
     summary = ExplorationRun(config, embedder=embedder).execute()
-    return read_trace(run_dir / "trace.jsonl"), summary
+    return list(TraceLines(run_dir / "trace.jsonl")), summary
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +103,7 @@ def copy_of(recorded, tmp_path, change):
     """A copy of the recorded run whose trace lines are `change(lines)`."""
     run_dir = tmp_path / "changed"
     shutil.copytree(recorded[0], run_dir)
-    lines = change(read_trace(run_dir / "trace.jsonl"))
+    lines = change(list(TraceLines(run_dir / "trace.jsonl")))
     (run_dir / "trace.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     return run_dir
 
@@ -206,7 +207,7 @@ def test_a_prompt_that_differs_later_is_named_with_its_step_and_the_steps_before
         f"Agent2's prompt at step 4 differs from the recorded one (first difference at character {at}): "
         "recorded '6\\n" in str(failed.value)
     )
-    replayed = read_trace(tmp_path / "replay" / "trace.jsonl")
+    replayed = list(TraceLines(tmp_path / "replay" / "trace.jsonl"))
     before = [line for line in recorded[1] if line["step"] < 4]
     assert comparable([line for line in replayed if line["step"] < 4]) == comparable(before)
     assert not [line for line in replayed if line["agent_id"] == "Agent2" and line["step"] >= 4]
@@ -220,7 +221,7 @@ def test_running_out_of_recorded_replies_stops_the_replay(recorded, tmp_path, em
     assert re.search(
         r"Agent[12] makes a model call the recorded run did not make \(its record ends at step 3\)", str(failed.value)
     )
-    assert len([line for line in read_trace(tmp_path / "replay" / "trace.jsonl") if line["step"] <= 3]) == 6
+    assert len([line for line in list(TraceLines(tmp_path / "replay" / "trace.jsonl")) if line["step"] <= 3]) == 6
 
 
 def test_a_reply_the_trace_kept_only_the_start_of_is_refused(tmp_path, embedder, no_api_key):
@@ -266,7 +267,7 @@ def test_a_vision_call_is_refused_naming_the_agent_and_step(tmp_path):
 def test_a_version_1_trace_is_replayed_as_it_was_recorded(recorded, tmp_path, embedder, no_api_key):
     _, trace, summary = recorded
     old = copy_of(recorded, tmp_path, lambda lines: [as_version_1(line) for line in lines])
-    assert "attempts" in read_trace(old / "trace.jsonl")[0]
+    assert "attempts" in json.loads((old / "trace.jsonl").read_text().splitlines()[0])  # as written
     replayed, replay_summary = run(tmp_path / "replay", embedder, replay_replies=old)
     # Version 1 kept no reply format: its calls read as YAML, as every call then was.
     assert comparable(replayed) == comparable(trace, keep_format=False)

@@ -10,7 +10,7 @@ from explorer.model.client import LLMError, LLMSettings, complete_prompt
 from explorer.model.dialects import STRICT_REFUSED, strict
 from explorer.model.reply_format import ReplyFormat
 from explorer.model.schemas import decision_schema, directives_schema, goal_schema, vision_schema
-from explorer.records.trace import read_trace
+from explorer.records.run_files import TraceLines
 from explorer.run.runner import ExplorationRun
 from explorer.run.stop import RunFailed
 from nodes.interfaces import StopRun
@@ -120,7 +120,7 @@ def test_a_run_under_json_reads_enum_replies_and_counts_its_calls_per_format(tmp
 
     with ChatServer(answer) as server:
         summary = run_under_json(server, tmp_path, embedder, agents=2, steps=3)
-    trace = read_trace(tmp_path / "run" / "trace.jsonl")
+    trace = list(TraceLines(tmp_path / "run" / "trace.jsonl"))
     assert all(line["decision"]["action"] == line["action"] for line in trace)
     assert {call["format"] for line in trace for call in line["llm"]["calls"]} == {"json"}
     assert (summary["llm"]["json_calls"], summary["llm"]["yaml_calls"], summary["llm"]["parse_failures"]) == (6, 0, 0)
@@ -156,7 +156,7 @@ def test_a_call_that_fails_under_a_schema_is_recorded_in_the_format_it_was_asked
         with pytest.raises(RunFailed, match="every model call of the run failed"):
             ExplorationRun(config, embedder=embedder).execute()
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
-    calls = [call for line in read_trace(tmp_path / "run" / "trace.jsonl") for call in line["llm"]["calls"]]
+    calls = [call for line in list(TraceLines(tmp_path / "run" / "trace.jsonl")) for call in line["llm"]["calls"]]
     assert [(call["format"], call["error"]) for call in calls] == [("json", "bad_request")] * 2
     assert (summary["llm"]["json_calls"], summary["llm"]["yaml_calls"]) == (2, 0)
 
@@ -275,7 +275,7 @@ def test_a_run_under_json_counts_replies_off_the_schema_as_parse_failures(tmp_pa
         summary = run_under_json(server, tmp_path, embedder, agents=1, steps=2)
     assert formats_sent(server) == ["json_schema"] * len(server.records)
     assert summary["llm"]["parse_failures"] == 2
-    trace = read_trace(tmp_path / "run" / "trace.jsonl")
+    trace = list(TraceLines(tmp_path / "run" / "trace.jsonl"))
     errors = {call["reply_error"] for line in trace for call in line["llm"]["calls"]}
     assert errors == {"the reply is not an instance of the JSON schema it was asked under"}
 

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from explorer.config.run_config import RunConfig
-from explorer.records.trace import read_trace
+from explorer.records.run_files import TraceLines
 from explorer.report.decisions import MAX_DECISIONS, MAX_PROMPTS, PROMPT_CHARS, Decisions, Refusal, decision_row
 from explorer.run.runner import ExplorationRun
 from tests.support.openai_stub_server import ChatServer
@@ -68,7 +68,7 @@ def test_the_report_shows_each_decision_its_reasons_refusals_and_prompt(decided_
 
     from tests.support.browser import PageVisit
 
-    trace = read_trace(decided_run / "trace.jsonl")
+    trace = list(TraceLines(decided_run / "trace.jsonl"))
     page = PageVisit(browser, decided_run / "report.html")
     assert page.console_errors == [] and page.requests == []
     assert browser.title != "pwned"  # a reply's script is shown as text, never run

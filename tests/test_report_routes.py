@@ -5,7 +5,7 @@ each step on one line until it is opened."""
 import pytest
 
 from explorer.config.run_config import RunConfig
-from explorer.records.trace import read_trace
+from explorer.records.run_files import TraceLines
 from explorer.run.runner import ExplorationRun
 from tests.support.paths import WORLDS
 
@@ -40,7 +40,7 @@ def test_the_report_shows_each_directives_reason_and_each_messages_route(star_ru
 
     from tests.support.browser import PageVisit
 
-    trace = read_trace(star_run / "trace.jsonl")
+    trace = list(TraceLines(star_run / "trace.jsonl"))
     page = PageVisit(browser, star_run / "report.html")
     assert page.console_errors == [] and page.requests == []
     browser.find_element(By.ID, "collapse-steps").click()  # each step whole

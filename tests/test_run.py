@@ -6,9 +6,10 @@ import pytest
 
 from explorer.config.run_config import RunConfig
 from explorer.model.client import Reply
-from explorer.policies.model import ModelPolicy
+from explorer.policies.model_policy import ModelPolicy
 from explorer.policies.offline import OfflineExplorer
-from explorer.records.trace import TIMING_FIELDS, read_trace
+from explorer.records.run_files import TraceLines
+from explorer.records.trace import TIMING_FIELDS
 from explorer.run.runner import ExplorationRun
 from explorer.run.stop import RunFailed
 from memory.embedder import EmbedderError
@@ -58,7 +59,7 @@ def run(tmp_path, embedder, name="run", policy_factory=None, **settings):
     config = RunConfig(run_dir=tmp_path / name, verbosity=-1, **settings)
     extra = {"policy_factory": policy_factory} if policy_factory else {}
     summary = ExplorationRun(config, embedder=embedder, **extra).execute()
-    return summary, read_trace(tmp_path / name / "trace.jsonl")
+    return summary, list(TraceLines(tmp_path / name / "trace.jsonl"))
 
 
 class ScriptedModel:

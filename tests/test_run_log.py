@@ -5,7 +5,7 @@ import re
 
 from explorer.config.run_config import RunConfig
 from explorer.model.client import Reply
-from explorer.policies.model import ModelPolicy
+from explorer.policies.model_policy import ModelPolicy
 from explorer.run.runner import ExplorationRun
 
 # A window title set, the screen cleared, a hyperlink disguised as "click here", a C1 "CSI" in red.

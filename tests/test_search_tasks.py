@@ -13,7 +13,7 @@ import yaml
 from explorer.config.run_config import RunConfig
 from explorer.policies.semantic_prior import SemanticPrior, kind_weights
 from explorer.records.errors import ConfigError
-from explorer.records.trace import read_trace
+from explorer.records.run_files import TraceLines
 from explorer.run.perception_setup import MockSetup
 from explorer.run.runner import ExplorationRun
 from explorer.sweep.sweep_file import load_sweep
@@ -53,7 +53,7 @@ def run(tmp_path, embedder, name="run", **settings):
         settings["world"] = world_file(tmp_path)
     config = RunConfig(agents=1, run_dir=tmp_path / name, verbosity=-1, **settings).check()
     summary = ExplorationRun(config, embedder=embedder).execute()
-    return summary, read_trace(tmp_path / name / "trace.jsonl")
+    return summary, list(TraceLines(tmp_path / name / "trace.jsonl"))
 
 
 def test_a_world_file_gives_targets_and_find_overrides_them(tmp_path):
@@ -181,10 +181,10 @@ def test_the_prior_is_deterministic_and_no_prior_gives_back_the_plain_explorer(t
     for name, extra in {"prior": {}, "again": {}, "off": {"prior": False}}.items():
         config = RunConfig(**{**settings, "run_dir": tmp_path / name, **extra}).check()
         ExplorationRun(config, embedder=embedder).execute()
-        traces[name] = actions_of(read_trace(tmp_path / name / "trace.jsonl"))
+        traces[name] = actions_of(list(TraceLines(tmp_path / name / "trace.jsonl")))
     plain = RunConfig(**{**settings, "find": (), "run_dir": tmp_path / "plain"}).check()
     ExplorationRun(plain, embedder=embedder).execute()
-    today = actions_of(read_trace(tmp_path / "plain" / "trace.jsonl"))
+    today = actions_of(list(TraceLines(tmp_path / "plain" / "trace.jsonl")))
     assert traces["prior"] == traces["again"]
     assert traces["off"] == today[: len(traces["off"])]  # the same steps, up to the last target's
     assert traces["prior"] != traces["off"]

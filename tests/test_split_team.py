@@ -11,7 +11,8 @@ import pytest
 
 from explorer.config.run_config import RunConfig
 from explorer.records.errors import ConfigError
-from explorer.records.trace import TIMING_FIELDS, read_trace
+from explorer.records.run_files import TraceLines
+from explorer.records.trace import TIMING_FIELDS
 from explorer.run.runner import ExplorationRun
 from explorer.team.redis_store import RedisRun
 from nodes.interfaces import StepReport
@@ -25,7 +26,7 @@ RUN_TIMES = ("wall_seconds", "startup", "store")  # a summary's own clock, and t
 
 def comparable(run_dir):
     """(trace, summary) without what the wall clock decides."""
-    trace = [{k: v for k, v in r.items() if k not in TIMING_FIELDS} for r in read_trace(run_dir / "trace.jsonl")]
+    trace = [{k: v for k, v in r.items() if k not in TIMING_FIELDS} for r in list(TraceLines(run_dir / "trace.jsonl"))]
     summary = json.loads((run_dir / "summary.json").read_text())
     return trace, {k: v for k, v in summary.items() if k not in RUN_TIMES}
 
@@ -230,7 +231,7 @@ def start_pair(tmp_path, redis_url, run_id, *more):
 
 def committed(run_dir):
     """The summary, checked against the trace: every step handed in is on record, the last round maybe in part."""
-    trace = read_trace(run_dir / "trace.jsonl")
+    trace = list(TraceLines(run_dir / "trace.jsonl"))
     summary = json.loads((run_dir / "summary.json").read_text())
     last = {agent_id: max(r["step"] for r in trace if r["agent_id"] == agent_id) for agent_id in ("Agent1", "Agent2")}
     assert summary["steps"] == last and max(last.values()) - min(last.values()) <= 1
@@ -272,4 +273,4 @@ def test_redis_going_away_mid_run_stops_the_run_in_one_line(tmp_path, own_redis_
     assert f"lost the team store at {server.url}" in error_line(stderr)
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["status"] == "failed" and summary["steps"]["Agent1"] >= 5
-    assert len(read_trace(tmp_path / "run" / "trace.jsonl")) >= 10
+    assert len(list(TraceLines(tmp_path / "run" / "trace.jsonl"))) >= 10

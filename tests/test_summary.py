@@ -2,7 +2,7 @@
 
 from explorer.config.run_config import RunConfig
 from explorer.records.summary import RunStats, build_summary
-from explorer.run.records import summary_settings
+from explorer.run.run_records import summary_settings
 from perception.base import EnvironmentInfo, Pose
 from perception.geometry import apply_action
 from perception.world import world_from_mapping

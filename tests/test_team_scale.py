@@ -2,8 +2,8 @@
 
 The built-in explorer reckons with its teammates each step (where they stand and look, where they said they
 are heading); the schedule takes every agent's hand-in; the prompt shows the nearest teammates. Those were
-made cheaper in a large team (issue 51, part 4) without changing a decision: a team's trace is pinned here,
-as it was before, for an explorer that reckons with every teammate. In a team larger than NEIGHBOURS + 1 it
+made cheaper in a large team without changing a decision: a team's decisions are pinned here
+as they were before, for an explorer that reckons with every teammate. In a team larger than NEIGHBOURS + 1 it
 reckons with its NEIGHBOURS nearest only, and decides as if the others were not there.
 """
 
@@ -20,7 +20,7 @@ from explorer.config.run_config import RunConfig
 from explorer.policies import offline
 from explorer.policies.grid_map import GridMap, cell_distance
 from explorer.policies.offline import NEIGHBOURS, OfflineExplorer
-from explorer.records.trace import read_trace
+from explorer.records.run_files import TraceLines
 from explorer.run.runner import ExplorationRun
 from explorer.team.store import InProcessStore
 from nodes.decision_context import TeammatePoses
@@ -32,23 +32,24 @@ from perception.world import world_from_mapping
 from tests.support.hash_embedder import HashEmbedder
 from tests.test_offline_explorer import context_for, with_messages
 
-TIMING_FIELDS = ("timings",)
-# The trace of 24 offline agents, 6 steps, on a cluttered 30 x 30 hall, as the explorer made it before
-# issue 51's part 4 (its timings left out), in the trace's form since issue 52 (no `message_to` on a step
-# without a message): the same decisions.
-PINNED = "f9562f227d3f6dcc44088b75e4d35ba91b1ac013dd522de1afc130e41b8d0147"
+DECIDED = ("agent_id", "step", "pose", "action", "message_out")  # what a step decided, whatever the trace's form
+# The decisions of 24 offline agents, 6 steps, on a cluttered 30 x 30 hall, as the explorer made them before its
+# per-agent costs were made flat: each agent's step, pose, action and message.
+PINNED = "701ce25ed6db2781ec63a22bf0b304bdc5dfb674981b4c601c524de687388bb2"
 
 
-def test_a_large_teams_trace_is_as_it_was_before_its_per_agent_costs_were_made_flat(tmp_path, monkeypatch):
+def decisions(trace):
+    return [[line[field] for field in DECIDED] for line in trace]
+
+
+def test_a_large_teams_decisions_are_as_they_were_before_its_per_agent_costs_were_made_flat(tmp_path, monkeypatch):
     monkeypatch.setattr(offline, "NEIGHBOURS", 23)  # every teammate, as before the explorer's neighbours
     config = RunConfig(world="gen:hall?size=30x30", agents=24, steps=6, seed=3, run_dir=tmp_path / "run", verbosity=-1)
     ExplorationRun(config.check(), embedder=HashEmbedder()).execute()
-    lines = [
-        {k: v for k, v in line.items() if k not in TIMING_FIELDS}
-        for line in read_trace(tmp_path / "run" / "trace.jsonl")
-    ]
-    assert sum(1 for line in lines if line.get("message_out")) > 10  # the teammates talk: their claims count
-    assert hashlib.sha256(json.dumps(lines, sort_keys=True).encode()).hexdigest() == PINNED
+    steps = decisions(TraceLines(tmp_path / "run" / "trace.jsonl"))
+    assert len(steps) == 24 * 6
+    assert sum(1 for step in steps if step[-1]) > 10  # the teammates talk: their claims count
+    assert hashlib.sha256(json.dumps(steps, sort_keys=True).encode()).hexdigest() == PINNED
 
 
 @pytest.mark.parametrize("view_distance", [1, 3, 6])

@@ -12,7 +12,7 @@ from explorer.config.profiles import ProfileError, load_profiles
 from explorer.config.run_config import RunConfig
 from explorer.records.clock import clock
 from explorer.records.errors import ConfigError
-from explorer.records.trace import read_trace
+from explorer.records.run_files import TraceLines
 from explorer.run.runner import ExplorationRun
 from explorer.run.stop import RunFailed
 from perception.base import Pose
@@ -35,7 +35,7 @@ def run(tmp_path, embedder):
         settings = {"agents": 1, "steps": 12, "schedule": "event", **settings}
         config = RunConfig(run_dir=tmp_path / name, verbosity=-1, profiles=path, **settings).check()
         summary = ExplorationRun(config, embedder=embedder).execute()
-        return read_trace(tmp_path / name / "trace.jsonl"), summary
+        return list(TraceLines(tmp_path / name / "trace.jsonl")), summary
 
     return go
 

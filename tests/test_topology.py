@@ -16,11 +16,11 @@ from explorer.policies.directed import DirectedPolicy
 from explorer.policies.offline import OfflineExplorer
 from explorer.policies.system_agent import SystemAgent
 from explorer.records.errors import ConfigError
-from explorer.records.trace import read_trace
+from explorer.records.run_files import TraceLines
 from explorer.run.recover import recover_summary
 from explorer.run.runner import ExplorationRun
+from explorer.team.hierarchy import RoutedStore, group_sentence, initial_groups, read_group
 from explorer.team.store import InProcessStore
-from explorer.team.topology import RoutedStore, group_sentence, initial_groups, read_group
 from nodes.decision_context import CoordinatorContext, SightReport, TeamContext
 from nodes.interfaces import StepReport
 from nodes.record import StepRecord
@@ -38,7 +38,7 @@ def run(tmp_path, name="run", **settings):
     settings = {"agents": 3, "steps": 16, "world": WORLDS / "office.yaml", **settings}
     config = RunConfig(run_dir=tmp_path / name, verbosity=-1, **settings).check()
     summary = ExplorationRun(config, embedder=HashEmbedder()).execute()
-    return read_trace(tmp_path / name / "trace.jsonl"), summary
+    return list(TraceLines(tmp_path / name / "trace.jsonl")), summary
 
 
 def pose(x, y):

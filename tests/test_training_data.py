@@ -12,8 +12,8 @@ import pytest
 
 from explorer.policies.explorer_goals import _explorer_choice
 from explorer.policies.grid_map import KEEP_SHARE, Goal
+from explorer.records.run_files import TraceLines
 from explorer.records.run_lock import hold_run_dir
-from explorer.records.trace import read_trace
 from tests.support.old_traces import rewrite_trace
 from tests.support.openai_stub_server import ChatServer
 from tests.support.optional import needs
@@ -41,7 +41,7 @@ def decisions(run_dir: Path) -> list[dict]:
     """The trace's lines a policy decided with a prompt: those the export makes an example of."""
     return [
         line
-        for line in read_trace(run_dir / "trace.jsonl")
+        for line in list(TraceLines(run_dir / "trace.jsonl"))
         if line["prompt"] and line["decision"] and line["policy"] != "planner"
     ]
 
@@ -132,7 +132,7 @@ def test_a_goal_found_something_where_the_walk_the_planner_made_to_it_did(in_pro
     goals = run(in_process, tmp_path / "goals", "--decide", "goals", steps=15)
     out = tmp_path / "found.jsonl"
     assert export(in_process, out, str(goals), "--only-found-new").returncode == 0
-    trace = read_trace(goals / "trace.jsonl")
+    trace = list(TraceLines(goals / "trace.jsonl"))
     found = set()
     for agent in ("Agent1", "Agent2"):
         mine = [line for line in trace if line["agent_id"] == agent]

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from explorer.records.run_files import TraceLines
+
 pytest.importorskip("Xlib", reason="python-xlib comes with pyautogui on Linux only")
 
 from PIL import Image
@@ -19,7 +21,6 @@ from PIL import Image
 from explorer.cli.main import main
 from explorer.model.dialects import strict
 from explorer.model.schemas import vision_schema
-from explorer.records.trace import read_trace
 from perception.keymap import FrameFeedback
 from tests.support.openai_stub_server import ChatServer
 from tests.support.paths import KEYMAPS, ROOT
@@ -126,7 +127,7 @@ def test_one_agent_moves_the_game_and_records_what_it_sees(start_game, tmp_path)
     assert pose["y"] > 0.5
     assert 10 < pose["yaw"] < 45
     assert 10 < pose["pitch"] < 45
-    trace = read_trace(run_dir / "trace.jsonl")
+    trace = list(TraceLines(run_dir / "trace.jsonl"))
     assert [record["action"] for record in trace] == actions
     assert all(record["result"]["outcome"] in ("moved", "turned") for record in trace)
     assert trace[0]["result"]["detail"].startswith("held w for 0.25 s")
@@ -170,7 +171,7 @@ def test_walking_into_the_fence_is_seen_as_blocked_and_the_next_prompt_says_so(s
             tmp_path, server, "--agents", "1", "--steps", "11", "--window-title", "^Arena Game$"
         )
     assert process.returncode == 0, process.stderr
-    trace = read_trace(run_dir / "trace.jsonl")
+    trace = list(TraceLines(run_dir / "trace.jsonl"))
     outcomes = [r["result"]["outcome"] for r in trace]
     # Walks of about 0.5 reach the fence's stop at y = 1.5 within four; the rest change nothing.
     assert settled_pose(pose_file)["y"] == 1.5
@@ -209,7 +210,7 @@ def test_a_pause_key_pauses_the_game_while_the_model_is_asked(start_game, tmp_pa
     toggles = [entry["paused"] for before, entry in itertools.pairwise(entries) if entry["paused"] != before["paused"]]
     assert toggles == [True, False] * 3
     assert len(asked) == 6 and all([e for e in entries if e["t"] <= t][-1]["paused"] for t in asked)
-    trace = read_trace(run_dir / "trace.jsonl")
+    trace = list(TraceLines(run_dir / "trace.jsonl"))
     assert [r["result"]["outcome"] for r in trace] == ["moved"] * 3  # no key fell into a pause
     assert "PAUSED" not in trace[0]["visible_caption"]
 
@@ -242,7 +243,7 @@ def test_two_agents_on_a_split_screen_with_two_key_maps(start_game, tmp_path):
     pose = settled_pose(pose_file)
     assert pose["left"]["y"] > 1.0  # three holds of w
     assert pose["right"]["y"] < -1.0  # three holds of i; the right viewport faces -y
-    trace = read_trace(run_dir / "trace.jsonl")
+    trace = list(TraceLines(run_dir / "trace.jsonl"))
     seen = {
         agent: {o for r in trace if r["agent_id"] == agent for o in r["visible_objects"]}
         for agent in ("Agent1", "Agent2")
@@ -333,7 +334,7 @@ def test_a_team_split_over_two_processes_plays_one_game_each_from_its_own_half(
     pose = settled_pose(pose_file)
     assert pose["left"]["y"] > 1.0 and pose["right"]["y"] < -1.0  # each process held its own agent's keys
     traces = [
-        [{k: v for k, v in r.items() if k != "timings"} for r in read_trace(tmp_path / a / "trace.jsonl")]
+        [{k: v for k, v in r.items() if k != "timings"} for r in list(TraceLines(tmp_path / a / "trace.jsonl"))]
         for a in ("Agent1", "Agent2")
     ]
     assert traces[0] == traces[1] and len(traces[0]) == 6  # each process holds the whole team's trace
@@ -365,7 +366,7 @@ def test_the_run_stops_with_one_line_when_the_window_goes(start_game, tmp_path):
     assert process.stderr.strip().splitlines() == [
         f"main.py: error: the game window 'Vanishing Game' is gone: the run stops (see {run_dir / 'run.log'})"
     ]
-    assert len(read_trace(run_dir / "trace.jsonl")) == 2  # the finished steps are kept
+    assert len(list(TraceLines(run_dir / "trace.jsonl"))) == 2  # the finished steps are kept
     assert json.loads((run_dir / "summary.json").read_text())["status"] == "failed"
 
 

@@ -19,9 +19,9 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from explorer.cli.live_map import LiveMap
 from explorer.config.run_config import COORDINATOR
 from explorer.records.run_view import RunShown, plain
+from explorer.report.text_map import TextMap
 from perception.base import Pose
 
 
@@ -71,7 +71,7 @@ class RunConsole:
         )
         self.task = self.progress.add_task("steps", total=steps, start=False)
         self.live: Live | None = None
-        self.map = LiveMap(*world_size, [a for a in agent_ids if a != COORDINATOR]) if world_size else None
+        self.map = TextMap(*world_size, [a for a in agent_ids if a != COORDINATOR]) if world_size else None
 
     def log_handler(self):
         level = {-1: logging.WARNING, 0: logging.INFO, 1: logging.DEBUG}[self.verbosity]
@@ -148,7 +148,7 @@ class RunConsole:
             table.caption = "First step under way (the embedding model loads meanwhile, a few seconds)..."
         return table
 
-    def _with_map(self, table: Table, live_map: LiveMap) -> Group | Table:
+    def _with_map(self, table: Table, live_map: TextMap) -> Group | Table:
         """The map to the table's right where the terminal is wide enough, else below it; cropped to fit."""
         table_lines = len(self.rows) + 5  # title, header, rule, a row per agent, margins
         free_width = (self.console.width - self.console.measure(table).maximum - 6) // 2  # in cells, 2 characters each

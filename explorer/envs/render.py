@@ -1,4 +1,4 @@
-"""What the environments render: the team's map as the live console draws it (explorer/cli/live_map.py), as
+"""What the environments render: the team's map as the live console draws it (explorer/report/text_map.py), as
 text ("ansi"), or as an image ("rgb_array": height x width x 3 uint8, north up).
 
 Both show the ground the team has seen, the walls it has met, the objects found and each agent where it
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.cli.live_map import LiveMap
 from explorer.envs.episode import Episode
 from explorer.records.errors import ConfigError
+from explorer.report.text_map import TextMap
 
 RENDER_MODES = ("ansi", "rgb_array")
 RENDER_FPS = 4  # a step's map a quarter of a second, for a recorder that asks
@@ -38,9 +38,9 @@ def checked_render_mode(render_mode: str | None) -> str | None:
     return render_mode
 
 
-def team_map(episode: Episode) -> LiveMap:
+def team_map(episode: Episode) -> TextMap:
     """The live console's map of what the episode's team knows so far."""
-    drawn = LiveMap(episode.world.width, episode.world.depth, episode.agent_ids)
+    drawn = TextMap(episode.world.width, episode.world.depth, episode.agent_ids)
     drawn.add({"agent_id": "", "seen_cells": list(episode.team_cells), "seen_walls": list(episode.team_walls)})
     for name, found in episode.store.discoveries().items():
         if found["cell"] is not None:

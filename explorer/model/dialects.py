@@ -98,7 +98,6 @@ def _ollama_format(schema: JsonSchema, name: str) -> dict[str, Any]:
 JSON_SCHEMA = Dialect("json_schema", strict, _json_schema, "response_format")
 JSON_OBJECT = Dialect("json_object", _whole, _json_object, "response_format")
 OLLAMA_FORMAT = Dialect("ollama_format", _whole, _ollama_format, "format")
-DIALECTS = (JSON_SCHEMA, JSON_OBJECT, OLLAMA_FORMAT)
 OLLAMA_PROVIDERS = ("ollama_chat/", "ollama/")  # litellm maps the schema to `format` for both
 
 

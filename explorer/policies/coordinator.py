@@ -40,11 +40,11 @@ from explorer.model.schemas import directives_schema
 from explorer.policies import grid_arrays
 from explorer.policies.grid_arrays import CellMask
 from explorer.policies.grid_map import Goal, GridMap, PoseKey, cell_distance, pose_key, utility
-from explorer.policies.model import Ask, ModelPolicy
+from explorer.policies.model_policy import Ask, ModelPolicy
 from explorer.policies.relay import Point, passed_on, reaches_beyond, said_in
 from explorer.policies.replies import parse_directives
 from explorer.policies.sentences import Box
-from explorer.team.topology import read_group
+from explorer.team.hierarchy import read_group
 from nodes.decision_context import Cell, CoordinatorContext, Directive, team_goal
 from nodes.interfaces import CoordinatorPolicy, Decision, DecisionOutcome
 from perception.base import Message, Pose, objects_text

@@ -23,7 +23,7 @@ from explorer.policies.coordinator import ModelCoordinator, OfflineCoordinator
 from explorer.policies.explorer_goals import ExplorerGoals
 from explorer.policies.fallback import OfflineFallback
 from explorer.policies.goals import GoalPolicy
-from explorer.policies.model import ModelPolicy
+from explorer.policies.model_policy import ModelPolicy
 from explorer.policies.offline import OfflineExplorer
 from explorer.policies.plugin import CallLimits, PolicySetup, is_plugin, make_plugin
 from nodes.decision_context import DecisionContext

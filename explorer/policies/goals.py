@@ -27,7 +27,7 @@ from explorer.model.schemas import goal_schema
 from explorer.policies.frontier_goals import FrontierGoals
 from explorer.policies.grid_map import Goal, Place, PoseKey, cell_distance
 from explorer.policies.known_rooms import KnownRooms
-from explorer.policies.model import Ask, ModelPolicy, action_choices, recipients
+from explorer.policies.model_policy import Ask, ModelPolicy, action_choices, recipients
 from explorer.policies.offline import OfflineExplorer
 from explorer.policies.replies import parse_goal_decision
 from nodes.decision_context import DecisionContext, comm_note, render_prompt, room_called

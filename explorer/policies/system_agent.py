@@ -3,7 +3,7 @@
 It neither sees nor moves, and runs the coordinators' loop (nodes/coordinator.py) at its own tick_interval
 and delays (the profiles file's `system` section). At its first tick it divides the world between the
 coordinators, a block each (as near square as the count allows), and each explorer to the block nearest it, as evenly as
-the team divides; it tells each coordinator its group and its region (explorer/team/topology.py's sentence,
+the team divides; it tells each coordinator its group and its region (explorer/team/hierarchy.py's sentence,
 which also routes the group's reports to that coordinator). Then, as the work shifts, it moves one explorer
 a tick from the group with the least unseen ground per explorer to the one with the most, and sends the
 explorer a directive to the unseen ground of its new region. Its directives take priority over the
@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 import explorer.policies.sentences as sentences
 from explorer.policies.relay import Point, concerns_region
 from explorer.policies.sentences import Box
-from explorer.team.topology import group_sentence
+from explorer.team.hierarchy import group_sentence
 from nodes.decision_context import CoordinatorContext, Directive, PoseDict
 from nodes.interfaces import DecisionOutcome
 from perception.base import Message

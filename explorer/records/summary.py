@@ -27,7 +27,7 @@ MOVED, PENDING = "moved", "pending"  # an action's outcomes: a cell moved; to la
 @dataclass(frozen=True)
 class SummarySettings:
     """What a summary records of the options its run ran with. Built above this floor, from the run's options
-    (explorer/run/records.py's `summary_settings`), so that the summary reads no option it does not name here."""
+    (explorer/run/run_records.py's `summary_settings`), so that the summary reads no option it does not name here."""
 
     mode: str
     world: Path  # the world file, recorded in mock mode

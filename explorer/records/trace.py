@@ -63,11 +63,6 @@ class TraceWriter:
             os.close(self._fd)
 
 
-def read_trace(path):
-    with open(path, encoding="utf-8") as file:
-        return [json.loads(line) for line in file if line.strip()]
-
-
 def write_json(path, data):
     write_text(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 

@@ -270,7 +270,7 @@ def _reached(run_dir: Path) -> bool:
 
 
 def _messages_on(prompt: str) -> bool:
-    """Whether the prompt let the agent write to its team (explorer/policies/model.py's recipients)."""
+    """Whether the prompt let the agent write to its team (explorer/policies/model_policy.py's recipients)."""
     return render("comm_off").strip() not in prompt
 
 

@@ -13,9 +13,9 @@ from explorer.policies.directed import DirectedPolicy
 from explorer.policies.factory import BUILT_IN, make_coordinator
 from explorer.policies.system_agent import SystemAgent
 from explorer.run.roster import Roster
+from explorer.run.shared_world import SharedWorld
 from explorer.run.workers import Work, flow_work
-from explorer.run.world import World
-from explorer.team.topology import initial_groups
+from explorer.team.hierarchy import initial_groups
 from memory.vector_memory import VectorMemory
 from nodes.coordinator import build_coordinator_flow
 from nodes.flow import build_agent_flow
@@ -36,7 +36,7 @@ class Crew:
     memories: dict[str, VectorMemory]  # each local explorer's
     policy_factory: PolicyFactory
 
-    def workers(self, world: World, schedule: Schedule) -> list[tuple[str, Work]]:
+    def workers(self, world: SharedWorld, schedule: Schedule) -> list[tuple[str, Work]]:
         """(name, work) for each local member: its flow on its state, explorers first, in order."""
         workers = [
             (agent_id, flow_work(build_agent_flow, self._agent_state(agent_id, world, schedule)))
@@ -48,7 +48,7 @@ class Crew:
                 workers.append((director, flow_work(build_coordinator_flow, state)))
         return workers
 
-    def _agent_state(self, agent_id: str, world: World, schedule: Schedule) -> AgentState:
+    def _agent_state(self, agent_id: str, world: SharedWorld, schedule: Schedule) -> AgentState:
         profile = self.roster.members[agent_id]
         return new_agent_state(
             agent_id=agent_id,
@@ -81,7 +81,7 @@ class Crew:
         above = [roster.system] if roster.system else []
         return DirectedPolicy(policy, roster.coordinator_ids[0], above, roster.coordinator_ids)
 
-    def _coordinator_state(self, director: str, world: World, schedule: Schedule) -> CoordinatorState:
+    def _coordinator_state(self, director: str, world: SharedWorld, schedule: Schedule) -> CoordinatorState:
         return new_coordinator_state(
             agent_id=director,
             team=list(self.roster.agent_ids),
@@ -93,7 +93,7 @@ class Crew:
             max_steps=self.steps,
         )
 
-    def _director_policy(self, director: str, world: World) -> CoordinatorPolicy:
+    def _director_policy(self, director: str, world: SharedWorld) -> CoordinatorPolicy:
         """The system agent's, or a coordinator's at its post: its group, and whether it passes messages on."""
         roster, topology = self.roster, self.config.topology
         if director == roster.system:

@@ -26,8 +26,8 @@ from explorer.records.run_lock import run_in_use
 from explorer.records.summary import BUDGET_EXHAUSTED, RUNNING, RunStats, build_summary
 from explorer.records.trace import write_json
 from explorer.report.run_report import WrittenReport, write_report
-from explorer.run.records import summary_settings
 from explorer.run.run_dir import CLAIM
+from explorer.run.run_records import summary_settings
 from memory.embedder import SentenceEmbedder
 from memory.vector_memory import VectorMemory
 from nodes.record import RELAYED_KEPT

@@ -21,14 +21,14 @@ from explorer.run.crew import Crew, PolicyFactory
 from explorer.run.memories import Resumed, resume_memories, save_memories
 from explorer.run.perception_setup import perception_setup
 from explorer.run.prepare import claim_team, join_team, prepare_model_client, settle_config, split_team, start_embedder
-from explorer.run.records import RunRecords, start_records, summary_settings
 from explorer.run.roster import roster_of
 from explorer.run.run_dir import claim_run_dir
+from explorer.run.run_records import RunRecords, start_records, summary_settings
 from explorer.run.schedules import Schedule, make_schedule
 from explorer.run.search_prior import with_search_prior
+from explorer.run.shared_world import SharedWorld, start_world
 from explorer.run.stop import FirstFailure, RunFailed, RunStop
 from explorer.run.workers import Work, run_workers
-from explorer.run.world import World, start_world
 from explorer.team.split import SplitSchedule
 from memory.embedder import SentenceEmbedder
 from memory.vector_memory import MemoryFileError, VectorMemory
@@ -138,7 +138,7 @@ class ExplorationRun:
             log.warning(warning)
         self.resumed.announce(self.roster.agent_ids)
 
-    def _start_workers(self, world: World, schedule: Schedule, stop: RunStop) -> list[tuple[str, Work]]:
+    def _start_workers(self, world: SharedWorld, schedule: Schedule, stop: RunStop) -> list[tuple[str, Work]]:
         """Once the whole team has joined: each local member's work, and a split team's relays."""
         if self.team:
             join_team(self.team, self.config.join_timeout, self.roster.local)
@@ -161,7 +161,7 @@ class ExplorationRun:
 
     def _finish(
         self,
-        world: World,
+        world: SharedWorld,
         records: RunRecords,
         schedule: Schedule,
         failure: FirstFailure,

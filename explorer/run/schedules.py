@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from explorer.config.run_config import ALL_FOUND, RunConfig
 from explorer.run.roster import Roster
-from explorer.run.world import World
+from explorer.run.shared_world import SharedWorld
 from explorer.schedule.catalogue import RunSchedule, ScheduleSetup
 from explorer.schedule.commit import StepCommit
 from explorer.schedule.recorded import RecordedClock
@@ -17,8 +17,8 @@ Schedule = RunSchedule | SplitSchedule
 
 
 def make_schedule(
-    config: RunConfig, roster: Roster, steps: int, commit: StepCommit, world: World, team: SplitTeam | None
-) -> tuple[Schedule, World]:
+    config: RunConfig, roster: Roster, steps: int, commit: StepCommit, world: SharedWorld, team: SplitTeam | None
+) -> tuple[Schedule, SharedWorld]:
     """The schedule of --schedule, calling `commit` with each step (wrapped for a split `team`), and the
     world as the agents then perceive it (on the simulated clock, say). A replay (--replay-replies) keeps
     the recorded clock."""
@@ -39,7 +39,7 @@ def make_schedule(
     return (team.schedule(made.schedule) if team else made.schedule), world
 
 
-def _stop_when(config: RunConfig, commit: StepCommit, world: World, schedule: RunSchedule) -> None:
+def _stop_when(config: RunConfig, commit: StepCommit, world: SharedWorld, schedule: RunSchedule) -> None:
     """Under --stop-when all-found, the schedule finishes once a committed step has found the world's last
     object; under a search task, once it has found the last target."""
     total = world.environment.total_objects

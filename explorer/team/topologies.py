@@ -1,6 +1,6 @@
 """Who an explorer's messages reach, by the name `--comm` gives: each topology's traits.
 
-Adding a topology is its entry here, and the routing it needs (explorer/team/topology.py's groups, the
+Adding a topology is its entry here, and the routing it needs (explorer/team/hierarchy.py's groups, the
 relays of explorer/policies/relay.py). Nothing outside this catalogue tests a topology's name.
 """
 

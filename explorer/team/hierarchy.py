@@ -66,10 +66,6 @@ class RoutedStore(TeamStore):
         self._groups = dict(groups)  # explorer -> the coordinator it reports to
         self._mailboxes: dict[str, list[Message]] = {d: [] for d in [*dict.fromkeys(groups.values()), system]}
 
-    def coordinator_of(self, explorer: str) -> str:
-        with self._lock:
-            return self._groups[explorer]
-
     def send_report(self, recipient: str, report: SightReport) -> None:
         # The commit addresses every report to "the coordinator": the group says which, and above it the system.
         with self._lock:

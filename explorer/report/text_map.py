@@ -16,7 +16,7 @@ AGENT_STYLES = ("bold red", "bold blue", "bold green", "bold magenta", "bold yel
 LABELS = "123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
-class LiveMap:
+class TextMap:
     def __init__(self, width, depth, agent_ids):
         self.width, self.depth = width, depth
         self.agents = {agent_id: i for i, agent_id in enumerate(agent_ids)}

@@ -15,7 +15,7 @@ from explorer.records.summary import RunStats, SummarySettings
 from explorer.records.trace import DiskWriteError, TraceWriter, write_json
 from explorer.report.run_report import write_report
 from explorer.run.roster import Roster
-from explorer.run.world import World
+from explorer.run.shared_world import SharedWorld
 from explorer.schedule.commit import StepCommit
 
 log = logging.getLogger("explorer")
@@ -59,7 +59,7 @@ def start_records(
     config: RunConfig,
     roster: Roster,
     steps: int,
-    world: World,
+    world: SharedWorld,
     run_dir: Path,
     process_started: float,
     view_of: RunViewFactory,

@@ -4,7 +4,7 @@ import pytest
 from rich.console import Console
 
 from explorer.cli.console import RunConsole
-from explorer.cli.live_map import LiveMap
+from explorer.report.text_map import TextMap
 from explorer.team.store import InProcessStore
 from perception.mock import MockPerception
 from perception.world import SHIPPED_WORLDS, load_world
@@ -52,7 +52,7 @@ def test_every_shipped_world_fits_an_80x24_terminal_beside_the_table(world_file)
 
 
 def test_the_map_draws_what_was_seen_met_and_found_and_crops_around_the_team():
-    live = LiveMap(30, 20, ["Agent1", "Agent2"])
+    live = TextMap(30, 20, ["Agent1", "Agent2"])
     live.add(
         {
             "agent_id": "Agent1",

@@ -12,9 +12,9 @@ from explorer.model.client import CallGate
 from explorer.run.perception_setup import MockSetup, UnitySetup
 from explorer.run.roster import Roster
 from explorer.run.stop import RunFailed
+from explorer.team.hierarchy import RoutedStore, initial_groups
 from explorer.team.split import SplitTeam
 from explorer.team.store import InProcessStore, TeamStore
-from explorer.team.topology import RoutedStore, initial_groups
 from memory.embedder import usable_cores
 from nodes.interfaces import StopRun
 from perception.base import EnvironmentInfo, PerceptionInterface
@@ -22,7 +22,7 @@ from perception.world import World as MockWorld
 
 
 @dataclass(frozen=True)
-class World:
+class SharedWorld:
     """What the agents share: they read the store and perceive and act through the perception."""
 
     store: TeamStore
@@ -37,7 +37,7 @@ class World:
 
 def start_world(
     config: RunConfig, setup: MockSetup | UnitySetup, roster: Roster, run_dir: Path, team: SplitTeam | None
-) -> World:
+) -> SharedWorld:
     """The team store (the Redis one of a split team, else one in this process) with every explorer
     registered in it, and the perception started on it; raises RunFailed where the store is gone."""
     store: TeamStore = team.run.store() if team else InProcessStore()
@@ -53,4 +53,4 @@ def start_world(
         raise RunFailed(str(error)) from None
     mock_world = setup.world if isinstance(setup, MockSetup) else None
     slots = threading.BoundedSemaphore(usable_cores())
-    return World(store, gate, perception, perception.get_environment_info(), slots, mock_world)
+    return SharedWorld(store, gate, perception, perception.get_environment_info(), slots, mock_world)
