@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from bench.exploration import geometric_mean, seeded_world  # noqa: E402
 from bench.output import figures_path, write_figures  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
-from explorer.policies.factory import make_policy  # noqa: E402
+from explorer.run.policy_factory import make_policy  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
 from memory.embedder import SentenceEmbedder  # noqa: E402
 from perception.world import SHIPPED_WORLDS  # noqa: E402

@@ -76,7 +76,7 @@ from bench.full_knowledge import full_knowledge_curve  # noqa: E402
 from bench.known_map import known_map_policies  # noqa: E402
 from bench.output import figures_path, write_figures  # noqa: E402
 from bench.shared_sight import shared_sight_policies  # noqa: E402
-from explorer.policies.factory import make_policy  # noqa: E402
+from explorer.run.policy_factory import make_policy  # noqa: E402
 from explorer.sweep.stats import mean_interval  # noqa: E402
 from perception.families.generate import open_world  # noqa: E402
 from perception.world import World  # noqa: E402

@@ -37,8 +37,8 @@ from bench.exploration import geometric_mean  # noqa: E402
 from bench.output import figures_path, write_figures  # noqa: E402
 from bench.shared_sight import SharedSightExplorer, TeamSight  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
-from explorer.policies.factory import make_policy  # noqa: E402
 from explorer.records.errors import ConfigError  # noqa: E402
+from explorer.run.policy_factory import make_policy  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
 from tests.support.hash_embedder import HashEmbedder  # noqa: E402
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from explorer.api import make_config, run
+from explorer.policies.built_in import POLICIES, model_help
 from explorer.policies.classical.catalogue import PLANNERS
 from explorer.policies.classical.frontiers import FrontierGoal, TeamProblem, frontier_cells, frontier_goals
 from explorer.policies.classical.hungarian import hungarian_frontier
@@ -23,6 +24,7 @@ from explorer.policies.classical.team_grid import TeamGrid
 from explorer.policies.classical.utility import coordinated_assignment
 from explorer.policies.classical.voronoi import voronoi_frontier
 from explorer.policies.grid_arrays import known_path_distances
+from explorer.records.errors import ConfigError
 from explorer.team.redis_store import RedisRun
 from explorer.team.store import InProcessStore
 from nodes.interfaces import StepReport
@@ -60,6 +62,21 @@ def with_costs(costs):
 
 def test_the_catalogue_names_the_five_explorers():
     assert tuple(PLANNERS) == NAMES
+
+
+def test_the_policy_catalogue_gives_every_built_in_policy_with_its_traits_and_makes_the_help_of_model():
+    assert tuple(POLICIES) == ("offline", "random", *NAMES)
+    assert all(kind.decides_in_code and kind.cpu_slot for kind in POLICIES.values())
+    assert [name for name, kind in POLICIES.items() if kind.search_prior] == ["offline"]
+    assert [name for name, kind in POLICIES.items() if not kind.seed_free] == ["random"]
+    assert [name for name, kind in POLICIES.items() if kind.plans_team] == list(NAMES)
+    assert all(name in model_help() for name in POLICIES)
+
+
+@pytest.mark.parametrize("name", ["random", "utility-frontier"])
+def test_a_built_in_explorer_that_directs_no_one_is_refused_as_coordinator(name):
+    with pytest.raises(ConfigError, match="--coordinator must be offline or a model's name"):
+        make_config(agents=2, coordinator=name)
 
 
 def test_the_hungarian_assignment_has_the_least_total_cost():

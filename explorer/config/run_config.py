@@ -31,6 +31,7 @@ from explorer.config.options import (
 )
 from explorer.model.budget import Limits
 from explorer.model.reply_format import REPLY_FORMATS
+from explorer.policies.built_in import model_help, not_a_coordinator
 from explorer.records.errors import ConfigError
 from explorer.records.run_lock import run_in_use
 from explorer.records.secrets import redact_url
@@ -38,6 +39,7 @@ from explorer.schedule.catalogue import LOCKSTEP, SCHEDULES, ScheduleKind, sched
 from explorer.team.topologies import SILENT, TOPOLOGIES, CommTopology
 from memory.embedder import BACKENDS
 from memory.onnx_export import CACHE_ENV
+from perception.families.catalogue import FAMILIES
 from perception.families.generate import open_world
 from perception.families.names import is_generated
 from perception.keymap import DEFAULT_KEYMAP, SHIPPED_KEYMAPS
@@ -54,7 +56,8 @@ GOALS = "goals"  # --decide goals: a goal the planner walks to
 DECIDE_LEVELS = ("actions", GOALS)
 COORDINATOR = "Coordinator"  # the coordinator's id: the team's last member, after Agent1..N
 SYSTEM = "System"  # the system agent's id, above two coordinators or more (--coordinators K)
-FALLBACKS = ("scan", "offline")
+OFFLINE_FALLBACK = "offline"  # the built-in explorer decides a step no model decided
+FALLBACKS = ("scan", OFFLINE_FALLBACK)
 ALL_FOUND = "all-found"
 STOP_WHEN = ("steps", ALL_FOUND)  # what ends a run for the team: its step budget, or every object found
 STORE_SCHEMES = ("redis://", "rediss://")
@@ -145,7 +148,7 @@ class RunConfig:
         metadata=option(
             "--world",
             "world file for mock mode, a shipped world's name: apartment (default), office, warehouse, garden, "
-            "or a generated world: gen:FAMILY (corridor, house, office, maze, warehouse, hall), "
+            f"or a generated world: gen:FAMILY ({', '.join(FAMILIES)}), "
             "with parameters as in gen:house?size=40x30&seed=7",
             type=_shipped_world,
             record=WORLD_RECORD,
@@ -210,9 +213,7 @@ class RunConfig:
         default="offline",
         metadata=option(
             "--model",
-            "offline (built-in explorer, the default), random, a classical explorer (nearest-frontier, "
-            "utility-frontier, hungarian-frontier, voronoi-frontier, mtsp-frontier), a litellm model such as "
-            "gpt-4o-mini, or a policy of your own: package.module:Class",
+            model_help(),
             check=NotBlank(),
         ),
     )
@@ -672,7 +673,7 @@ class RunConfig:
                 raise ConfigError("--coordinators 2 or more runs the team in one process: not with --store")
 
     def _check_coordinator(self, coordinator: str) -> None:
-        if not coordinator.strip() or coordinator == "random":
+        if not coordinator.strip() or not_a_coordinator(coordinator):
             raise ConfigError("--coordinator must be offline or a model's name")
         if self.mode != "mock":
             raise ConfigError("--coordinator needs --mode mock: it plans over the ground the explorers report")

@@ -10,7 +10,7 @@ plug-in `package.module:Class`, or a model, each deciding on the DecisionContext
     while env.agents:
         observations, rewards, terminations, truncations, infos = env.step(explorers.actions())
 
-Each agent's policy is made as a run makes it (explorer/policies/factory.py: the agent's own seed from the
+Each agent's policy is made as a run makes it (explorer/run/policy_factory.py: the agent's own seed from the
 episode's seed), afresh for each episode, and decides as a run's Decision node does: a `decide` that raises
 makes the agent scan, and a decision is bounded, its action and message then the environment's. So the same
 seed gives the app's episode: the same actions, poses and finds as a lock-step run with that --model. A
@@ -28,8 +28,8 @@ from typing import Any, Protocol
 from explorer.config.run_config import RunConfig
 from explorer.envs.episode import Episode
 from explorer.model.client import CallGate
-from explorer.policies.factory import make_policy
 from explorer.records.errors import ConfigError
+from explorer.run.policy_factory import make_policy
 from explorer.run.prepare import start_embedder
 from explorer.run.roster import roster_of
 from explorer.run.search_prior import PriorPolicies, prior_wanted

@@ -8,10 +8,11 @@ from dataclasses import dataclass
 from explorer.config.profiles import Profile
 from explorer.config.run_config import RunConfig
 from explorer.model.client import CallGate
+from explorer.policies.built_in import takes_cpu_slot
 from explorer.policies.coordinator import Post, take_post
 from explorer.policies.directed import DirectedPolicy
-from explorer.policies.factory import BUILT_IN, make_coordinator
 from explorer.policies.system_agent import SystemAgent
+from explorer.run.policy_factory import make_coordinator
 from explorer.run.roster import Roster
 from explorer.run.shared_world import SharedWorld
 from explorer.run.workers import Work, flow_work
@@ -65,7 +66,7 @@ class Crew:
             max_steps=self.steps,
             memory_index=self.memories[agent_id],
             messages_up=self.config.topology.through_directors,
-            cpu_slots=world.cpu_slots if profile.model in BUILT_IN else None,  # a model's or plug-in's may wait
+            cpu_slots=world.cpu_slots if takes_cpu_slot(profile.model) else None,
         )
 
     def _groups(self) -> dict[str, str]:

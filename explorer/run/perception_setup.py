@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from explorer.model.client import sees_images
 from explorer.model.vision import make_vision
-from explorer.policies.factory import decides_in_code, model_settings
+from explorer.policies.built_in import decides_in_code
 from explorer.records.errors import ConfigError
+from explorer.run.policy_factory import model_settings
 from perception.families.generate import open_world
 from perception.keymap import DEFAULT_KEYMAP, load_keymap
 from perception.mock import MockPerception

@@ -19,7 +19,7 @@ from explorer.config.run_config import RunConfig
 from explorer.model.client import has_price, missing_api_keys
 from explorer.model.client import load as load_model_client
 from explorer.model.preflight import preflight, unreachable
-from explorer.policies.factory import decides_in_code
+from explorer.policies.built_in import decides_in_code
 from explorer.records.errors import ConfigError
 from explorer.records.secrets import redact_url
 from explorer.run.roster import Roster

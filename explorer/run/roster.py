@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, replace
 
 from explorer.config.profiles import Profile, coordinator_profile, default_profiles, load_profiles
 from explorer.config.run_config import COORDINATOR, GOALS, SYSTEM, RunConfig
-from explorer.policies.factory import CLASSICAL
+from explorer.policies.built_in import plans_team
 from explorer.policies.plugin import is_plugin, load_plugin
 from explorer.records.errors import ConfigError
 from explorer.schedule.event import tick_rate_problem
@@ -106,7 +106,7 @@ def _check_plugins(roster: Roster) -> None:
 def _check_classical(roster: Roster, config: RunConfig) -> None:
     """A classical explorer plans its own part of the team's plan on the grid's map: not under a coordinator
     that directs it, nor with goals chosen for it, nor on a game's screen."""
-    classical = next((profile.model for profile in roster.profiles if profile.model in CLASSICAL), None)
+    classical = next((profile.model for profile in roster.profiles if plans_team(profile.model)), None)
     if classical is None:
         return
     if config.mode != "mock":

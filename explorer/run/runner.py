@@ -12,7 +12,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from explorer.config.run_config import RunConfig
-from explorer.policies.factory import make_policy
 from explorer.records.errors import ConfigError
 from explorer.records.run_view import QuietView, RunViewFactory
 from explorer.records.summary import build_summary
@@ -20,6 +19,7 @@ from explorer.records.trace import DiskWriteError, write_json
 from explorer.run.crew import Crew, PolicyFactory
 from explorer.run.memories import Resumed, resume_memories, save_memories
 from explorer.run.perception_setup import perception_setup
+from explorer.run.policy_factory import make_policy
 from explorer.run.prepare import claim_team, join_team, prepare_model_client, settle_config, split_team, start_embedder
 from explorer.run.roster import roster_of
 from explorer.run.run_dir import claim_run_dir

@@ -8,14 +8,13 @@ world without rooms, the explorers are made as they always are.
 from __future__ import annotations
 
 from explorer.config.profiles import Profile
-from explorer.config.run_config import GOALS, RunConfig
+from explorer.config.run_config import RunConfig
 from explorer.model.client import CallGate
-from explorer.policies.explorer_goals import ExplorerGoals
-from explorer.policies.factory import OFFLINE
-from explorer.policies.offline import OfflineExplorer
+from explorer.policies.built_in import built_in
 from explorer.policies.semantic_prior import SemanticPrior, kind_weights
 from explorer.run.crew import PolicyFactory
 from explorer.run.perception_setup import MockSetup, UnitySetup
+from explorer.run.policy_factory import make_policy
 from explorer.run.stop import RunFailed
 from memory.embedder import EmbedderError, SentenceEmbedder
 from nodes.interfaces import DecisionPolicy
@@ -23,22 +22,23 @@ from perception.world import World
 
 
 class PriorPolicies:
-    """A policy factory: the built-in explorer with the run's semantic prior, any other policy as `factory` makes it."""
+    """A policy factory: a built-in policy that takes a search prior made with the run's, any other as `factory`
+    makes it."""
 
     def __init__(self, factory: PolicyFactory, world: World, embedder: SentenceEmbedder) -> None:
         self.factory, self.world, self.embedder = factory, world, embedder
         self.table: dict[str, dict[str, float]] | None = None
 
     def __call__(self, profile: Profile, agent_id: str, config: RunConfig, gate: CallGate) -> DecisionPolicy:
-        if profile.model != OFFLINE:
+        kind = built_in(profile.model)
+        if not kind or not kind.search_prior:
             return self.factory(profile, agent_id, config, gate)
         if self.table is None:
             try:
                 self.table = prior_table(self.world, self.embedder)
             except EmbedderError as error:
                 raise RunFailed(f"the search prior needs the embedding model: {error}") from None
-        explorer = OfflineExplorer(SemanticPrior(self.table))
-        return ExplorerGoals(explorer) if config.decide == GOALS else explorer
+        return make_policy(profile, agent_id, config, gate, SemanticPrior(self.table))
 
 
 def prior_table(world: World, embedder: SentenceEmbedder) -> dict[str, dict[str, float]]:

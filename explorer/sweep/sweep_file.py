@@ -58,7 +58,7 @@ from explorer.config.command_line import RunParser, config_from, run_options
 from explorer.config.options import SECRET_URL, Option
 from explorer.config.profiles import load_profiles
 from explorer.config.run_config import RunConfig
-from explorer.policies.factory import OFFLINE, SEED_FREE
+from explorer.policies.built_in import seed_free
 from explorer.records.errors import ConfigError
 from explorer.records.secrets import MIN_SECRET_LENGTH, redact, redact_url
 from explorer.sweep.metrics import headline_name, headline_names
@@ -542,7 +542,7 @@ def _seed_changes_nothing(config: RunConfig, checked: dict[Hashable, Any]) -> bo
     if checked[(config.world, config.world_seed)] < config.agents:
         return False  # the seed places the others
     models = checked[(config.profiles, config.agents, config.model)] if config.profiles else [config.model]
-    return all(model in SEED_FREE for model in models) and config.coordinator in (None, OFFLINE)
+    return seed_free(list(models), config.coordinator)
 
 
 def _refuse_repeating_seeds(path: Path, runs: list[SweepRun]) -> None:

@@ -1,0 +1,77 @@
+"""The policy each member of a run decides with, behind one seam (`decide(prompt, context) -> DecisionOutcome`,
+nodes/interfaces.py): a built-in one from the catalogue (explorer/policies/built_in.py), a policy of the user's
+own (`package.module:Class`, explorer/policies/plugin.py), or else a language model reached through litellm.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import partial
+
+from explorer.config.profiles import Profile
+from explorer.config.run_config import COORDINATOR, GOALS, OFFLINE_FALLBACK, RunConfig
+from explorer.model.client import CallGate, LLMSettings, complete_prompt, takes_response_schema
+from explorer.model.replay import RecordedReplies
+from explorer.model.reply_format import YAML, ReplyFormat
+from explorer.policies.built_in import COORDINATORS, BuiltInSetup, built_in, stable_seed
+from explorer.policies.coordinator import ModelCoordinator
+from explorer.policies.fallback import OfflineFallback
+from explorer.policies.goals import GoalPolicy
+from explorer.policies.model_policy import ModelPolicy
+from explorer.policies.plugin import CallLimits, PolicySetup, is_plugin, make_plugin
+from explorer.policies.semantic_prior import SemanticPrior
+from nodes.interfaces import CoordinatorPolicy, DecisionPolicy
+
+
+def make_policy(
+    profile: Profile, agent_id: str, config: RunConfig, gate: CallGate | None = None, prior: SemanticPrior | None = None
+) -> DecisionPolicy:
+    """The policy an agent's profile asks for; `config` gives the run's seed and model settings, `gate` the
+    semaphore that bounds the run's model calls in flight, `prior` a search task's (for a policy that takes one)."""
+    agent_seed = stable_seed(config.seed, agent_id)
+    kind = built_in(profile.model)
+    if kind:
+        return kind.make(BuiltInSetup(agent_seed, config.decide == GOALS, prior if kind.search_prior else None))
+    if is_plugin(profile.model):
+        cancelled = gate.cancelled if gate else threading.Event()
+        return make_plugin(profile.model, PolicySetup(agent_id, agent_seed), CallLimits(config.timeout, cancelled))
+    ask = partial(complete_prompt, model_settings(profile, config, agent_id, gate))
+    policy: DecisionPolicy
+    if config.decide == GOALS:
+        policy = GoalPolicy(profile.model, ask, constrained=True)
+    else:
+        policy = ModelPolicy(profile.model, ask, constrained=True)
+    return OfflineFallback(policy) if config.fallback == OFFLINE_FALLBACK else policy
+
+
+def make_coordinator(profile: Profile, config: RunConfig, gate: CallGate | None = None) -> CoordinatorPolicy:
+    """The coordinator's policy: the built-in one, or a model (its profile's model is --coordinator)."""
+    offline = COORDINATORS.get(profile.model)
+    if offline:
+        return offline()
+    ask = partial(complete_prompt, model_settings(profile, config, COORDINATOR, gate))
+    return ModelCoordinator(profile.model, ask, constrained=True)
+
+
+def model_settings(profile: Profile, config: RunConfig, agent_id: str, gate: CallGate | None = None) -> LLMSettings:
+    """The model client's settings for an agent's profile: every model call is made with them, so under
+    --replay-replies the agent's recorded replies answer them all."""
+    return LLMSettings(
+        model=profile.model,
+        api_base=config.api_base,
+        temperature=profile.temperature,
+        timeout=config.timeout,
+        price_in=config.price_in,
+        price_out=config.price_out,
+        gate=gate,
+        replay=RecordedReplies(config.replay_replies, agent_id) if config.replay_replies else None,
+        reply_format=reply_format(profile, config),
+    )
+
+
+def reply_format(profile: Profile, config: RunConfig) -> ReplyFormat:
+    """The agent's reply format: its profile's, else --reply-format. A replay asks no model, so it
+    learns nothing: its replies carry the formats the recorded run used."""
+    model = profile.model or config.model
+    requested = YAML if config.replay_replies else profile.reply_format or config.reply_format
+    return ReplyFormat(requested, model, takes_response_schema(model) if requested == "auto" else None)
