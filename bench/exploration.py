@@ -73,7 +73,7 @@ def run_summary(
     """A run of the product under `condition`, written into `run_dir`: its summary."""
     settings = {
         "offline": {},
-        "no-comm": {"comm": False},
+        "no-comm": {"comm": "none"},
         "random": {"model": "random"},
         "goals": {"model": "openai/bench-model", "api_base": api_base, "decide": "goals"},
     }[condition]

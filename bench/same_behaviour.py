@@ -5,7 +5,7 @@ records, and a set of runs and a sweep, each reduced to what does not depend on 
     python bench/same_behaviour.py --check bench/same_behaviour.json    # after it: exit 1 naming each difference
 
 A run's trace loses its `timings`, its summary every field measured in seconds or milliseconds, its
-config.json the run's directory; what is left (every decision, pose, message, count and option) must be the
+config.json the run's directory (and its communication is read as one name, as `RunConfig.from_dict` reads it); what is left (every decision, pose, message, count and option) must be the
 same, line for line. Each case is kept as a SHA-256 digest, so the file stays small."""
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ KEYWORDS = [
     {},
     {"world": "office", "agents": 3, "comm": False},
     {"world": "gen:house", "world_seed": 4, "find": "toothbrush,laptop", "steps": "40"},
-    {"agents": 4, "coordinator": "offline", "comm_topology": "star", "schedule": "event"},
+    {"agents": 4, "coordinator": "offline", "comm": "star", "schedule": "event"},
     {"model": "gpt-4o-mini", "max_cost": 0.5, "max_calls": 10, "decide": "goals", "reply_format": "json"},
 ]
 CLOCK_KEYS = ("timings", "wall_seconds", "startup", "commit_ms")
@@ -146,6 +146,15 @@ def clockless(item: Any) -> Any:
     return item
 
 
+def one_comm(config: dict[str, Any]) -> dict[str, Any]:
+    """config.json's communication as one name, however it was written: as `comm` (all, star, tree, none), or
+    apart as `comm` (false for --no-comm) and `comm_topology`, as before they were one option."""
+    if not isinstance(config.get("comm"), bool):
+        return config
+    topology = config.pop("comm_topology", "all")
+    return {**config, "comm": topology if config["comm"] else "none"}
+
+
 def main_py(arguments: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(ROOT / "main.py"), *arguments], cwd=cwd, capture_output=True, text=True, timeout=600
@@ -157,7 +166,7 @@ def run_case(arguments: list[str], work: Path) -> dict[str, str]:
     done = main_py(["--mode", "mock", *arguments, "--run-dir", str(run_dir), "-q"], work)
     if done.returncode != 0:
         return {"exit": str(done.returncode), "error": done.stderr.strip().splitlines()[-1:][0]}
-    config = json.loads((run_dir / "config.json").read_text().replace(str(run_dir), "<run>"))
+    config = one_comm(json.loads((run_dir / "config.json").read_text().replace(str(run_dir), "<run>")))
     trace = [clockless(json.loads(line)) for line in (run_dir / "trace.jsonl").read_text().splitlines()]
     summary = clockless(json.loads((run_dir / "summary.json").read_text()))
     return {"config": digest(config), "trace": digest(trace), "summary": digest(summary)}
@@ -184,7 +193,7 @@ def sweep_case(work: Path) -> dict[str, str]:
 def keyword_records() -> dict[str, str]:
     from explorer.config.keywords import make_config
 
-    return {json.dumps(options, sort_keys=True): digest(make_config(**options).to_dict()) for options in KEYWORDS}
+    return {f"keywords-{i}": digest(one_comm(make_config(**options).to_dict())) for i, options in enumerate(KEYWORDS)}
 
 
 def behaviour() -> dict[str, Any]:

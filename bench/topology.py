@@ -48,11 +48,11 @@ TUNED_SEEDS = (1, 2)
 HELD_OUT_SEEDS = (11, 12)
 # (name, world, agents, condition, baseline, steps ratio target, messages read ratio target)
 COMPARISONS = {
-    "star": ("gen:office?size=40x40", 8, {"comm_topology": "star", "coordinator": "offline"}, {}, 1.10, 1 / 3),
+    "star": ("gen:office?size=40x40", 8, {"comm": "star", "coordinator": "offline"}, {}, 1.10, 1 / 3),
     "tree": (
         "gen:office?size=60x60",
         16,
-        {"comm_topology": "tree", "coordinator": "offline", "coordinators": 2},
+        {"comm": "tree", "coordinator": "offline", "coordinators": 2},
         {},
         1.15,
         1 / 4,

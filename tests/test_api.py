@@ -147,7 +147,7 @@ def test_options_from_python_are_read_and_checked_as_the_command_lines():
 @pytest.mark.parametrize(
     ("options", "problem"),
     [
-        ({"comm": "false"}, "comm must be True or False, not 'false'"),
+        ({"comm": "false"}, "unknown --comm 'false': choose one of all, star, tree, none"),
         ({"agents": 2.5}, "agents must be a whole number, not 2.5"),
         ({"agents": True}, "agents must be a whole number, not True"),
         ({"steps": 2.5}, "steps must be a whole number or None, not 2.5"),

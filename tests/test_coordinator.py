@@ -220,7 +220,7 @@ def test_a_model_coordinator_is_told_the_search_task(tmp_path, embedder, monkeyp
 
 def test_a_coordinator_is_checked(tmp_path):
     for settings, problem in (
-        ({"coordinator": "offline", "comm": False}, "drop --no-comm"),
+        ({"coordinator": "offline", "comm": "none"}, "drop --no-comm"),
         ({"coordinator": "random"}, "offline or a model"),
         ({"coordinator": "offline", "mode": "unity", "window_titles": ("Game",)}, "needs --mode mock"),
     ):

@@ -73,7 +73,7 @@ def team_settings(topology: str, schedule: str) -> dict | None:
     comm, kind = TOPOLOGIES[topology], SCHEDULES[schedule]
     if comm.through_directors and kind.one_process:
         return None  # the coordinators the topology routes through are not run on one process's schedule
-    settings = {"agents": 4, "steps": 12, "world": WORLDS / "office.yaml", "comm_topology": topology}
+    settings = {"agents": 4, "steps": 12, "world": WORLDS / "office.yaml", "comm": topology}
     if comm.through_directors:
         settings["coordinator"] = "offline"
     if comm.system_agent:

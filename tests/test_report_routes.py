@@ -22,7 +22,7 @@ def star_run(tmp_path_factory, embedder):
         run_dir=run_dir,
         verbosity=-1,
         coordinator="offline",
-        comm_topology="star",
+        comm="star",
     )
     ExplorationRun(config.check(), embedder=embedder).execute()
     return run_dir

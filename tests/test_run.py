@@ -248,7 +248,7 @@ def test_direct_messages_reach_only_their_recipient(tmp_path, embedder):
 
 def test_no_comm_sends_and_reads_nothing(tmp_path, embedder):
     reply = "action: forward\nmessage_to_others: hello"
-    summary, trace = run(tmp_path, embedder, agents=2, steps=3, comm=False, policy_factory=scripted([reply]))
+    summary, trace = run(tmp_path, embedder, agents=2, steps=3, comm="none", policy_factory=scripted([reply]))
     assert summary["messages_sent"] == 0
     assert all(r["message_out"] is None and r["messages_in"] == [] for r in trace)
     assert "Messaging is off" in trace[0]["prompt"]

@@ -6,16 +6,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from explorer.config.options import declared
-from explorer.config.run_config import RunConfig
+from explorer.config.command_line import run_options
 from tests.support.sweeps import sweep, write_sweep
 
 FIXED = {"agents": "1", "steps": "1", "world": "apartment"}
 
 
 def switches() -> list[str]:
-    """Every on/off run option, as a sweep file names it: its flag without the dashes."""
-    return [spec.flag.removeprefix("--") for _, spec in declared(RunConfig) if spec.switch_on or spec.switch_off]
+    """Every on/off run option, as a sweep file names it: its flag without the dashes (--no-comm, a spelling of
+    --comm none, among them)."""
+    return [name for name, (_, spec) in run_options().items() if spec.switch_on or spec.switch_off]
 
 
 def conditions() -> dict[str, tuple[str, list[str]]]:

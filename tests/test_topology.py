@@ -10,6 +10,7 @@ import pytest
 
 import explorer.policies.sentences as sentences
 from explorer.config.command_line import RunParser, config_from
+from explorer.config.keywords import make_config
 from explorer.config.run_config import RunConfig
 from explorer.policies.coordinator import OfflineCoordinator, Post
 from explorer.policies.directed import DirectedPolicy
@@ -62,18 +63,26 @@ def test_comm_none_is_no_comm():
     parse = RunParser().parse_args
     as_none, as_no_comm = config_from(parse(["--comm", "none"])), config_from(parse(["--no-comm"]))
     assert as_none == as_no_comm and as_none.to_dict() == as_no_comm.to_dict()
-    assert not as_none.comm and as_none.comm_topology == "none"
-    assert config_from(parse([])).comm_topology == "all" and config_from(parse([])).comm
+    assert as_none.comm == "none" and not as_none.topology.messages
+    assert config_from(parse([])).comm == "all" and config_from(parse([])).topology.messages
+    assert make_config(comm=False) == as_none and make_config(comm=True).comm == "all"
+
+
+def test_a_config_json_written_with_comm_and_comm_topology_apart_reads_as_one_setting():
+    # As config.json held them before they were one option: --no-comm as comm false, --comm as comm_topology.
+    assert RunConfig.from_dict({"comm": False, "comm_topology": "all"}).comm == "none"
+    assert RunConfig.from_dict({"comm": True, "comm_topology": "star"}).comm == "star"
+    assert RunConfig.from_dict({"comm": True}).comm == "all" and RunConfig.from_dict({"comm": "tree"}).comm == "tree"
 
 
 @pytest.mark.parametrize(
     ("settings", "problem"),
     [
-        ({"comm_topology": "star"}, "--comm star needs --coordinator"),
-        ({"comm_topology": "tree", "coordinator": "offline"}, "--comm tree routes through the system agent"),
+        ({"comm": "star"}, "--comm star needs --coordinator"),
+        ({"comm": "tree", "coordinator": "offline"}, "--comm tree routes through the system agent"),
         ({"coordinators": 2}, "--coordinators needs --coordinator"),
         ({"coordinators": 4, "coordinator": "offline"}, "more than the 3 explorers"),
-        ({"comm_topology": "none", "coordinator": "offline"}, "drop --no-comm"),
+        ({"comm": "none", "coordinator": "offline"}, "drop --no-comm"),
     ],
 )
 def test_a_topology_without_its_hierarchy_is_refused(settings, problem):
@@ -106,7 +115,7 @@ def test_under_star_the_coordinator_passes_a_message_on_only_to_the_explorer_it_
 
 
 def test_under_star_an_explorers_message_reaches_the_coordinator_only(tmp_path):
-    trace, _ = run(tmp_path, comm_topology="star", coordinator="offline")
+    trace, _ = run(tmp_path, comm="star", coordinator="offline")
     explorers = [line for line in trace if line["agent_id"] in EXPLORERS]
     said = {
         (line["agent_id"], line["step"]): line["message_out"]["message"] for line in explorers if line["message_out"]
@@ -220,7 +229,7 @@ def test_the_system_agents_directive_takes_priority_over_a_coordinators(tmp_path
 
 
 def test_a_tree_run_routes_along_the_hierarchy(tmp_path):
-    trace, summary = run(tmp_path, agents=4, comm_topology="tree", coordinator="offline", coordinators=2)
+    trace, summary = run(tmp_path, agents=4, comm="tree", coordinator="offline", coordinators=2)
     members = {line["agent_id"] for line in trace}
     assert {"Coordinator1", "Coordinator2", "System"} <= members
     told = [m for line in trace if line["agent_id"].startswith("Coordinator") for m in line["messages_in"]]
@@ -250,7 +259,7 @@ def test_under_tree_a_message_sent_up_names_the_coordinator_of_the_group_it_is_i
 
 def test_the_summary_counts_the_messages_read_and_their_characters_per_agent_step(tmp_path):
     for topology in ("all", "none"):
-        trace, summary = run(tmp_path, topology, comm_topology=topology)
+        trace, summary = run(tmp_path, topology, comm=topology)
         explorers = [line for line in trace if line["agent_id"] in EXPLORERS]
         read = [m for line in explorers for m in line["messages_in"]]
         team = summary["team"]

@@ -8,7 +8,6 @@ run's report.html, which the server then serves too; it keeps serving until Ctrl
 
 from __future__ import annotations
 
-import argparse
 import logging
 import signal
 import threading
@@ -33,19 +32,7 @@ from explorer.report.live import LiveTeam
 from explorer.report.page import render
 from explorer.run.signals import STOP_SIGNALS
 
-DEFAULT_HOST = "127.0.0.1"
 CHANNEL_BATCHES = 1000  # commits waiting for the server's thread; past it the oldest are dropped, and counted
-
-
-def serve_address(text: str) -> tuple[str, int]:
-    """--serve's PORT, HOST:PORT or [IPv6]:PORT (the host 127.0.0.1 by default); the port 0 to 65535."""
-    host, _, port = text.rpartition(":")
-    host = host.removeprefix("[").removesuffix("]") or DEFAULT_HOST
-    if not port.isdigit() or int(port) > 65535:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not [HOST:]PORT, such as 8000 or 127.0.0.1:8000 (0: any free port)"
-        )
-    return host, int(port)
 
 
 class StepChannel:

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from explorer.cli.live_view import serve_address
+from explorer.cli.page_access import serve_address
 from explorer.config.command_line import RunParser, config_from
 from explorer.records.errors import ConfigError
 from explorer.report.training_data import REACHED_SHARE
@@ -30,6 +30,10 @@ SWEEP_ONLY = {
     "--set": "it sets a fixed option of every run of the sweep",
     "--pilot": "it runs K of the sweep's baseline runs, with --dry-run, to plan the rest",
 }
+
+
+# The actions that are no run: each does its work and exits.
+ONE_SHOT_ACTIONS = ("--recover", "--report", "--sweep", "--export-world", "--export-sft", "--export-embedder")
 
 
 def build_parser() -> RunParser:
@@ -181,12 +185,6 @@ def main(argv: Sequence[str] | None = None, started: float | None = None) -> int
 
 
 def _main(argv, started, signals):
-    # Imported here so that --help and argument errors answer at once.
-    from explorer.cli.console import RunConsole
-    from explorer.cli.live_view import LivePage
-    from explorer.records.trace import DiskWriteError
-    from explorer.run.runner import ExplorationRun
-    from memory.vector_memory import MemoryFileError
     from perception.window import WindowError
     from perception.yaml_files import FileProblem  # worlds, profiles, key maps
 
@@ -194,44 +192,74 @@ def _main(argv, started, signals):
         args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
         _refuse_misplaced(args)
         _check_export_sft(args)
-        if args.export_sft is not None:
-            return _export_sft(args)
-        if args.recover is not None:
-            return _recover(args.recover)
-        if args.report is not None:
-            return _report(args.report)
-        if args.export_embedder:
-            return _export_embedder(args.embedder_cache)
-        if args.sweep is not None:
-            from explorer.sweep.overrides import Overrides
-            from explorer.sweep.runner import run_sweep
+        config = None if _one_shot_action(args) else config_from(args, verbosity=_verbosity(args))
+    except (ConfigError, FileProblem, WindowError) as error:  # before the run's modules are imported: at once
+        print(f"main.py: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    return _act(args, config, started, signals)
 
-            overrides = Overrides(tuple(args.set or ()), args.out)
-            return run_sweep(
-                args.sweep,
-                args.parallel,
-                args.dry_run,
-                args.executor,
-                args.track,
-                overrides,
-                args.experiment,
-                args.pilot,
-            )
-        verbosity = -1 if args.quiet else 1 if args.verbose else 0
-        if args.export_world is not None:
-            return _export_world(config_from(args, verbosity=verbosity), args.export_world)
-        config = config_from(args, verbosity=verbosity)
-        with LivePage(args.serve) as page:
-            run = ExplorationRun(config, started=started, stopping=signals.hold, view=page.views(RunConsole.shown))
-            code = _execute(run, signals)
-            page.serve_on(interrupted=signals.signum is not None)
-            return code
+
+def _act(args, config, started, signals):
+    """Do what the parsed arguments ask: a one-shot action, or the run of `config`."""
+    # Imported here, after the arguments are checked, so that --help and their errors answer at once.
+    from explorer.records.trace import DiskWriteError
+    from memory.vector_memory import MemoryFileError
+    from perception.window import WindowError
+    from perception.yaml_files import FileProblem
+
+    try:
+        return _one_shot(args) if config is None else _run(args, config, started, signals)
     except (ConfigError, FileProblem, WindowError, MemoryFileError) as error:
         print(f"main.py: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     except DiskWriteError as error:  # a rebuilt report, or a sweep's results, the disk refused
         print(f"main.py: error: {error}", file=sys.stderr)
         return EXIT_FAILED
+
+
+def _one_shot_action(args) -> bool:
+    return any(_given(args, flag) for flag in ONE_SHOT_ACTIONS)
+
+
+def _one_shot(args):
+    """The actions that are no run: each does its work and exits."""
+    if args.export_sft is not None:
+        return _export_sft(args)
+    if args.recover is not None:
+        return _recover(args.recover)
+    if args.report is not None:
+        return _report(args.report)
+    if args.export_embedder:
+        return _export_embedder(args.embedder_cache)
+    if args.sweep is not None:
+        return _sweep(args)
+    return _export_world(config_from(args, verbosity=_verbosity(args)), args.export_world)
+
+
+def _sweep(args):
+    from explorer.sweep.overrides import Overrides
+    from explorer.sweep.runner import run_sweep
+
+    overrides = Overrides(tuple(args.set or ()), args.out)
+    return run_sweep(
+        args.sweep, args.parallel, args.dry_run, args.executor, args.track, overrides, args.experiment, args.pilot
+    )
+
+
+def _verbosity(args) -> int:
+    return -1 if args.quiet else 1 if args.verbose else 0
+
+
+def _run(args, config, started, signals):
+    from explorer.cli.console import RunConsole
+    from explorer.cli.live_view import LivePage
+    from explorer.run.runner import ExplorationRun
+
+    with LivePage(args.serve) as page:
+        run = ExplorationRun(config, started=started, stopping=signals.hold, view=page.views(RunConsole.shown))
+        code = _execute(run, signals)
+        page.serve_on(interrupted=signals.signum is not None)
+        return code
 
 
 def _execute(run, signals):
@@ -260,11 +288,9 @@ def _refuse_misplaced(args):
         raise ConfigError(f"{misplaced} goes with --sweep FILE: {SWEEP_ONLY[misplaced]}")
     if args.pilot is not None and not args.dry_run:
         raise ConfigError("--pilot goes with --dry-run: it runs K of the sweep's baseline runs to plan the rest")
-    others = [
-        flag for flag in ("--recover", "--report", "--sweep", "--export-world", "--export-sft") if _given(args, flag)
-    ]
-    if args.serve is not None and (others or args.export_embedder):
-        raise ConfigError(f"--serve watches a run: it does not go with {(others or ['--export-embedder'])[0]}")
+    others = [flag for flag in ONE_SHOT_ACTIONS if _given(args, flag)]
+    if args.serve is not None and others:
+        raise ConfigError(f"--serve watches a run: it does not go with {others[0]}")
 
 
 def _given(args, flag):

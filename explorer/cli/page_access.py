@@ -10,6 +10,7 @@ asked for. No aiohttp here: explorer/cli/web_server.py applies these rules.
 
 from __future__ import annotations
 
+import argparse
 import hmac
 import ipaddress
 import os
@@ -27,6 +28,8 @@ FILES_PER_CLIENT = 2  # a client's connection, and report.html open while it is 
 ACCEPT_BURST = 8  # connections accepted in one go (the listen backlog); each refused one is closed at once
 TOKEN_BYTES = 24  # the access token's randomness: 32 URL-safe characters
 TOKEN_COOKIE = "explorer-page-{port}"  # the token, once a browser has shown it: a cookie per port
+
+DEFAULT_HOST = "127.0.0.1"  # where --serve PORT listens: this machine only
 
 
 @dataclass(frozen=True)
@@ -150,3 +153,14 @@ def announcement(url: str, access: PageAccess, bound: str, clients: int, limit: 
         )
     lines.append(f"Watch the run at {url}" + (f"?token={access.token}" if access.token else ""))
     return lines
+
+
+def serve_address(text: str) -> tuple[str, int]:
+    """--serve's PORT, HOST:PORT or [IPv6]:PORT (the host 127.0.0.1 by default); the port 0 to 65535."""
+    host, _, port = text.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]") or DEFAULT_HOST
+    if not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not [HOST:]PORT, such as 8000 or 127.0.0.1:8000 (0: any free port)"
+        )
+    return host, int(port)

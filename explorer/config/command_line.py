@@ -8,7 +8,7 @@ import argparse
 from dataclasses import Field
 from typing import Any, NoReturn
 
-from explorer.config.options import OneOf, Option, declared
+from explorer.config.options import OneOf, Option, Spelling, declared
 from explorer.config.run_config import RunConfig
 from explorer.records.errors import ConfigError
 
@@ -27,7 +27,10 @@ class RunParser(argparse.ArgumentParser):
         super().__init__(**settings)
         self.sections = {name: self.add_argument_group(title, text) for name, (title, text) in SECTIONS.items()}
         for field, spec in declared(RunConfig):
-            (self.sections[spec.group] if spec.group else self).add_argument(spec.flag, **_arguments(field, spec))
+            section = self.sections[spec.group] if spec.group else self
+            if spec.spelling:  # before the option itself, in --help too
+                section.add_argument(spec.spelling.flag, **_spelling_arguments(field, spec.spelling))
+            section.add_argument(spec.flag, **_arguments(field, spec))
 
     def error(self, message: str) -> NoReturn:
         raise ConfigError(message)
@@ -51,9 +54,28 @@ def _arguments(field: Field[Any], spec: Option) -> dict[str, Any]:
     return arguments
 
 
+def _spelling_arguments(field: Field[Any], spelling: Spelling) -> dict[str, Any]:
+    return {
+        "dest": field.name,
+        "help": spelling.help,
+        "default": field.default,
+        "action": "store_const",
+        "const": spelling.value,
+    }
+
+
 def run_options() -> dict[str, tuple[str, Option]]:
-    """RunConfig's options by their flag without its dashes, e.g. {"max-concurrency": (field name, Option)}."""
-    return {spec.flag.removeprefix("--"): (field.name, spec) for field, spec in declared(RunConfig)}
+    """RunConfig's options by their flag without its dashes, e.g. {"max-concurrency": (field name, Option)}; a
+    spelling (--no-comm) as a switch of its own that sets its option's field."""
+    options = {}
+    for field, spec in declared(RunConfig):
+        if spec.spelling:
+            options[spec.spelling.flag.removeprefix("--")] = (
+                field.name,
+                Option(spec.spelling.flag, spec.spelling.help, switch_on=True),
+            )
+        options[spec.flag.removeprefix("--")] = (field.name, spec)
+    return options
 
 
 def config_from(args: argparse.Namespace, **settings: Any) -> RunConfig:

@@ -57,6 +57,8 @@ def _read(name: str, spec: Option, kind: Any, value: Any) -> Any:
     kind, optional = _without_none(kind)
     if value is None and optional:
         return None
+    if isinstance(value, bool) and spec.spelling:  # comm=False for --no-comm, True for the default
+        return spec.spelling.value if not value else RunConfig.__dataclass_fields__[name].default
     if isinstance(value, str) and spec.type is not None:
         return _parsed(spec, value)
     if not _is(kind, value):

@@ -140,6 +140,15 @@ SECRET_URL = Record(lambda url: redact_url(url) if url else None, _same)
 
 
 @dataclass(frozen=True)
+class Spelling:
+    """Another flag for one value of an option, with no value of its own: --no-comm for --comm none."""
+
+    flag: str
+    value: Any
+    help: str
+
+
+@dataclass(frozen=True)
 class Option:
     """A RunConfig field as a run option; see `option`."""
 
@@ -153,6 +162,7 @@ class Option:
     group: str | None = None
     check: Check | None = None
     record: Record | None = AS_IS
+    spelling: Spelling | None = None
 
 
 def option(
@@ -167,6 +177,7 @@ def option(
     group: str | None = None,
     check: Check | None = None,
     record: Record | None = AS_IS,
+    spelling: Spelling | None = None,
 ) -> dict[str, Option]:
     """A field's metadata that makes it a run option.
 
@@ -174,7 +185,7 @@ def option(
     parses the flag's text (None: kept as text); `repeat`: given once per value, a tuple; `switch_off`: a
     flag with no value that sets the field to False (`switch_on`: to True); `group`: its --help section (command_line.SECTIONS),
     None for the main one; `check`: what every RunConfig is checked for, however it was made; `record`:
-    how config.json holds it, None where it does not.
+    how config.json holds it, None where it does not; `spelling`: another flag that sets one of its values.
     """
     spec = Option(
         flag,
@@ -187,6 +198,7 @@ def option(
         group=group,
         check=check,
         record=record,
+        spelling=spelling,
     )
     return {DECLARATION: spec}
 

@@ -24,6 +24,7 @@ from explorer.config.options import (
     Record,
     Seconds,
     ServerUrl,
+    Spelling,
     first_problem,
     option,
     read_back,
@@ -226,17 +227,8 @@ class RunConfig:
             record=SECRET_URL,
         ),
     )
-    # --no-comm and --comm are two spellings of one setting: __post_init__ keeps them in step, and the code
-    # reads it as one typed value, `topology` (explorer/team/topologies.py).
-    comm: bool = field(
-        default=True,
-        metadata=option(
-            "--no-comm",
-            "turn off all messages between agents",
-            switch_off=True,
-        ),
-    )
-    comm_topology: str = field(
+    # The code reads it as one typed value, `topology` (explorer/team/topologies.py).
+    comm: str = field(
         default="all",
         metadata=option(
             "--comm",
@@ -244,6 +236,7 @@ class RunConfig:
             "which passes on to each explorer what concerns it (needs --coordinator); tree: along the "
             "hierarchy of --coordinators K, explorer to coordinator to system agent and down; none: --no-comm",
             check=OneOf(tuple(TOPOLOGIES), in_parser=True),
+            spelling=Spelling("--no-comm", SILENT, "turn off all messages between agents"),
         ),
     )
     decide: str = field(
@@ -530,13 +523,6 @@ class RunConfig:
         ),
     )
 
-    def __post_init__(self) -> None:
-        # --comm none and --no-comm are one setting, however it was given (a config.json from before --comm too).
-        topology = TOPOLOGIES.get(self.comm_topology)  # an unknown name is refused by check()
-        if (topology and not topology.messages) or not self.comm:
-            object.__setattr__(self, "comm", False)
-            object.__setattr__(self, "comm_topology", SILENT)
-
     def check(self) -> RunConfig:
         """This config, if its options make a run; else ConfigError, one line saying what is wrong."""
         problem = first_problem(self)
@@ -736,7 +722,7 @@ class RunConfig:
     @property
     def topology(self) -> CommTopology:
         """--comm's traits (explorer/team/topologies.py): --no-comm is its `none`."""
-        return TOPOLOGIES[self.comm_topology]
+        return TOPOLOGIES[self.comm]
 
     @property
     def schedule_kind(self) -> ScheduleKind:
@@ -751,4 +737,13 @@ class RunConfig:
     def from_dict(cls, settings: Mapping[str, Any], **missing: Any) -> RunConfig:
         """The config a config.json records, unchecked: `missing` gives what it does not hold (a run from before
         an option existed), else RunConfig's defaults."""
-        return cls(**{**missing, **read_back(cls, settings)})
+        return cls(**{**missing, **read_back(cls, _one_comm(settings))})
+
+
+def _one_comm(settings: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A config.json's settings with communication as one name: one written before `comm` was, held `comm`
+    (false for --no-comm) and `comm_topology` (--comm) apart."""
+    if not isinstance(settings.get("comm", ""), bool):
+        return settings
+    old = {name: value for name, value in settings.items() if name != "comm_topology"}
+    return {**old, "comm": settings.get("comm_topology", "all") if settings["comm"] else SILENT}

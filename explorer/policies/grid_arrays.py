@@ -14,10 +14,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy.ndimage import label
-from scipy.optimize import linear_sum_assignment
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import breadth_first_order, shortest_path
 
 Cell = tuple[int, int, int]
 Size = tuple[int, int, int]
@@ -155,10 +151,22 @@ def nearer_others(size: Size, walls: np.ndarray, mine: Cell, others: Collection[
     return CellMask((from_others < _path_distances(moves, _flat(size, [mine]))).reshape(size))
 
 
+def load_scipy() -> None:
+    """Import the parts of scipy these passes use, now. They are imported where used, so that the command line's
+    --help and refusals wait for none of them (1-3 s); a run loads them before its threads start, since loading
+    them holds the interpreter for seconds, and a split team's heartbeats would go quiet meanwhile."""
+    import scipy.ndimage
+    import scipy.optimize
+    import scipy.sparse.csgraph  # noqa: F401
+
+
 def _path_distances(moves: tuple[np.ndarray, np.ndarray], starts: list[int]) -> np.ndarray:
     """Each cell's moves (`moves`: a CSR matrix's indptr and indices) from the nearest of `starts` (inf where
     none reaches it): a breadth-first pass from one more cell, one move from every start, whose tree gives
     each cell's depth."""
+    from scipy.sparse import csr_matrix  # here, not above: the command line's --help and refusals wait for no scipy
+    from scipy.sparse.csgraph import breadth_first_order
+
     indptr, indices = moves
     cells = indptr.size - 1
     if not starts:
@@ -188,6 +196,9 @@ def known_path_distances(passable: np.ndarray, starts: Sequence[Cell]) -> np.nda
     """For each of `starts`, each cell's moves from it over the `passable` cells only (a (W, D, H) bool array;
     a start is passable whatever the array says): a (len(starts), W, D, H) array, inf where no way leads.
     One breadth-first pass a start, all of them in one call into scipy."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import shortest_path
+
     size = passable.shape
     if not starts:
         return np.zeros((0, *size))
@@ -204,6 +215,8 @@ def known_path_distances(passable: np.ndarray, starts: Sequence[Cell]) -> np.nda
 def connected_groups(mask: np.ndarray) -> tuple[np.ndarray, int]:
     """(a label for each cell of `mask`, 1..count, and 0 outside it; the count): its groups of cells one move
     apart, along any axis."""
+    from scipy.ndimage import label
+
     labels, count = label(mask)
     return labels, int(count)
 
@@ -211,5 +224,7 @@ def connected_groups(mask: np.ndarray) -> tuple[np.ndarray, int]:
 def cheapest_assignment(costs: np.ndarray) -> list[tuple[int, int]]:
     """(row, column) pairs, each row and each column at most once, as many as the smaller side, with the least
     total cost: the Hungarian method (Kuhn 1955), as scipy's linear_sum_assignment solves it."""
+    from scipy.optimize import linear_sum_assignment
+
     rows, columns = linear_sum_assignment(costs)
     return list(zip(rows.tolist(), columns.tolist()))

@@ -20,6 +20,7 @@ from explorer.model.client import has_price, missing_api_keys
 from explorer.model.client import load as load_model_client
 from explorer.model.preflight import preflight, unreachable
 from explorer.policies.built_in import decides_in_code
+from explorer.policies.grid_arrays import load_scipy
 from explorer.records.errors import ConfigError
 from explorer.records.secrets import redact_url
 from explorer.run.roster import Roster
@@ -33,7 +34,9 @@ log = logging.getLogger("explorer")
 
 
 def settle_config(config: RunConfig, embedder: SentenceEmbedder | None) -> RunConfig:
-    """The config as the run really runs it: a run id for a team on Redis, the backend of a given embedder."""
+    """The config as the run really runs it: a run id for a team on Redis, the backend of a given embedder. The
+    first step of a run: scipy is loaded here too, before any of the run's threads starts."""
+    load_scipy()
     if config.store and not config.run_id:
         config = replace(config, run_id=new_run_id())  # one process runs the whole team: a run of its own
     if embedder is not None:  # the summary and config.json say which backend the run really used

@@ -270,7 +270,7 @@ def _option_name(key: Any, named: dict[str, Any], options: Options) -> tuple[str
     name = str(key).replace("_", "-")
     if name in NOT_PER_RUN:
         return name, f"`{key}` cannot be set per run: {NOT_PER_RUN[name]}"
-    if name != COMM and name not in options:
+    if name not in options:
         return name, f"unknown run option `{key}` (the options of `python main.py --help`)"
     return name, f"`{key}` is given twice" if name in named else None
 
@@ -326,7 +326,7 @@ def _before(name: str, in_file: dict[str, Any], options: Options) -> str:
 
 def _dest(name: str, options: Options) -> str:
     """The setting an option sets: `comm` and `no-comm` are one."""
-    return "comm" if name == COMM else options[name][0]
+    return options[name][0]
 
 
 def _check_one_place(
@@ -410,13 +410,11 @@ def _find_as_text(path: Path, values: dict[str, Any]) -> dict[str, Any]:
 
 def _arguments(path, name, value, options):
     """main.py's arguments that give option `name` the value `value`."""
-    if name == COMM and isinstance(value, str):
-        return [f"--comm={value}"]
-    if name == COMM or options[name][1].switch_off or options[name][1].switch_on:  # a flag: true or false
+    if name == COMM and isinstance(value, bool):  # comm: false, as --no-comm
+        return [] if value else ["--no-comm"]
+    if options[name][1].switch_off or options[name][1].switch_on:  # a flag: true or false
         if not isinstance(value, bool):
             raise SweepError(path, f"`{name}` must be true or false, not {value!r}")
-        if name == COMM:
-            return [] if value else ["--no-comm"]
         return [f"--{name}"] if value else []  # each switch its own flag: no-prior: true is --no-prior
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise SweepError(path, f"`{name}` takes one value (text or a number), not {kind(value)} {value!r}")

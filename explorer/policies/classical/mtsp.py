@@ -30,7 +30,6 @@ import math
 from typing import Any
 
 import numpy as np
-from ortools.constraint_solver import pywrapcp, routing_enums_pb2
 
 from explorer.policies import grid_arrays
 from explorer.policies.classical.frontiers import TeamProblem
@@ -81,6 +80,8 @@ def _finite(moves: np.ndarray) -> np.ndarray:
 def solve_routes(arcs: np.ndarray, robots: int) -> list[list[int]]:
     """Each robot's route as the goals (0-based, in the matrix's goal block) it visits in order: every goal on
     one route, the routes open, no route with more than its share of the goals, the total moves least."""
+    from ortools.constraint_solver import pywrapcp, routing_enums_pb2  # here: the catalogue's --help waits for none
+
     end, goals = len(arcs) - 1, len(arcs) - 1 - robots
     manager = pywrapcp.RoutingIndexManager(len(arcs), robots, list(range(robots)), [end] * robots)
     routing = pywrapcp.RoutingModel(manager)
