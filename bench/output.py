@@ -1,6 +1,7 @@
 """Where a bench writes its figures (`--out`), checked before it runs, and how: a bench runs for minutes to
 hours, and a file it cannot write at the end would lose them all. Every bench writes its whole figures file
-through `write_figures`, compact; nothing else writes one."""
+through `write_figures`, compact, led by the command it was run with, so that the file says how to make it
+again; nothing else writes one."""
 
 from __future__ import annotations
 
@@ -41,10 +42,12 @@ def compact(item: Any) -> str:
 
 
 def write_figures(path: Path, figures: dict[str, Any]) -> None:
-    """Write a bench's whole figures file."""
-    path.write_text(figures_text(figures))
+    """Write a bench's whole figures file, its first key the command that made it (`command_line`), unless
+    the figures name one of their own (a summary worked out again keeps the command of the runs it read)."""
+    path.write_text(figures_text({"command": command_line(), **figures}))
 
 
-def command_line(script: str) -> str:
-    """The command this bench was run with, for its figures file: `python bench/NAME.py ARGUMENTS`."""
-    return shlex.join(["python", f"bench/{script}", *sys.argv[1:]])
+def command_line(script: str | None = None) -> str:
+    """The command this bench was run with, for its figures file: `python bench/NAME.py ARGUMENTS` (the
+    script running, unless named)."""
+    return shlex.join(["python", f"bench/{script or Path(sys.argv[0]).name}", *sys.argv[1:]])
