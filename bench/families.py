@@ -246,7 +246,7 @@ def run_figures(
         summary = run_summary(
             Path(case.name), agents, case.seed, steps, embedder, runs_as, run_dir, policy_factory=policies()
         )
-        reached = summary["team"]["steps_to_objects"]
+        reached = {share: summary["team"]["steps_to_objects"][share] for share in reference}  # the bench's shares
         until = reached["100%"] or steps
         exploring = exploring_figures(run_dir / "trace.jsonl", until)
     return {
