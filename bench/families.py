@@ -37,7 +37,7 @@ it before 90% is run again up to MAX_STEPS steps: the offline team's "90% run on
 are checked on. The random team's budget is at least RANDOM_OVER times the offline team's steps to 90% and
 one more, so that its figure against the offline team's, a lower bound where it does not get there, is a
 bound worth having. The built-in policies read no memories, so the runs embed with a stand-in
-(tests/support/hash_embedder.py): the same steps as with the embedding model, in a fraction of the time.
+(explorer/testing/hash_embedder.py): the same steps as with the embedding model, in a fraction of the time.
 
 Per family, over its worlds (both sizes, both team sizes): the steps to 50%, 90% and 100% of the objects
 over the reference's (geometric mean; `>` where some run did not get there within its budget, so the
@@ -78,9 +78,9 @@ from bench.output import figures_path, write_figures  # noqa: E402
 from bench.shared_sight import shared_sight_policies  # noqa: E402
 from explorer.policies.factory import make_policy  # noqa: E402
 from explorer.sweep.stats import mean_interval  # noqa: E402
+from explorer.testing.hash_embedder import HashEmbedder  # noqa: E402
 from perception.families.generate import open_world  # noqa: E402
 from perception.world import World  # noqa: E402
-from tests.support.hash_embedder import HashEmbedder  # noqa: E402
 
 HELD_OUT_SEEDS = tuple(range(1, 6))  # fixed before tuning; the figures reported
 DEVELOPMENT_SEEDS = tuple(range(1000, 1005))  # the only seeds tuning looks at

@@ -110,7 +110,7 @@ def test_the_gymnasium_make_example_runs_the_explorer_and_draws_its_map(tmp_path
 
 def test_the_sweep_example_runs_a_policy_of_the_environments_spaces(tmp_path):
     needs("gymnasium")
-    from tests.support.sweeps import read_results, sweep
+    from harness.sweeps import read_results, sweep
 
     sweep_file = ROOT / "examples/space_policy_sweep.yaml"
     assert sweep_file.read_text(encoding="utf-8") in (ROOT / "README.md").read_text(encoding="utf-8")

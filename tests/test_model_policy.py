@@ -3,7 +3,7 @@
 from explorer.config.run_config import RunConfig
 from explorer.records.trace import read_trace
 from explorer.run.runner import ExplorationRun
-from tests.support.openai_stub_server import ChatServer
+from explorer.testing.chat_server import ChatServer
 
 REPLY = """Here is my decision:
 ```yaml

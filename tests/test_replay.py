@@ -17,9 +17,9 @@ from explorer.model.vision import make_vision
 from explorer.records.trace import TIMING_FIELDS, read_trace
 from explorer.run.runner import ExplorationRun
 from explorer.run.stop import RunFailed
+from explorer.testing.chat_server import ChatServer, error
 from nodes.interfaces import StopRun
 from tests.support.old_traces import as_version_1
-from tests.support.openai_stub_server import ChatServer, error
 from tests.support.paths import ROOT, WORLDS
 
 MODEL = "openai/test-model"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from explorer.config.options import declared
 from explorer.config.run_config import RunConfig
-from tests.support.sweeps import sweep, write_sweep
+from harness.sweeps import sweep, write_sweep
 
 FIXED = {"agents": "1", "steps": "1", "world": "apartment"}
 
