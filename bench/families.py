@@ -9,10 +9,10 @@ generated worlds:
 - HELD-OUT seeds 1-5, for every family and size (10 worlds a family): the figures reported. Never looked at
   while tuning.
 - DEVELOPMENT seeds 1000-1004 (`--quick`): the only ones tuning looks at. Five worlds a size are few: a
-  family's figure moves by up to 0.3x between them and seeds 1005-1019 (bench/families-dev-wide.json), so
-  `--seeds 1005 1006 ... --out F` runs other development seeds as well (any but the held-out ones). Seeds
+  family's figure moves by up to 0.3x between them and seeds 1005-1019, so `--seeds 1005 1006 ... --out F`
+  runs other development seeds as well (any but the held-out ones), into a file outside bench/. Seeds
   1000-1004 have been tuned on until small gains there stopped holding on 1005-1019: judge a change on
-  1005-1019 and 1050-1059 (bench/families-dev-1050.json; docs/performance.md).
+  1005-1019 and 1050-1059 (docs/performance.md, variants tried and dropped).
 
 For each world and team size (2 and 4 agents), real runs of the product (bench/exploration.py's run)
 under three conditions, against the full-knowledge reference team of bench/full_knowledge.py from the
