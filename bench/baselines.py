@@ -1,6 +1,7 @@
 """The baselines table: the built-in explorer, the five classical explorers, the random baseline and a language
 model, against the full-knowledge team. `python bench/baselines.py` runs the sweeps (resuming them where they
-stopped) and writes bench/baselines.json and bench/baselines.html; `--no-run` reads sweeps already run.
+stopped) and writes bench/baselines.json and bench/baselines.html; `--no-run` reads sweeps already run, and
+`--replot` draws the plot again from the figures file.
 
 - bench/baselines.yaml: every world family, teams of 2, 4 and 8, on held-out layouts (world seeds 1-3, fixed
   before the classical explorers were written; they were tuned on seeds 1000-1001 only), each run until every
@@ -45,7 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.full_knowledge import full_knowledge_reach  # noqa: E402
-from bench.output import command_line, figures_path, write_figures  # noqa: E402
+from bench.output import command_line, figures_path, write_figures, write_plot  # noqa: E402
 from explorer.api import load_sweep, make_config  # noqa: E402
 from explorer.policies.classical.frontiers import TeamProblem  # noqa: E402
 from explorer.policies.classical.mtsp import MTSP_FRONTIER, mtsp_frontier  # noqa: E402
@@ -65,6 +66,10 @@ def main() -> None:
     args = _arguments()
     if args.replan_only:  # in a process of its own: a run's embedder and threads, after no fork
         print(json.dumps(replan_figures()))
+        return
+    if args.replot:
+        plot(args.plot, json.loads(args.out.read_text()))
+        print(f"The plot of {args.out} written to {args.plot}")
         return
     sweeps = ["main", "model"] if args.model_rows else ["main"]
     if args.run:
@@ -88,7 +93,7 @@ def main() -> None:
     }
     figures["targets"] = targets(figures)
     write_figures(args.out, figures)
-    write_plot(args.plot, figures)
+    plot(args.plot, figures)
     print(markdown_table(figures["rows"]))
     print(json.dumps(figures["targets"], indent=1))
 
@@ -101,6 +106,7 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--replan-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=figures_path, default=ROOT / "bench" / "baselines.json")
     parser.add_argument("--plot", type=figures_path, default=ROOT / "bench" / "baselines.html")
+    parser.add_argument("--replot", action="store_true", help="draw the plot again from the figures file; no run")
     return parser.parse_args()
 
 
@@ -340,9 +346,9 @@ def _interval(figure: list[float | None]) -> str:
     return f"{mean} [{low}, {high}]" if low is not None else f"{mean}"
 
 
-def write_plot(path: Path, figures: dict) -> None:
-    """Each condition's steps to 90% over the limit, by team size, with its interval: a plotly page that
-    loads plotly.js from its CDN (the figures are in the JSON beside it)."""
+def plot(path: Path, figures: dict) -> None:
+    """Each condition's steps to 90% over the limit, by team size, with its interval (bench/output.py's
+    `write_plot`; the figures are in the JSON beside it)."""
     import plotly.graph_objects as go
 
     chart = go.Figure()
@@ -365,7 +371,8 @@ def write_plot(path: Path, figures: dict) -> None:
         yaxis_title="x the full-knowledge team",
         barmode="group",
     )
-    path.write_text(chart.to_html(include_plotlyjs="cdn", full_html=True))
+    body = chart.to_html(include_plotlyjs=False, full_html=False)
+    write_plot(path, "bench/baselines.py", body, figures["command"])
 
 
 if __name__ == "__main__":

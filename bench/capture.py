@@ -1,6 +1,6 @@
 """Game mode's screen capture and action feedback: `python bench/capture.py` (about a minute; needs Xvfb).
 
-On a virtual display with the stand-in game (tests/support/stand_in_game.py, 640x360, in a fenced arena):
+On a virtual display with the stand-in game (harness/stand_in_game.py, 640x360, in a fenced arena):
 1. a region grab with mss against Pillow's ImageGrab, and comparing two frames;
 2. for each settle time, how many of the actions' outcomes (moved, turned or blocked, from the
    frames) agree with the game's own position log, over walks into the fence and turns.
@@ -31,8 +31,8 @@ from perception.unity import AgentView, Sight, UnityPyAutoGUIPerception  # noqa:
 from perception.windows import find_window  # noqa: E402
 
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")  # before pygame is imported
-from tests.support.stand_in_game import pose_changed_between  # noqa: E402
-from tests.support.xvfb import virtual_display  # noqa: E402
+from harness.display import GAME, virtual_display  # noqa: E402
+from harness.stand_in_game import pose_changed_between  # noqa: E402
 
 GRABS = 100
 SETTLES = (0.0, 0.05, 0.1, 0.2)
@@ -82,7 +82,7 @@ def main():
             game = subprocess.Popen(
                 [
                     sys.executable,
-                    str(ROOT / "tests" / "stand_in_game.py"),
+                    str(GAME),
                     f"Capture Bench {settle}",
                     str(log) + ".pose",
                     "--arena",

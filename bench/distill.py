@@ -38,9 +38,9 @@ from bench.real_model import AGENTS, SEEDS, STEPS, WORLDS, Served, markdown_tabl
 from explorer.config.run_config import RunConfig  # noqa: E402
 from explorer.report.training_data import ExportFilter, export_sft  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
+from explorer.testing.local_model import INSTALL, SMOLLM2, missing_parts, serving_file  # noqa: E402
 from memory.embedder import SentenceEmbedder  # noqa: E402
 from perception.world import SHIPPED_WORLDS  # noqa: E402
-from tests.support.llama_server import INSTALL, SMOLLM2, missing_parts, serving_file  # noqa: E402
 
 TRAIN_SEEDS = tuple(range(11, 21))
 CPU_EXAMPLES = 16

@@ -40,9 +40,9 @@ from bench.output import figures_path, write_figures  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
 from explorer.run.policy_factory import make_policy  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
+from explorer.testing.chat_server import ChatServer  # noqa: E402
 from memory.embedder import SentenceEmbedder  # noqa: E402
 from perception.world import SHIPPED_WORLDS, load_world  # noqa: E402
-from tests.support.openai_stub_server import ChatServer  # noqa: E402
 
 STRESS_WORLDS = ROOT / "bench" / "worlds"
 SHARE = 90  # percent of the objects

@@ -9,10 +9,10 @@ generated worlds:
 - HELD-OUT seeds 1-5, for every family and size (10 worlds a family): the figures reported. Never looked at
   while tuning.
 - DEVELOPMENT seeds 1000-1004 (`--quick`): the only ones tuning looks at. Five worlds a size are few: a
-  family's figure moves by up to 0.3x between them and seeds 1005-1019 (bench/families-dev-wide.json), so
-  `--seeds 1005 1006 ... --out F` runs other development seeds as well (any but the held-out ones). Seeds
+  family's figure moves by up to 0.3x between them and seeds 1005-1019, so `--seeds 1005 1006 ... --out F`
+  runs other development seeds as well (any but the held-out ones), into a file outside bench/. Seeds
   1000-1004 have been tuned on until small gains there stopped holding on 1005-1019: judge a change on
-  1005-1019 and 1050-1059 (bench/families-dev-1050.json; docs/performance.md).
+  1005-1019 and 1050-1059 (docs/performance.md, variants tried and dropped).
 
 For each world and team size (2 and 4 agents), real runs of the product (bench/exploration.py's run)
 under three conditions, against the full-knowledge reference team of bench/full_knowledge.py from the
@@ -37,7 +37,7 @@ it before 90% is run again up to MAX_STEPS steps: the offline team's "90% run on
 are checked on. The random team's budget is at least RANDOM_OVER times the offline team's steps to 90% and
 one more, so that its figure against the offline team's, a lower bound where it does not get there, is a
 bound worth having. The built-in policies read no memories, so the runs embed with a stand-in
-(tests/support/hash_embedder.py): the same steps as with the embedding model, in a fraction of the time.
+(explorer/testing/hash_embedder.py): the same steps as with the embedding model, in a fraction of the time.
 
 Per family, over its worlds (both sizes, both team sizes): the steps to 50%, 90% and 100% of the objects
 over the reference's (geometric mean; `>` where some run did not get there within its budget, so the
@@ -78,9 +78,9 @@ from bench.output import figures_path, write_figures  # noqa: E402
 from bench.shared_sight import shared_sight_policies  # noqa: E402
 from explorer.run.policy_factory import make_policy  # noqa: E402
 from explorer.sweep.stats import mean_interval  # noqa: E402
+from explorer.testing.hash_embedder import HashEmbedder  # noqa: E402
 from perception.families.generate import open_world  # noqa: E402
 from perception.world import World  # noqa: E402
-from tests.support.hash_embedder import HashEmbedder  # noqa: E402
 
 HELD_OUT_SEEDS = tuple(range(1, 6))  # fixed before tuning; the figures reported
 DEVELOPMENT_SEEDS = tuple(range(1000, 1005))  # the only seeds tuning looks at
@@ -246,7 +246,7 @@ def run_figures(
         summary = run_summary(
             Path(case.name), agents, case.seed, steps, embedder, runs_as, run_dir, policy_factory=policies()
         )
-        reached = summary["team"]["steps_to_objects"]
+        reached = {share: summary["team"]["steps_to_objects"][share] for share in reference}  # the bench's shares
         until = reached["100%"] or steps
         exploring = exploring_figures(run_dir / "trace.jsonl", until)
     return {

@@ -8,7 +8,7 @@ teammate, as they did before: teams of 32 and 64 on generated offices of 60 x 60
 tree world), lock-step, over seeds the rule was not chosen on (topology's held-out seeds; the seed places
 the team and makes the world). Per run: the share of the cells the team saw in STEPS steps, the steps to
 half of them (STEPS + 1 where not reached, a lower bound), and the wall time per agent-step. The explorer reads no memories, so the runs embed with a hash
-(tests/support/hash_embedder.py), and the wall times are the explorer's and the nodes' alone.
+(explorer/testing/hash_embedder.py), and the wall times are the explorer's and the nodes' alone.
 """
 
 from __future__ import annotations

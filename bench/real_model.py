@@ -35,9 +35,9 @@ from bench.full_knowledge import full_knowledge_steps  # noqa: E402
 from bench.output import figures_path, write_figures  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
+from explorer.testing.local_model import INSTALL, LOCAL_MODELS, SMOLLM2, missing_parts, serving  # noqa: E402
 from memory.embedder import SentenceEmbedder  # noqa: E402
 from perception.world import SHIPPED_WORLDS, load_world  # noqa: E402
-from tests.support.llama_server import INSTALL, LOCAL_MODELS, SMOLLM2, missing_parts, serving  # noqa: E402
 
 WORLDS = ("apartment", "office")
 SEEDS = (1, 2, 3)

@@ -54,9 +54,9 @@ sys.path.insert(0, str(ROOT))
 from bench.output import figures_path, write_figures  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
+from explorer.testing.chat_server import ChatServer, Scripted  # noqa: E402
 from memory.embedder import SentenceEmbedder  # noqa: E402
 from perception.world import SHIPPED_WORLDS  # noqa: E402
-from tests.support.openai_stub_server import ChatServer, Scripted  # noqa: E402
 
 MODEL = "openai/stub-model"
 WORLD = SHIPPED_WORLDS / "office.yaml"

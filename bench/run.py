@@ -44,10 +44,10 @@ from rich.table import Table  # noqa: E402
 from bench.output import figures_path, write_figures  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
+from explorer.testing.chat_server import ChatServer, Scripted  # noqa: E402
 from memory.embedder import SentenceEmbedder, TextCache  # noqa: E402
 from memory.vector_memory import VectorMemory  # noqa: E402
 from perception.world import SHIPPED_WORLDS  # noqa: E402
-from tests.support.openai_stub_server import ChatServer, Scripted  # noqa: E402
 
 WORLD = SHIPPED_WORLDS / "office.yaml"
 THROUGHPUT_AGENTS = (1, 8, 32)

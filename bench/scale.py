@@ -1,5 +1,6 @@
 """The scale bench: `python bench/scale.py` runs offline teams of 8, 64, 256 and 1,000 agents on one large
-generated hall and writes bench/scale.json and bench/scale.html (a plotly plot), by this script alone.
+generated hall and writes bench/scale.json and bench/scale.html (a plotly plot), by this script alone;
+`--replot` draws the plot again from the figures file (`--out`), running nothing.
 
 Each team runs as `python main.py` does, in a process of its own, so that its peak RSS is its own:
 
@@ -36,10 +37,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.output import command_line, figures_path, write_figures  # noqa: E402
+from bench.output import figures_path, write_figures, write_plot  # noqa: E402
 from bench.run import after_first_step, embedding_floor  # noqa: E402
-from explorer.records.trace import write_text  # noqa: E402
-from explorer.report.charts import plotly_script, points_chart  # noqa: E402
+from explorer.report.charts import points_chart  # noqa: E402
 from memory.embedder import SentenceEmbedder  # noqa: E402
 
 TEAMS = (8, 64, 256, 1000)
@@ -143,8 +143,8 @@ def floor_figures(row: dict, run_dir: Path) -> dict:
     }
 
 
-def plot_page(figures: dict) -> str:
-    """The plot: ms per agent-step and peak RSS against the team's size, one page that fetches nothing."""
+def plot(path: Path, figures: dict) -> None:
+    """The plot: ms per agent-step and peak RSS against the team's size (bench/output.py's `write_plot`)."""
     measured = [row for row in figures["teams"] if "ms_per_agent_step" in row]
     every = figures["teams"]
     cost = points_chart(
@@ -163,11 +163,7 @@ def plot_page(figures: dict) -> str:
         {"peak RSS": ([r["agents"] for r in every], [r["peak_rss_gb"] for r in every])},
         log_x=True,
     )
-    return (
-        '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>bench/scale.py</title>'
-        f"<script>{plotly_script()}</script></head>\n<body>\n{cost}\n{memory}\n"
-        f"<p>{command_line('scale.py')}</p>\n</body></html>\n"
-    )
+    write_plot(path, "bench/scale.py", f"{cost}\n{memory}", figures["command"])
 
 
 def markdown_table(figures: dict) -> str:
@@ -203,7 +199,6 @@ def measure(arguments: argparse.Namespace, workdir: Path) -> dict:
     smallest = arguments.teams[0]
     floor = floor_figures(rows[0], runs[smallest]["run_dir"]) if "ms_per_agent_step" in rows[0] else None
     return {
-        "command": command_line("scale.py"),
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
         "world": arguments.world,
         "steps": arguments.steps,
@@ -234,15 +229,20 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--max-rss-gb", type=float, default=MAX_RSS_GB, help="stop a team whose RSS passes this")
     parser.add_argument("--out", type=figures_path, default=ROOT / "bench" / "scale.json", help="the figures")
     parser.add_argument("--plot", type=figures_path, default=ROOT / "bench" / "scale.html", help="the plot")
+    parser.add_argument("--replot", action="store_true", help="draw the plot again from the figures file; no run")
     return parser.parse_args()
 
 
 def main() -> None:
     arguments = _arguments()
+    if arguments.replot:
+        plot(arguments.plot, json.loads(arguments.out.read_text()))
+        print(f"The plot of {arguments.out} written to {arguments.plot}")
+        return
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as workdir:
         figures = measure(arguments, Path(workdir))
     write_figures(arguments.out, figures)
-    write_text(arguments.plot, plot_page(figures))
+    plot(arguments.plot, json.loads(arguments.out.read_text()))
     for row in figures["teams"]:
         print(json.dumps(row))
     print(markdown_table(figures))

@@ -25,7 +25,7 @@ until it has found both or spent the house's step budget. The steps to find both
     ORACLE_WEIGHTS[1]: a prior that is never wrong, the rooms still found by exploring;
   - room-oracle-layout: the room oracle told every wall and room at its first step, as known-layout is;
 - real-goals (only when asked, `--conditions ... real-goals`: slow): `--decide goals` with SmolLM2-135M-Instruct
-  behind llama-cpp-python's server (tests/support/llama_server.py), as bench/real_model.py runs it.
+  behind llama-cpp-python's server (explorer/testing/local_model.py), as bench/real_model.py runs it.
 
 A run that does not find both counts its budget plus one: its ratio is a lower bound (marked ">").
 """
@@ -58,6 +58,7 @@ from explorer.policies.offline import OfflineExplorer  # noqa: E402
 from explorer.policies.semantic_prior import SemanticPrior  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
 from explorer.run.search_prior import prior_table  # noqa: E402
+from explorer.testing.chat_server import ChatServer  # noqa: E402
 from memory.embedder import SentenceEmbedder  # noqa: E402
 from perception.families.generate import open_world  # noqa: E402
 from perception.families.placement import TARGET_NOISE  # noqa: E402
@@ -65,7 +66,6 @@ from perception.families.things import home_kinds  # noqa: E402
 from perception.rooms import Room  # noqa: E402
 from perception.targets import is_target_object  # noqa: E402
 from perception.world import World  # noqa: E402
-from tests.support.openai_stub_server import ChatServer  # noqa: E402
 
 HELD_OUT_SEEDS = tuple(range(1001, 1013))  # fixed before tuning: the table in docs/performance.md
 DEV_SEEDS = tuple(range(1, 13))  # what SHARPNESS and the placement noise were tried on
@@ -313,7 +313,7 @@ def main() -> None:
 
 def _with_real_model(seeds: tuple[int, ...], conditions: list[str], embedder: SentenceEmbedder, stub: str) -> list:
     """The rows, with the small model served for the real-goals condition and the stub for the others."""
-    from tests.support.llama_server import INSTALL, missing_parts, serving
+    from explorer.testing.local_model import INSTALL, missing_parts, serving
 
     missing = missing_parts()
     if missing:

@@ -28,8 +28,8 @@ sys.path.insert(0, str(ROOT))
 
 from bench.output import command_line, figures_path, write_figures  # noqa: E402
 from explorer.report.live import LiveTeam  # noqa: E402
+from harness.live_run import MAIN, LiveRun  # noqa: E402
 from perception.families.generate import open_world  # noqa: E402
-from tests.support.live_run import MAIN, LiveRun  # noqa: E402
 
 AGENTS = 16
 STEPS = 40

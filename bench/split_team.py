@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.output import figures_path, write_figures  # noqa: E402
-from tests.support.redis_process import RedisServer  # noqa: E402
+from harness.redis_process import RedisServer  # noqa: E402
 
 AGENTS = 16
 STEPS = 30

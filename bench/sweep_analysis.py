@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.output import command_line, figures_path, write_figures  # noqa: E402
-from tests.support.sweeps import write_sweep  # noqa: E402
+from harness.sweeps import write_sweep  # noqa: E402
 
 TARGET_SECONDS = 5.0
 STEPS = 60

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.output import command_line, figures_path, write_figures  # noqa: E402
-from tests.support.sweeps import read_results, sweep, write_sweep  # noqa: E402
+from harness.sweeps import read_results, sweep, write_sweep  # noqa: E402
 
 TARGET = 1.2  # the Ray sweep's wall time over the local one's, at most
 SWEEP = """\

@@ -16,7 +16,7 @@ schedule:
 
 The seeds are split before any tuning: `--tuned` seeds (those the coordinator's constants were tuned on)
 and `--held-out` seeds (never looked at while tuning); both are reported. The offline explorer reads no
-memories, so the runs embed with a hash (tests/support/hash_embedder.py) to keep them short.
+memories, so the runs embed with a hash (explorer/testing/hash_embedder.py) to keep them short.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from explorer.config.run_config import RunConfig  # noqa: E402
 from explorer.records.errors import ConfigError  # noqa: E402
 from explorer.run.policy_factory import make_policy  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
-from tests.support.hash_embedder import HashEmbedder  # noqa: E402
+from explorer.testing.hash_embedder import HashEmbedder  # noqa: E402
 
 SHARE = "90%"
 STEPS = 200  # a team that does not reach 90% within it counts as STEPS + 1, a lower bound

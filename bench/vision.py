@@ -2,7 +2,7 @@
 
 Each vision call of game mode (one call for caption and objects, or `--vision split`'s caption call and
 objects call) is made through the real client against a local stub that obeys the schema it is sent
-(tests/support/schema_stub.py: each reply a random instance of it, out to every bound it allows), in
+(explorer/testing/schema_stub.py: each reply a random instance of it, out to every bound it allows), in
 each dialect: strict `json_schema` (sent no bounds, which are kept on reading) and llama-cpp-python's
 `json_object` (sent the whole schema). A call is valid at the first try when its reply is read as a
 sight without a re-ask; the issue's target is at least 95%. The replies are random: this measures what
@@ -25,8 +25,8 @@ from bench.output import command_line, figures_path, write_figures  # noqa: E402
 from explorer.model import vision  # noqa: E402
 from explorer.model.client import LLMError, LLMSettings  # noqa: E402
 from explorer.model.reply_format import ReplyFormat  # noqa: E402
-from tests.support.openai_stub_server import ChatServer, error  # noqa: E402
-from tests.support.schema_stub import obeying  # noqa: E402
+from explorer.testing.chat_server import ChatServer, error  # noqa: E402
+from explorer.testing.schema_stub import obeying  # noqa: E402
 
 MODEL = "openai/schema-stub"
 CALLS = {

@@ -1,7 +1,7 @@
 """docs/live.png, the live page of `--serve` mid-run: `python docs/live_screenshot.py` (needs chromium and
 chromium-driver, as the browser tests do).
 
-Three paced agents (the built-in explorer with a pause before each decision, tests/support/paced_policy.py)
+Three paced agents (the built-in explorer with a pause before each decision, harness/paced_policy.py)
 explore the office world with `--serve 0`; headless Chromium opens the page and takes the picture once
 every agent has taken STEPS steps; then Ctrl-C ends the run.
 """
@@ -16,8 +16,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from harness.live_run import PACED, LiveRun  # noqa: E402
 from tests.support.browser import headless_chromium  # noqa: E402
-from tests.support.live_run import PACED, LiveRun  # noqa: E402
 
 STEPS = 12
 PICTURE = ROOT / "docs" / "live.png"

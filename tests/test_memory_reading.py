@@ -12,8 +12,8 @@ import pytest
 from explorer.api import PolicySetup, make_config, run
 from explorer.policies.offline import OfflineExplorer
 from explorer.records.run_files import TraceLines
+from explorer.testing.chat_server import ChatServer
 from memory.embedder import SentenceEmbedder
-from tests.support.openai_stub_server import ChatServer
 
 MODEL = "openai/test-model"
 STEPS = 5

@@ -15,7 +15,7 @@ from PIL import Image
 from explorer.model import client as llm
 from explorer.model import vision
 from explorer.model.client import AuthenticationFailed, LLMError, LLMSettings
-from tests.support.openai_stub_server import (
+from explorer.testing.chat_server import (
     ChatServer,
     Scripted,
     chat_completion,

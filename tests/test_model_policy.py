@@ -3,7 +3,7 @@
 from explorer.config.run_config import RunConfig
 from explorer.records.run_files import TraceLines
 from explorer.run.runner import ExplorationRun
-from tests.support.openai_stub_server import ChatServer
+from explorer.testing.chat_server import ChatServer
 
 REPLY = """Here is my decision:
 ```yaml

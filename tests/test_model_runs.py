@@ -15,7 +15,7 @@ import time
 import pytest
 
 from explorer.records.run_files import TraceLines
-from tests.support.openai_stub_server import ChatServer, Scripted, error
+from explorer.testing.chat_server import ChatServer, Scripted, error
 from tests.support.paths import ROOT
 
 GOOD = "```yaml\nthinking: look around\naction: look_left\nreason: scan\nmessage_to_others: nothing yet\n```"

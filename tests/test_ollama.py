@@ -12,8 +12,8 @@ from explorer.model.reply_format import ReplyFormat
 from explorer.model.schemas import decision_schema, vision_schema
 from explorer.records.run_files import TraceLines
 from explorer.run.runner import ExplorationRun
+from explorer.testing.chat_server import error
 from tests.support.ollama_stub_server import OllamaServer
-from tests.support.openai_stub_server import error
 
 MODEL = "ollama_chat/smollm2"
 SCHEMA = decision_schema(["forward", "look_left"], None)

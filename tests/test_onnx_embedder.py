@@ -12,10 +12,10 @@ import pytest
 from bench.retrieval_set import agreement, load_set
 from explorer.config.run_config import RunConfig
 from explorer.run.runner import ExplorationRun
+from explorer.testing.hash_embedder import HashEmbedder
 from memory.embedder import SentenceEmbedder
 from memory.onnx_export import export_dir
 from memory.vector_memory import VectorMemory
-from tests.support.hash_embedder import HashEmbedder
 from tests.support.paths import ROOT
 from tests.test_cli import assert_one_line_error, main
 

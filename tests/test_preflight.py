@@ -12,7 +12,7 @@ from explorer.config.run_config import RunConfig
 from explorer.model.preflight import unreachable
 from explorer.records.errors import ConfigError
 from explorer.run.runner import ExplorationRun
-from tests.support.openai_stub_server import ChatServer, error
+from explorer.testing.chat_server import ChatServer, error
 from tests.support.paths import ROOT
 
 GOOD = "```yaml\nthinking: look around\naction: look_left\nreason: scan\nmessage_to_others: ''\n```"

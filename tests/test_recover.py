@@ -16,10 +16,10 @@ from explorer.run.recover import recover_summary
 from explorer.run.runner import ExplorationRun
 from explorer.schedule.catalogue import SCHEDULES
 from explorer.team.topologies import TOPOLOGIES
+from explorer.testing.chat_server import ChatServer, error
+from explorer.testing.hash_embedder import HashEmbedder
 from nodes.record import RELAYED_KEPT
-from tests.support.hash_embedder import HashEmbedder
 from tests.support.old_traces import as_version_1, rewrite_trace
-from tests.support.openai_stub_server import ChatServer, error
 from tests.support.paths import ROOT, WORLDS
 from tests.test_cli import assert_one_line_error, main
 

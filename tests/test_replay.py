@@ -18,9 +18,9 @@ from explorer.records.run_files import TraceLines
 from explorer.records.trace import TIMING_FIELDS
 from explorer.run.runner import ExplorationRun
 from explorer.run.stop import RunFailed
+from explorer.testing.chat_server import ChatServer, error
 from nodes.interfaces import StopRun
 from tests.support.old_traces import as_version_1
-from tests.support.openai_stub_server import ChatServer, error
 from tests.support.paths import ROOT, WORLDS
 
 MODEL = "openai/test-model"

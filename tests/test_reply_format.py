@@ -13,8 +13,8 @@ from explorer.model.schemas import decision_schema, directives_schema, goal_sche
 from explorer.records.run_files import TraceLines
 from explorer.run.runner import ExplorationRun
 from explorer.run.stop import RunFailed
+from explorer.testing.chat_server import ChatServer, error
 from nodes.interfaces import StopRun
-from tests.support.openai_stub_server import ChatServer, error
 
 MODEL = "openai/test-model"
 SCHEMA = decision_schema(["forward", "look_left"], ["Agent2"])

@@ -11,7 +11,7 @@ from explorer.config.run_config import RunConfig
 from explorer.records.run_files import TraceLines
 from explorer.report.decisions import MAX_DECISIONS, MAX_PROMPTS, PROMPT_CHARS, Decisions, Refusal, decision_row
 from explorer.run.runner import ExplorationRun
-from tests.support.openai_stub_server import ChatServer
+from explorer.testing.chat_server import ChatServer
 from tests.support.paths import WORLDS
 
 pytest_plugins = ("tests.support.browser",)

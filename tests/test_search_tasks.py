@@ -17,10 +17,10 @@ from explorer.records.run_files import TraceLines
 from explorer.run.perception_setup import MockSetup
 from explorer.run.runner import ExplorationRun
 from explorer.sweep.sweep_file import load_sweep
+from explorer.testing.chat_server import ChatServer
 from perception.families.generate import open_world
 from perception.room_sight import room_sight
 from perception.world import WorldError, load_world
-from tests.support.openai_stub_server import ChatServer
 from tests.support.paths import ROOT
 from tests.test_prompt_budget import context as prompt_context
 

@@ -9,7 +9,7 @@ import urllib.request
 import pytest
 
 from explorer.cli.live_view import StepChannel
-from tests.support.live_run import MAIN, PACED, LiveRun
+from harness.live_run import MAIN, PACED, LiveRun
 from tests.support.paths import ROOT
 
 pytest_plugins = ("tests.support.browser", "tests.support.redis_server")

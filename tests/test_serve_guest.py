@@ -2,7 +2,7 @@
 its memory and its console, and only the page's own address (and token, beyond loopback) is answered.
 
 Every test that waits has a bound: sockets time out, polls end at a deadline, and the runs are
-tests/support/live_run.py's, which waits WAIT_SECONDS at most for each line and for the end.
+harness/live_run.py's, which waits WAIT_SECONDS at most for each line and for the end.
 """
 
 import json
@@ -29,7 +29,7 @@ from explorer.cli.page_access import (
     page_access,
 )
 from explorer.cli.web_server import QUEUE_BYTES, READ_SECONDS, REQUEST_SECONDS, ClientBounds, LiveServer, bind
-from tests.support.live_run import PACED, LiveRun
+from harness.live_run import PACED, LiveRun
 from tests.support.paths import ROOT
 
 pytest_plugins = ("tests.support.browser",)

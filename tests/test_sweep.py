@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from explorer.sweep.stats import Bounds, curve_intervals, mean_interval, paired_interval
-from tests.support.sweeps import MAIN, read_results, stop_sweep, sweep, write_sweep
+from harness.sweeps import MAIN, read_results, stop_sweep, sweep, write_sweep
 
 pytest_plugins = ("tests.support.browser",)
 SWEEP = """\

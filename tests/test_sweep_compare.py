@@ -16,10 +16,10 @@ from explorer.report.page import SHARED_PLOTLY, write_page
 from explorer.sweep.compare import STEPS, Metric, RunRow, compare, figure_text
 from explorer.sweep.stats import Interval
 from explorer.sweep.sweep_file import SweepError, load_sweep
+from harness.sweeps import read_results, sweep, write_sweep
 from perception.families.generate import open_world
 from perception.mock import MockPerception
 from perception.world import SHIPPED_WORLDS
-from tests.support.sweeps import read_results, sweep, write_sweep
 
 pytest_plugins = ("tests.support.browser",)
 CONDITIONS = """\

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.sweeps import sweep, write_sweep
 from tests.support.optional import needs
 from tests.support.paths import ROOT
-from tests.support.sweeps import sweep, write_sweep
 from tests.test_examples import run_example
 
 DOCS = (ROOT / "README.md", ROOT / "docs" / "sweeps.md")

@@ -9,7 +9,7 @@ import pytest
 from explorer.sweep.compare import Metric, RunRow, compare
 from explorer.sweep.facets import _placed
 from explorer.sweep.stats import Bounds, iqm, stratified_iqm_interval
-from tests.support.sweeps import sweep, write_sweep
+from harness.sweeps import sweep, write_sweep
 from tests.test_sweep import SWEEP as PLAIN_SWEEP
 
 pytest_plugins = ("tests.support.browser",)

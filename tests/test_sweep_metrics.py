@@ -15,8 +15,8 @@ from explorer.sweep.compare import RunRow
 from explorer.sweep.metrics import METRICS, SUCCESS, sweep_metrics
 from explorer.sweep.stats import paired_proportion_interval, proportion_interval
 from explorer.sweep.sweep_file import SweepError, load_sweep
+from harness.sweeps import read_results, sweep, write_sweep
 from tests.support.optional import needs
-from tests.support.sweeps import read_results, sweep, write_sweep
 
 # Seed 1 tells the two apart within 30 steps: with the prior both targets are found by step 19, without it
 # not; on seed 3 both find them. Objects found cannot tell them apart: the prior's runs end as soon as it

@@ -12,8 +12,8 @@ import pytest
 
 from explorer.sweep.overrides import Overrides
 from explorer.sweep.sweep_file import load_sweep
+from harness.sweeps import read_results, sweep, write_sweep
 from tests.support.optional import needs
-from tests.support.sweeps import read_results, sweep, write_sweep
 
 # Office gives no start poses: the seeds place the agent.
 SWEEP = """\

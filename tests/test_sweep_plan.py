@@ -21,7 +21,7 @@ from explorer.sweep.plan import (
     plan_lines,
 )
 from explorer.sweep.sweep_file import load_sweep
-from tests.support.sweeps import write_sweep
+from harness.sweeps import write_sweep
 
 # (z 0.975 + z 0.80) · √2: the difference n = 1 pair detects for a spread of 1
 FACTOR = (1.959963985 + 0.841621234) * math.sqrt(2)

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from explorer.cli.main import main
+from harness.sweeps import MAIN, read_results, stop_sweep, sweep, write_sweep
 from tests.support.optional import needs
-from tests.support.sweeps import MAIN, read_results, stop_sweep, sweep, write_sweep
 
 SWEEP = """\
 out: {out}

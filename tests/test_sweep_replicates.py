@@ -8,7 +8,7 @@ import pytest
 
 from explorer.sweep.stats import Bounds, hierarchical_interval, mean_interval
 from explorer.sweep.sweep_file import load_sweep as read_sweep_file
-from tests.support.sweeps import read_results, sweep, write_sweep
+from harness.sweeps import read_results, sweep, write_sweep
 
 LAYOUTS = """\
 out: {out}

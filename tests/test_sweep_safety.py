@@ -18,10 +18,10 @@ from urllib.parse import quote
 
 import pytest
 
+from harness.sweeps import MAIN, processes_mentioning, read_results, sweep, write_sweep
 from perception.world import SHIPPED_WORLDS
 from tests.support.optional import needs
 from tests.support.paths import ROOT
-from tests.support.sweeps import MAIN, processes_mentioning, read_results, sweep, write_sweep
 
 ONE_RUN = "out: {out}\ngrid:\n  seed: [1]\nfixed:\n  world: office\n  agents: 1\n  steps: {steps}\n"
 # Two conditions, each with the seeds given: office gives no start poses, so the seeds place the agent.

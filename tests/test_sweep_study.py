@@ -19,8 +19,8 @@ import pytest
 
 from explorer.sweep.compare import number_text
 from explorer.sweep.plan import detectable_difference
+from harness.sweeps import sweep, write_sweep
 from tests.support.optional import needs
-from tests.support.sweeps import sweep, write_sweep
 from tests.test_sweep_docs import DOCS, example
 from tests.test_sweep_replicates import LAYOUTS
 

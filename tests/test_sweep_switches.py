@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from explorer.config.command_line import run_options
-from tests.support.sweeps import sweep, write_sweep
+from harness.sweeps import sweep, write_sweep
 
 FIXED = {"agents": "1", "steps": "1", "world": "apartment"}
 

@@ -8,8 +8,8 @@ import pytest
 
 from explorer.records.errors import ConfigError
 from explorer.sweep.tidy import _run_steps
+from harness.sweeps import sweep, write_sweep
 from tests.support.optional import needs
-from tests.support.sweeps import sweep, write_sweep
 from tests.test_examples import run_example
 
 SWEEP = """\

@@ -13,8 +13,8 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from harness.sweeps import read_results, sweep, write_sweep
 from tests.support.optional import needs
-from tests.support.sweeps import read_results, sweep, write_sweep
 
 # Office gives no start poses: the seeds place the agent. The URL's password must reach MLflow nowhere.
 SWEEP = """\

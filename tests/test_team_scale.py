@@ -23,13 +23,13 @@ from explorer.policies.offline import NEIGHBOURS, OfflineExplorer
 from explorer.records.run_files import TraceLines
 from explorer.run.runner import ExplorationRun
 from explorer.team.store import InProcessStore
+from explorer.testing.hash_embedder import HashEmbedder
 from nodes.decision_context import TeammatePoses
 from perception.base import FACINGS, Pose
 from perception.families.generate import generated_mapping
 from perception.geometry import ViewCone
 from perception.mock import MockPerception
 from perception.world import world_from_mapping
-from tests.support.hash_embedder import HashEmbedder
 from tests.test_offline_explorer import context_for, with_messages
 
 DECIDED = ("agent_id", "step", "pose", "action", "message_out")  # what a step decided, whatever the trace's form

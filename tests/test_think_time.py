@@ -15,10 +15,10 @@ from explorer.records.errors import ConfigError
 from explorer.records.run_files import TraceLines
 from explorer.run.runner import ExplorationRun
 from explorer.run.stop import RunFailed
+from explorer.testing.chat_server import ChatServer, Scripted, error
 from perception.base import Pose
 from perception.geometry import apply_action
 from perception.world import load_world
-from tests.support.openai_stub_server import ChatServer, Scripted, error
 from tests.support.paths import WORLDS
 
 MODEL = "openai/test-model"

@@ -22,12 +22,12 @@ from explorer.run.recover import recover_summary
 from explorer.run.runner import ExplorationRun
 from explorer.team.hierarchy import RoutedStore, group_sentence, initial_groups, read_group
 from explorer.team.store import InProcessStore
+from explorer.testing.hash_embedder import HashEmbedder
 from nodes.decision_context import CoordinatorContext, SightReport, TeamContext
 from nodes.interfaces import StepReport
 from nodes.record import StepRecord
 from perception.base import Message
 from perception.mock import MockPerception
-from tests.support.hash_embedder import HashEmbedder
 from tests.support.paths import WORLDS
 from tests.test_offline_explorer import context_for, with_messages, world_file
 

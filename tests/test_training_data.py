@@ -14,8 +14,8 @@ from explorer.policies.explorer_goals import _explorer_choice
 from explorer.policies.grid_map import KEEP_SHARE, Goal
 from explorer.records.run_files import TraceLines
 from explorer.records.run_lock import hold_run_dir
+from explorer.testing.chat_server import ChatServer
 from tests.support.old_traces import rewrite_trace
-from tests.support.openai_stub_server import ChatServer
 from tests.support.optional import needs
 
 MODEL = "openai/test-model"

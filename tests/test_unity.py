@@ -21,16 +21,16 @@ from PIL import Image
 from explorer.cli.main import main
 from explorer.model.dialects import strict
 from explorer.model.schemas import vision_schema
+from explorer.testing.chat_server import ChatServer
+from explorer.testing.schema_stub import sent_schema
 from perception.keymap import FrameFeedback
-from tests.support.openai_stub_server import ChatServer
 from tests.support.paths import KEYMAPS, ROOT
 from tests.support.plain_windows import other_window
-from tests.support.schema_stub import sent_schema
 
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 import itertools
 
-from tests.support.stand_in_game import OBJECTS, pose_changed_between
+from harness.stand_in_game import OBJECTS, pose_changed_between
 
 pytest_plugins = ("tests.support.xvfb", "tests.support.redis_server")  # x_display, start_game; redis_server, run_id
 pytestmark = pytest.mark.usefixtures("x_display")

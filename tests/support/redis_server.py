@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from tests.support.redis_process import RedisServer
+from harness.redis_process import RedisServer
 
 
 def start_redis(folder):

@@ -1,6 +1,6 @@
 """A stand-in game for the Unity-mode tests: a first-person view of labelled objects.
 
-    python tests/support/stand_in_game.py TITLE POSE_FILE [--split] [--position X,Y] [--size WxH]
+    python harness/stand_in_game.py TITLE POSE_FILE [--split] [--position X,Y] [--size WxH]
                                   [--arena HALF] [--pose-log FILE]
 
 It moves while keys are HELD, read with pygame.key.get_pressed() once per frame,

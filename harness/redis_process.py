@@ -7,7 +7,7 @@ import socket
 import subprocess
 import time
 
-from tests.support.ports import free_port
+from explorer.testing.ports import free_port
 
 START_SECONDS = 10
 

@@ -9,9 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.paths import ROOT
-
-MAIN = str(ROOT / "main.py")
+from harness import MAIN
 
 
 def sweep(sweep_file: Path, *args: str, timeout: float = 600, **kwargs) -> subprocess.CompletedProcess:

@@ -1,5 +1,5 @@
 """A plug-in policy at a pace a person (or a test) can watch: the built-in explorer, a pause before each
-decision, and a message every step (`--model tests.support.paced_policy:PacedExplorer`).
+decision, and a message every step (`--model harness.paced_policy:PacedExplorer`).
 
 With PACED_HOLD=FILE in its environment, each agent waits before its HOLD_STEP-th decision until FILE
 is there (at most HOLD_SECONDS): a test sees the run mid-way, however busy the machine, then lets it go on.

@@ -15,10 +15,9 @@ import sys
 import threading
 from pathlib import Path
 
-from tests.support.paths import ROOT
+from harness import MAIN, ROOT
 
-MAIN = str(ROOT / "main.py")
-PACED = "tests.support.paced_policy:PacedExplorer"  # a plug-in slow enough to watch
+PACED = "harness.paced_policy:PacedExplorer"  # a plug-in slow enough to watch
 WAIT_SECONDS = 240  # for the address, and for the process's end: the machine may be busy
 
 
