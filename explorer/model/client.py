@@ -129,6 +129,8 @@ class Reply:
     format: str = YAML  # what the request asked the reply to be: "json" under a schema, else "yaml"
     off_schema: bool = False  # under --reply-format json, not an instance of the schema it was asked under
     recorded_cost_usd: float | None = None  # a replayed call's cost in the recorded run, for the budgets
+    dialect: str | None = None  # how the schema was sent (explorer/model/dialects.py); None: no schema
+    finish_reason: str | None = None  # why the server stopped: "stop", "length", ...; None: it did not say
 
     def record(self, purpose: str, reply_error: str | None = None) -> ModelCall:
         """What the trace keeps of the call: the reply (bounded, with its length; none if it has no
@@ -146,6 +148,8 @@ class Reply:
             retries=self.retries,
             cost_usd=self.cost_usd,
             replayed=self.replayed,
+            dialect=self.dialect,
+            finish_reason=self.finish_reason,
         )
 
 
@@ -298,6 +302,8 @@ def complete(
         cost_usd=_cost(litellm, response, settings, usage),
         format=asked,
         off_schema=not settings.reply_format.answered(constrained, text),
+        dialect=constrained.dialect if constrained else None,
+        finish_reason=_finish_reason(response),
     )
     if budget:
         budget.charge(usage.prompt_tokens + usage.completion_tokens, reply.cost_usd)
@@ -453,6 +459,13 @@ def _reply_text(response: Any) -> str | None:
     message = getattr(choices[0], "message", None) if choices else None
     content = getattr(message, "content", None)
     return content if isinstance(content, str) and content.strip() else None
+
+
+def _finish_reason(response: Any) -> str | None:
+    """Why the server stopped the first choice ("stop", "length", ...); None where it did not say."""
+    choices = getattr(response, "choices", None) or []
+    reason = getattr(choices[0], "finish_reason", None) if choices else None
+    return reason if isinstance(reason, str) and reason else None
 
 
 def _retryable(kind: str, bad_replies: int) -> bool:

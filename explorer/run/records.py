@@ -12,11 +12,13 @@ from explorer.records.logs import start_logging, stop_logging
 from explorer.records.run_lock import RunLock, hold_run_dir
 from explorer.records.run_view import RunShown, RunView, RunViewFactory
 from explorer.records.summary import RunStats, SummarySettings
+from explorer.records.telemetry import Telemetry, TelemetrySetup, start_telemetry
 from explorer.records.trace import DiskWriteError, TraceWriter, write_json
 from explorer.report.run_report import write_report
 from explorer.run.roster import Roster
 from explorer.run.world import World
 from explorer.schedule.commit import StepCommit
+from explorer.team.split import SplitTeam
 
 log = logging.getLogger("explorer")
 
@@ -31,6 +33,7 @@ class RunRecords:
     logs: list[logging.Handler]
     trace: TraceWriter
     commit: StepCommit
+    telemetry: Telemetry  # --telemetry: the same steps as spans
 
     @property
     def stats(self) -> RunStats:
@@ -42,8 +45,10 @@ class RunRecords:
         _write_report(run_dir)
 
     def close(self, summary: dict, run_dir: Path, status: str) -> None:
-        """The summary shown, run.log's closing line written, the log closed, and the run directory let go."""
+        """The summary shown, run.log's closing line written, the spans' last sent (within a bound), the log
+        closed, and the run directory let go."""
         self.view.print_summary(summary, run_dir)
+        self.telemetry.close(status)
         log.debug(  # run.log's closing line; the console has just shown the summary
             "Run %s after %d agent-steps: %d of %s objects found",
             status,
@@ -63,6 +68,7 @@ def start_records(
     run_dir: Path,
     process_started: float,
     view_of: RunViewFactory,
+    team: SplitTeam | None = None,
 ) -> RunRecords:
     """`run_dir` locked, the view `view_of` makes, run.log and trace.jsonl opened in it, and the commit that
     fills them; raises DiskWriteError."""
@@ -78,8 +84,24 @@ def start_records(
     trace = TraceWriter(run_dir / "trace.jsonl")
     directors = [member for member in roster.members if member not in roster.agent_ids]
     stats = RunStats(list(roster.members), directors[0] if directors else None, directors)
-    commit = StepCommit(world.store, trace, stats, view, roster.coordinator_id, process_started)
-    return RunRecords(lock, view, logs, trace, commit)
+    telemetry = start_telemetry(telemetry_setup(config, roster, steps, run_dir, team))
+    commit = StepCommit(world.store, trace, stats, view, roster.coordinator_id, process_started, telemetry)
+    return RunRecords(lock, view, logs, trace, commit, telemetry)
+
+
+def telemetry_setup(
+    config: RunConfig, roster: Roster, steps: int, run_dir: Path, team: SplitTeam | None
+) -> TelemetrySetup:
+    """What the run's spans say of it (--telemetry): its options as config.json records them, its members here,
+    and a split team's shared trace."""
+    return TelemetrySetup(
+        kind=config.telemetry,
+        run_name=run_dir.name,
+        options={**config.to_dict(), "steps": steps},
+        local=frozenset(roster.local),
+        warn=log.warning,
+        team_trace=team.run.team_trace if team else None,
+    )
 
 
 def summary_settings(config: RunConfig) -> SummarySettings:
