@@ -26,7 +26,7 @@ from typing import Any, NamedTuple, Protocol
 
 from explorer.model.budget import Budget
 from explorer.model.deadline import Abandoned, within_deadline
-from explorer.model.reply_format import JSON, YAML, NoSchemaAccepted, ReplyFormat
+from explorer.model.reply_format import JSON, YAML, Constrained, NoSchemaAccepted, ReplyFormat
 from explorer.model.schemas import JsonSchema
 from explorer.model.usage import Usage, counted_usage
 from explorer.records.secrets import redact
@@ -290,9 +290,25 @@ def complete(
         retries += 1
         if cancelled.is_set():
             raise _error(_CANCELLED, settings.model, retries, round(time.perf_counter() - start, 4), asked)
-    response, text = attempt
+    reply = _reply(litellm, settings, messages, attempt, constrained, retries, start)
+    if budget:
+        budget.charge(reply.prompt_tokens + reply.completion_tokens, reply.cost_usd)
+    return reply
+
+
+def _reply(
+    litellm: ModuleType,
+    settings: LLMSettings,
+    messages: list[ChatMessage],
+    answered: tuple[Any, str],
+    constrained: Constrained | None,
+    retries: int,
+    start: float,
+) -> Reply:
+    """The Reply of an `answered` request, (its response, its text): what it cost, and how it was asked."""
+    response, text = answered
     usage = _usage(settings, response, messages, text)
-    reply = Reply(
+    return Reply(
         text=redact(text),
         model=settings.model,
         prompt_tokens=usage.prompt_tokens,
@@ -300,14 +316,11 @@ def complete(
         latency=round(time.perf_counter() - start, 4),
         retries=retries,
         cost_usd=_cost(litellm, response, settings, usage),
-        format=asked,
+        format=JSON if constrained else YAML,
         off_schema=not settings.reply_format.answered(constrained, text),
         dialect=constrained.dialect if constrained else None,
         finish_reason=_finish_reason(response),
     )
-    if budget:
-        budget.charge(usage.prompt_tokens + usage.completion_tokens, reply.cost_usd)
-    return reply
 
 
 def _counted_attempt(

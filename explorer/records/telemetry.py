@@ -1,9 +1,10 @@
 """What a run tells a tracing backend as it goes (--telemetry): nothing, or OpenTelemetry spans over OTLP.
 
 The run hands the `Telemetry` each step line as the step commit writes it, each batch the embedding service
-encodes, and its end. With --telemetry none (the default) that is `NoTelemetry`, whose methods do nothing and
-which imports nothing; with otlp, explorer/records/otel_spans.py makes the spans (docs/telemetry.md). Whatever
-the collector does, the run's own files are written as always.
+encodes, and its end. With --telemetry none (the default) that is `NoTelemetry`, whose methods do nothing, and
+no OpenTelemetry module is imported; with otlp, explorer/records/otel_spans.py makes the spans
+(docs/telemetry.md), started by explorer/run/records.py. Whatever the collector does, the run's own files are
+written as always.
 """
 
 from __future__ import annotations
@@ -79,13 +80,3 @@ def _installed(package: str) -> bool:
         return importlib.util.find_spec(package) is not None
     except ModuleNotFoundError:  # its parent package is not there either
         return False
-
-
-def start_telemetry(setup: TelemetrySetup) -> Telemetry:
-    """The run's telemetry: the root span started where it sends spans. Nothing is sent, nor any connection
-    made, before the first batch of spans is ready."""
-    if setup.kind == NO_TELEMETRY:
-        return NoTelemetry()
-    from explorer.records.otel_spans import OtlpTelemetry  # only here: a run without it imports no OpenTelemetry
-
-    return OtlpTelemetry(setup)

@@ -12,13 +12,12 @@ from explorer.records.logs import start_logging, stop_logging
 from explorer.records.run_lock import RunLock, hold_run_dir
 from explorer.records.run_view import RunShown, RunView, RunViewFactory
 from explorer.records.summary import RunStats, SummarySettings
-from explorer.records.telemetry import Telemetry, TelemetrySetup, start_telemetry
+from explorer.records.telemetry import NO_TELEMETRY, NoTelemetry, Telemetry, TelemetrySetup
 from explorer.records.trace import DiskWriteError, TraceWriter, write_json
 from explorer.report.run_report import write_report
 from explorer.run.roster import Roster
 from explorer.run.world import World
 from explorer.schedule.commit import StepCommit
-from explorer.team.split import SplitTeam
 
 log = logging.getLogger("explorer")
 
@@ -68,7 +67,6 @@ def start_records(
     run_dir: Path,
     process_started: float,
     view_of: RunViewFactory,
-    team: SplitTeam | None = None,
 ) -> RunRecords:
     """`run_dir` locked, the view `view_of` makes, run.log and trace.jsonl opened in it, and the commit that
     fills them; raises DiskWriteError."""
@@ -84,24 +82,32 @@ def start_records(
     trace = TraceWriter(run_dir / "trace.jsonl")
     directors = [member for member in roster.members if member not in roster.agent_ids]
     stats = RunStats(list(roster.members), directors[0] if directors else None, directors)
-    telemetry = start_telemetry(telemetry_setup(config, roster, steps, run_dir, team))
+    telemetry = start_telemetry(config, roster, steps, run_dir, world)
     commit = StepCommit(world.store, trace, stats, view, roster.coordinator_id, process_started, telemetry)
     return RunRecords(lock, view, logs, trace, commit, telemetry)
 
 
-def telemetry_setup(
-    config: RunConfig, roster: Roster, steps: int, run_dir: Path, team: SplitTeam | None
-) -> TelemetrySetup:
-    """What the run's spans say of it (--telemetry): its options as config.json records them, its members here,
-    and a split team's shared trace."""
-    return TelemetrySetup(
-        kind=config.telemetry,
-        run_name=run_dir.name,
-        options={**config.to_dict(), "steps": steps},
-        local=frozenset(roster.local),
-        warn=log.warning,
-        team_trace=team.run.team_trace if team else None,
-    )
+def start_telemetry(config: RunConfig, roster: Roster, steps: int, run_dir: Path, world: World) -> Telemetry:
+    """The run's telemetry (--telemetry), told of each batch the embedding service encodes: with otlp, the
+    root span started (nothing is sent before the first batch of spans is ready)."""
+    if config.telemetry == NO_TELEMETRY:
+        telemetry: Telemetry = NoTelemetry()
+    else:
+        from explorer.records.otel_spans import OtlpTelemetry  # only here: a run without it imports none of it
+
+        telemetry = OtlpTelemetry(
+            TelemetrySetup(
+                kind=config.telemetry,
+                run_name=run_dir.name,
+                options={**config.to_dict(), "steps": steps},
+                local=frozenset(roster.local),
+                warn=log.warning,
+                team_trace=world.team.run.team_trace if world.team else None,
+            )
+        )
+    if world.embedder:
+        world.embedder.on_batch = telemetry.embedded  # a later run given the same embedder sets its own
+    return telemetry
 
 
 def summary_settings(config: RunConfig) -> SummarySettings:

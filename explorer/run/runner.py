@@ -99,11 +99,8 @@ class ExplorationRun:
 
     def execute(self) -> dict:
         """Run to the end, Ctrl-C or failure; the summary is written in every case."""
-        world = start_world(self.config, self.setup, self.roster, self.run_dir, self.team)
-        records = start_records(
-            self.config, self.roster, self.steps, world, self.run_dir, self.started, self.view, self.team
-        )
-        self.embedder.on_batch = records.telemetry.embedded  # --telemetry: each batch it encodes, as a span
+        world = start_world(self.config, self.setup, self.roster, self.run_dir, self.team, self.embedder)
+        records = start_records(self.config, self.roster, self.steps, world, self.run_dir, self.started, self.view)
         schedule, world = make_schedule(self.config, self.roster, self.steps, records.commit, world, self.team)
         self._write_config()
         failure = FirstFailure()
@@ -197,7 +194,6 @@ class ExplorationRun:
             failure.record(str(error))
             status = "failed"
         records.close(summary, self.run_dir, status)
-        self.embedder.on_batch = None  # an embedder given to several runs tells this one's telemetry no more
         # A run that stops early (a refused key at step 1) may end before the model has loaded.
         self.embedder.wait_loaded()
         return status, summary
