@@ -1,0 +1,169 @@
+"""What --telemetry otlp costs a run: `python bench/telemetry.py` prints the figures and writes bench/telemetry.json.
+
+An offline team of AGENTS agents explores for STEPS steps, each run a real `python main.py`, in four conditions
+taken in turn, REPEATS times each:
+
+- `off`: this checkout, no --telemetry;
+- `before`: the code before telemetry came (a git worktree of --before, made and removed here);
+- `phoenix`: --telemetry otlp to a live Arize Phoenix started here (tests/support/phoenix_server.py; its
+  `phoenix` command as the tests find it), each run's spans into a project of their own, counted afterwards;
+- `unreachable`: --telemetry otlp to a port of loopback where nothing listens.
+
+Per run: the summary's wall time (the exploration), the process's whole time, its CPU time, and its tail: from
+summary.json written to the process's exit, where the last spans are sent. The figures are the medians of the
+paired ratios (each condition's run beside the `off` run of the same round, which survives a busy machine
+better than seconds do), the tails, and the machine's load average as the bench began and ended.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.output import command_line, figures_path, write_figures  # noqa: E402
+from tests.support.phoenix_server import PhoenixServer, phoenix_command  # noqa: E402
+from tests.support.ports import free_port  # noqa: E402
+
+AGENTS = 8
+STEPS = 200
+REPEATS = 3
+CONDITIONS = ("off", "before", "phoenix", "unreachable")
+TEAM = ("--mode", "mock", "--agents", str(AGENTS), "--steps", str(STEPS), "-q")
+# Phoenix refuses spans (503) once this many wait to be written; a run here makes about 13,000 in 25 s.
+PHOENIX_QUEUE = "200000"
+TELEMETRY_MODULE = "explorer/records/telemetry.py"
+
+
+def code_before(given: str | None) -> str:
+    """The commit --before names; by default the one before telemetry's module was added."""
+    if given:
+        revision = given
+    else:
+        added = _git("log", "--diff-filter=A", "--format=%H", "--", TELEMETRY_MODULE).split()
+        if not added:
+            raise SystemExit(f"bench/telemetry.py: no commit adds {TELEMETRY_MODULE}: give --before REV")
+        revision = added[-1] + "^"
+    return _git("rev-parse", "--verify", f"{revision}^{{commit}}").strip()
+
+
+def _git(*arguments: str) -> str:
+    return subprocess.run(["git", "-C", str(ROOT), *arguments], check=True, capture_output=True, text=True).stdout
+
+
+def one_run(checkout: Path, run_dir: Path, environment: dict[str, str], *flags: str) -> dict[str, float]:
+    """One run of main.py in `checkout`: its summary's wall time, its whole time and CPU time, and its tail."""
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    began = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "main.py", *TEAM, "--run-dir", str(run_dir), *flags],
+        cwd=checkout,
+        env=environment,
+        check=True,
+        capture_output=True,
+    )
+    whole, ended = time.perf_counter() - began, time.time()
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "completed", summary["status"]
+    return {
+        "wall_seconds": summary["wall_seconds"],
+        "process_seconds": round(whole, 3),
+        "cpu_seconds": round(cpu, 3),
+        "tail_seconds": round(ended - (run_dir / "summary.json").stat().st_mtime, 3),
+    }
+
+
+def paired(runs: dict[str, list[dict[str, float]]], condition: str, base: str, key: str) -> float:
+    """The median over rounds of `condition`'s `key` over `base`'s in the same round."""
+    return round(statistics.median(c[key] / b[key] for c, b in zip(runs[condition], runs[base])), 3)
+
+
+def load() -> list[float]:
+    return [round(figure, 2) for figure in os.getloadavg()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=figures_path, default=ROOT / "bench" / "telemetry.json")
+    parser.add_argument("--before", metavar="REV", help="the code before telemetry (default: before it was added)")
+    parser.add_argument("--repeats", type=int, default=REPEATS)
+    args = parser.parse_args()
+    command = phoenix_command()
+    if command is None:
+        parser.error("no `phoenix` command: install Phoenix as the README's Telemetry section says")
+    before = code_before(args.before)
+    load_began = load()
+    runs: dict[str, list[dict[str, float]]] = {condition: [] for condition in CONDITIONS}
+    with tempfile.TemporaryDirectory() as folder:
+        work = Path(folder)
+        _git("worktree", "add", "--detach", str(work / "before"), before)
+        os.environ["PHOENIX_MAX_SPANS_QUEUE_SIZE"] = PHOENIX_QUEUE
+        phoenix = PhoenixServer(command, work)
+        try:
+            plain = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": phoenix.url}
+            unreachable = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{free_port()}"}
+            for repeat in range(args.repeats):
+                project = {"OTEL_RESOURCE_ATTRIBUTES": f"openinference.project.name=bench-{repeat}"}
+                runs["off"].append(one_run(ROOT, work / f"off-{repeat}", dict(os.environ)))
+                runs["before"].append(one_run(work / "before", work / f"before-{repeat}", dict(os.environ)))
+                otlp = ("--telemetry", "otlp")
+                runs["phoenix"].append(one_run(ROOT, work / f"phoenix-{repeat}", {**plain, **project}, *otlp))
+                runs["unreachable"].append(one_run(ROOT, work / f"unreachable-{repeat}", unreachable, *otlp))
+                print(repeat, {condition: runs[condition][-1] for condition in CONDITIONS}, flush=True)
+            taken = [len(_spans(phoenix, f"bench-{repeat}")) for repeat in range(args.repeats)]
+        finally:
+            phoenix.stop()
+            _git("worktree", "remove", "--force", str(work / "before"))
+    figures = {
+        "command": command_line("telemetry.py"),
+        "agents": AGENTS,
+        "steps": STEPS,
+        "before": before,
+        "cpus": os.cpu_count(),
+        "load_average_began": load_began,
+        "load_average_ended": load(),
+        "phoenix_over_off_wall": paired(runs, "phoenix", "off", "wall_seconds"),
+        "phoenix_over_off_process": paired(runs, "phoenix", "off", "process_seconds"),
+        "phoenix_over_off_cpu": paired(runs, "phoenix", "off", "cpu_seconds"),
+        "off_over_before_wall": paired(runs, "off", "before", "wall_seconds"),
+        "off_over_before_process": paired(runs, "off", "before", "process_seconds"),
+        "off_over_before_cpu": paired(runs, "off", "before", "cpu_seconds"),
+        "tail_seconds_off": statistics.median(run["tail_seconds"] for run in runs["off"]),
+        "tail_seconds_unreachable": statistics.median(run["tail_seconds"] for run in runs["unreachable"]),
+        "unreachable_over_off_wall": paired(runs, "unreachable", "off", "wall_seconds"),
+        "spans_phoenix_took": taken,
+        "runs": [{"condition": condition, **run} for condition in CONDITIONS for run in runs[condition]],
+    }
+    print(json.dumps(figures, indent=1))
+    write_figures(args.out, figures)
+
+
+def _spans(phoenix: PhoenixServer, project: str) -> list[dict]:
+    """The project's spans once Phoenix has written what it took (its count settled)."""
+    before, deadline = -1, time.monotonic() + 600
+    while True:
+        try:
+            spans = phoenix.spans(project)
+        except urllib.error.URLError:
+            spans = []
+        if len(spans) == before or time.monotonic() > deadline:
+            return spans
+        before = len(spans)
+        time.sleep(5)
+
+
+if __name__ == "__main__":
+    main()
