@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -17,8 +19,11 @@ import pytest
 
 from explorer.records.trace import read_trace
 from tests.support.openai_stub_server import ChatServer
+from tests.support.paths import ROOT
 from tests.support.phoenix_server import PhoenixServer, phoenix_command
 from tests.support.ports import free_port
+
+pytest_plugins = ("tests.support.redis_server",)
 
 SECRET = "placeholder-not-a-key-DoNotLeakMe-4242"
 REPLY = "```yaml\naction: forward\nreason: the corridor is open\nmessage_to_others: corridor ahead is open\n```"
@@ -190,3 +195,61 @@ def test_an_unknown_telemetry_is_one_line_and_exit_code_2(in_process, tmp_path):
     assert result.returncode == 2
     assert "--telemetry" in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert not (tmp_path / "run").exists()
+
+
+def main_py(*args: str, env: dict[str, str], cwd: Path = ROOT) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, str(ROOT / "main.py"), *args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+
+
+def project_env(phoenix: PhoenixServer, project: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "OTEL_EXPORTER_OTLP_ENDPOINT": phoenix.url,
+        "OTEL_RESOURCE_ATTRIBUTES": f"openinference.project.name={project}",
+    }
+
+
+def test_a_team_split_over_two_processes_is_one_trace(phoenix, tmp_path, redis_server, run_id):
+    team = ["--agents", "2", "--steps", "5", "--store", redis_server.url, "--run-id", run_id, "-q"]
+    team += ["--telemetry", "otlp"]
+    environment = project_env(phoenix, "split")
+    first = main_py(*team, "--local-agents", "Agent1", "--run-dir", str(tmp_path / "first"), env=environment)
+    second = main_py(*team, "--local-agents", "Agent2", "--run-dir", str(tmp_path / "second"), env=environment)
+    for process in (first, second):
+        _, stderr = process.communicate(timeout=300)
+        assert process.returncode == 0, stderr
+    spans = project_spans(phoenix, "split")
+    assert len({s["context"]["trace_id"] for s in spans}) == 1  # the trace context went through the store
+    (root,) = [s for s in spans if s["parent_id"] is None]
+    runs = [s for s in spans if s["name"].startswith("invoke_workflow")]
+    assert len(runs) == 2 and all(s is root or s["parent_id"] == root["context"]["span_id"] for s in runs)
+    steps = [s for s in spans if s["attributes"].get("gen_ai.operation.name") == "invoke_agent"]
+    # Each process sends its own agents' steps, under its own part of the run: each step once.
+    assert Counter(s["attributes"]["gen_ai.agent.name"] for s in steps) == {"Agent1": 5, "Agent2": 5}
+    parents = {
+        agent: {s["parent_id"] for s in steps if s["attributes"]["gen_ai.agent.name"] == agent}
+        for agent in Counter(s["attributes"]["gen_ai.agent.name"] for s in steps)
+    }
+    assert parents["Agent1"] != parents["Agent2"] and {len(ids) for ids in parents.values()} == {1}
+    assert parents["Agent1"] | parents["Agent2"] == {s["context"]["span_id"] for s in runs}
+
+
+def test_a_sweep_s_runs_carry_its_name_and_condition(phoenix, tmp_path):
+    sweep = tmp_path / "study.yaml"
+    sweep.write_text(
+        "out: out\n"
+        "conditions:\n"
+        "  - {name: offline}\n"
+        "  - {name: silent, comm: false}\n"
+        "fixed: {agents: 1, steps: 2, telemetry: otlp}\n"
+    )
+    process = main_py("--sweep", str(sweep), env=project_env(phoenix, "sweep"), cwd=tmp_path)
+    _, stderr = process.communicate(timeout=300)
+    assert process.returncode == 0, stderr
+    spans = project_spans(phoenix, "sweep")
+    roots = [s for s in spans if s["parent_id"] is None]
+    assert sorted(r["attributes"]["explorer.sweep.condition"] for r in roots) == ["offline", "silent"]
+    assert {r["attributes"]["explorer.sweep.name"] for r in roots} == {"out"}
+    assert {r["attributes"]["explorer.option.telemetry"] for r in roots} == {"otlp"}

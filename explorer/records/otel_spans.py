@@ -69,8 +69,9 @@ class _Quiet(logging.Filter):
 
 class _GuardedExporter(SpanExporter):
     """The OTLP exporter, guarded: after a failed export the collector rests RESTING_SECONDS (its batches are
-    dropped at once rather than each waiting out a timeout); once the run is closing past its deadline, every
-    batch is dropped. The first failure is warned about; the spans dropped are counted."""
+    dropped at once rather than each waiting out a timeout); once the run is closing, a batch is tried only
+    before its deadline, and only where the last one was taken. The first failure is warned about; the spans
+    dropped are counted."""
 
     def __init__(self, inner: OTLPSpanExporter, where: str, warn: Callable[[str], None]) -> None:
         self.inner, self.where, self.warn = inner, where, warn
@@ -78,18 +79,27 @@ class _GuardedExporter(SpanExporter):
         self.deadline: float | None = None  # monotonic: set when the run closes
         self.dropped = 0
         self.warned = False
+        self.failing = False  # the last export was not taken
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        now = time.monotonic()
-        if now < self.resting_until or (self.deadline is not None and now > self.deadline):
+        if not self._worth_trying():
             self.dropped += len(spans)
             return SpanExportResult.FAILURE
         result = self.inner.export(spans)
-        if result is not SpanExportResult.SUCCESS:
+        self.failing = result is not SpanExportResult.SUCCESS
+        if self.failing:
             self.dropped += len(spans)
             self.resting_until = time.monotonic() + RESTING_SECONDS
             self._warn_once()
         return result
+
+    def _worth_trying(self) -> bool:
+        """Not while the collector rests; once the run is closing, only before the deadline, and only where
+        the last export was taken (a run does not end later for a collector that is not there)."""
+        now = time.monotonic()
+        if self.deadline is not None:
+            return now < self.deadline and not self.failing
+        return now >= self.resting_until
 
     def _warn_once(self) -> None:
         if not self.warned:
