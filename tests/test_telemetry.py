@@ -245,7 +245,9 @@ def test_a_sweep_s_runs_carry_its_name_and_condition(phoenix, tmp_path):
         "  - {name: silent, comm: false}\n"
         "fixed: {agents: 1, steps: 2, telemetry: otlp}\n"
     )
-    process = main_py("--sweep", str(sweep), env=project_env(phoenix, "sweep"), cwd=tmp_path)
+    # The sweep's runs are `python -m explorer` in the sweep's folder: this checkout's, whatever is installed.
+    environment = {**project_env(phoenix, "sweep"), "PYTHONPATH": str(ROOT)}
+    process = main_py("--sweep", str(sweep), env=environment, cwd=tmp_path)
     _, stderr = process.communicate(timeout=300)
     assert process.returncode == 0, stderr
     spans = project_spans(phoenix, "sweep")
