@@ -57,6 +57,7 @@ QUIETED_LOGGERS = (
 EMBEDDING_MODEL = "all-MiniLM-L6-v2"  # the embedding service's (memory/embedder.py)
 DECIDING_NODES = ("decision", "direct")  # where an explorer's or a director's decision calls are made
 VISION_NODE = "perception"
+SHORTEST_NODE_SECONDS = 1e-6
 WAIT_SUFFIX = "_wait"  # a node's wait for a slot on the cores, kept apart in the timings (nodes/record.py)
 
 
@@ -412,9 +413,11 @@ class _Clock:
 
 
 def _node_times(timings: Mapping[str, float]) -> list[tuple[str, float]]:
-    """(node, seconds) in the order the nodes ran, each with its wait for a slot on the cores."""
+    """(node, seconds) in the order the nodes ran, each with its wait for a slot on the cores, and at least
+    SHORTEST_NODE_SECONDS: a backend that orders spans by their start then shows them in the order they ran (a
+    node of no measurable time would start as the next one does)."""
     return [
-        (name, seconds + timings.get(f"{name}{WAIT_SUFFIX}", 0.0))
+        (name, max(seconds + timings.get(f"{name}{WAIT_SUFFIX}", 0.0), SHORTEST_NODE_SECONDS))
         for name, seconds in timings.items()
         if not name.endswith(WAIT_SUFFIX)
     ]

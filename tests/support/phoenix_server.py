@@ -75,6 +75,11 @@ class PhoenixServer:
         except OSError:
             return False
 
+    def projects(self) -> list[dict[str, Any]]:
+        """Phoenix's projects: each with its `name` and `id`."""
+        with urllib.request.urlopen(f"{self.url}/v1/projects", timeout=30) as answer:
+            return json.load(answer)["data"]
+
     def spans(self, project: str = "default") -> list[dict[str, Any]]:
         """Every span Phoenix holds in `project`, as its REST API gives them."""
         spans: list[dict[str, Any]] = []
@@ -87,15 +92,6 @@ class PhoenixServer:
             cursor = page.get("next_cursor")
             if not cursor:
                 return spans
-
-    def wait_for_spans(self, count: int, seconds: float = 30) -> list[dict[str, Any]]:
-        """The spans, once Phoenix holds at least `count` (it writes what it took in the background)."""
-        deadline = time.monotonic() + seconds
-        while True:
-            spans = self.spans()
-            if len(spans) >= count or time.monotonic() > deadline:
-                return spans
-            time.sleep(0.5)
 
     def stop(self) -> None:
         if self.process.poll() is None:
