@@ -211,6 +211,12 @@ class OtlpTelemetry:
 
     def close(self, status: str) -> None:
         """The root span sent with `status`; what is queued sent within FLUSH_SECONDS; the exporter shut."""
+        try:
+            self._close(status)
+        except Exception as error:  # the run's own files are written; its ending is not lost for its spans
+            self.setup.warn(f"telemetry: the last spans were not sent: {error!r}")
+
+    def _close(self, status: str) -> None:
         attributes = {
             "gen_ai.operation.name": "invoke_workflow",
             "gen_ai.workflow.name": SERVICE_NAME,
