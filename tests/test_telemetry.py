@@ -17,6 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from explorer.api import make_config
+from explorer.records import telemetry
+from explorer.records.errors import ConfigError
 from explorer.records.trace import read_trace
 from tests.support.openai_stub_server import ChatServer
 from tests.support.paths import ROOT
@@ -194,6 +197,17 @@ def test_an_unknown_telemetry_is_one_line_and_exit_code_2(in_process, tmp_path):
     result = in_process.run("--mode", "mock", "--telemetry", "zipkin", "--run-dir", str(tmp_path / "run"))
     assert result.returncode == 2
     assert "--telemetry" in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not (tmp_path / "run").exists()
+    assert make_config(telemetry="otlp").telemetry == "otlp"
+    with pytest.raises(ConfigError, match="unknown --telemetry 'zipkin'"):
+        make_config(telemetry="zipkin")
+
+
+def test_telemetry_without_its_packages_is_one_line_naming_the_extra(in_process, tmp_path, monkeypatch):
+    monkeypatch.setattr(telemetry, "OTLP_PACKAGES", ("opentelemetry.no_such_exporter",))
+    result = in_process.run("--mode", "mock", "--telemetry", "otlp", "--run-dir", str(tmp_path / "run"))
+    assert result.returncode == 2
+    assert "[telemetry]" in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert not (tmp_path / "run").exists()
 
 
