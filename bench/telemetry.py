@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import resource
+import signal
 import statistics
 import subprocess
 import sys
@@ -107,6 +108,8 @@ def main() -> None:
     before = code_before(args.before)
     load_began = load()
     runs: dict[str, list[dict[str, float]]] = {condition: [] for condition in CONDITIONS}
+    taken: list[int] = []  # the spans Phoenix holds of each `phoenix` run
+    signal.signal(signal.SIGTERM, _stopped)  # so that Phoenix and the worktree are removed
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
         _git("worktree", "add", "--detach", str(work / "before"), before)
@@ -121,9 +124,10 @@ def main() -> None:
                 runs["before"].append(one_run(work / "before", work / f"before-{repeat}", dict(os.environ)))
                 otlp = ("--telemetry", "otlp")
                 runs["phoenix"].append(one_run(ROOT, work / f"phoenix-{repeat}", {**plain, **project}, *otlp))
+                # Phoenix writes what it took in the background, on the same cores: the next run waits for it.
+                taken.append(len(_spans(phoenix, f"bench-{repeat}")))
                 runs["unreachable"].append(one_run(ROOT, work / f"unreachable-{repeat}", unreachable, *otlp))
-                print(repeat, {condition: runs[condition][-1] for condition in CONDITIONS}, flush=True)
-            taken = [len(_spans(phoenix, f"bench-{repeat}")) for repeat in range(args.repeats)]
+                print(repeat, {condition: runs[condition][-1] for condition in CONDITIONS}, taken, flush=True)
         finally:
             phoenix.stop()
             _git("worktree", "remove", "--force", str(work / "before"))
@@ -151,6 +155,10 @@ def main() -> None:
     write_figures(args.out, figures)
 
 
+def _stopped(signum: int, frame: object) -> None:
+    raise SystemExit(f"bench/telemetry.py: stopped by signal {signum}")
+
+
 def _spans(phoenix: PhoenixServer, project: str) -> list[dict]:
     """The project's spans once Phoenix has written what it took (its count settled)."""
     before, deadline = -1, time.monotonic() + 600
@@ -159,10 +167,10 @@ def _spans(phoenix: PhoenixServer, project: str) -> list[dict]:
             spans = phoenix.spans(project)
         except urllib.error.URLError:
             spans = []
-        if len(spans) == before or time.monotonic() > deadline:
+        if (spans and len(spans) == before) or time.monotonic() > deadline:
             return spans
         before = len(spans)
-        time.sleep(5)
+        time.sleep(3)
 
 
 if __name__ == "__main__":

@@ -155,13 +155,14 @@ class _Spans:
         events: Sequence[Event] = (),
         status: Status | None = None,
     ) -> None:
-        """The span, ended: handed to the batch processor, which sends it with the next batch."""
+        """The span, ended: handed to the batch processor, which sends it with the next batch. An attribute
+        without a value (a policy of the user's own may leave one so) is left out: OTLP has no null."""
         span = ReadableSpan(
             name,
             context,
             parent,
             self.resource,
-            attributes,
+            {key: value for key, value in attributes.items() if value is not None},
             events,
             kind=SpanKind.INTERNAL,
             status=status or Status(StatusCode.UNSET),
