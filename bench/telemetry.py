@@ -28,12 +28,20 @@ import sys
 import tempfile
 import time
 import urllib.error
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans  # noqa: E402
+from opentelemetry.sdk.trace import ReadableSpan  # noqa: E402
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult  # noqa: E402
+
 from bench.output import command_line, figures_path, write_figures  # noqa: E402
+from explorer.records.otel_spans import OtlpTelemetry  # noqa: E402
+from explorer.records.telemetry import OTLP, NoTelemetry, TelemetrySetup  # noqa: E402
+from explorer.records.trace import read_trace  # noqa: E402
 from tests.support.phoenix_server import PhoenixServer, phoenix_command  # noqa: E402
 from tests.support.ports import free_port  # noqa: E402
 
@@ -87,6 +95,47 @@ def one_run(checkout: Path, run_dir: Path, environment: dict[str, str], *flags: 
     }
 
 
+def commit_path_costs(run_dir: Path) -> dict[str, float]:
+    """The CPU seconds the step commit spends on telemetry for all of a run's steps (its trace, read back), on
+    this thread, which a busy machine changes least: with the flag off (NoTelemetry), and with otlp making the
+    spans (to an exporter that keeps them), and the OTLP encoding of those spans that the exporter's thread does."""
+    lines = read_trace(run_dir / "trace.jsonl")
+    agents = frozenset(line["agent_id"] for line in lines)
+    kept: list[ReadableSpan] = []
+    off = NoTelemetry()
+    began = time.thread_time()
+    for line in lines:
+        off.step(line, time.perf_counter())
+    off_seconds = time.thread_time() - began
+    setup = TelemetrySetup(OTLP, "bench", {}, agents, lambda text: None)
+    spans = OtlpTelemetry(setup)
+    spans.exporter.inner = _Kept(kept)
+    began = time.thread_time()
+    for line in lines:
+        spans.step(line, time.perf_counter())
+    making = time.thread_time() - began
+    spans.close("completed")
+    began = time.thread_time()
+    for start in range(0, len(kept), 512):  # the batch processor's batches
+        encode_spans(kept[start : start + 512]).SerializePartialToString()
+    return {
+        "steps": len(lines),
+        "spans": len(kept),
+        "off_cpu_seconds": round(off_seconds, 5),
+        "making_cpu_seconds": round(making, 3),
+        "encoding_cpu_seconds": round(time.thread_time() - began, 3),
+    }
+
+
+class _Kept(SpanExporter):
+    def __init__(self, kept: list[ReadableSpan]) -> None:
+        self.kept = kept
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        self.kept.extend(spans)
+        return SpanExportResult.SUCCESS
+
+
 def paired(runs: dict[str, list[dict[str, float]]], condition: str, base: str, key: str) -> float:
     """The median over rounds of `condition`'s `key` over `base`'s in the same round."""
     return round(statistics.median(c[key] / b[key] for c, b in zip(runs[condition], runs[base])), 3)
@@ -128,6 +177,7 @@ def main() -> None:
                 taken.append(len(_spans(phoenix, f"bench-{repeat}")))
                 runs["unreachable"].append(one_run(ROOT, work / f"unreachable-{repeat}", unreachable, *otlp))
                 print(repeat, {condition: runs[condition][-1] for condition in CONDITIONS}, taken, flush=True)
+            costs = commit_path_costs(work / "off-0")
         finally:
             phoenix.stop()
             _git("worktree", "remove", "--force", str(work / "before"))
@@ -149,6 +199,7 @@ def main() -> None:
         "tail_seconds_unreachable": statistics.median(run["tail_seconds"] for run in runs["unreachable"]),
         "unreachable_over_off_wall": paired(runs, "unreachable", "off", "wall_seconds"),
         "spans_phoenix_took": taken,
+        "commit_path": costs,
         "runs": [{"condition": condition, **run} for condition in CONDITIONS for run in runs[condition]],
     }
     print(json.dumps(figures, indent=1))

@@ -1,5 +1,7 @@
-"""--telemetry otlp against a real Arize Phoenix (`phoenix serve`, tests/support/phoenix_server.py): a model run
-against the local stub server, its spans read back through Phoenix's REST API.
+"""--telemetry otlp against a real Arize Phoenix (`phoenix serve`, tests/support/phoenix_server.py), the spans read
+back through Phoenix's REST API: a model run against the local stub server (the tree, the GenAI attributes, the
+token counts the summary's, no prompt by default, no key ever), content when asked, a team split over two
+processes on a real Redis, a sweep's runs; and a collector that is not there, which costs the run nothing.
 
 Phoenix lives in a virtual environment of its own (README, Telemetry); where its command is missing the tests
 skip, saying how to install it, except under CI=true, where they fail.
