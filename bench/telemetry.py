@@ -9,8 +9,10 @@ taken in turn, REPEATS times each:
   `phoenix` command as the tests find it), each run's spans into a project of their own, counted afterwards;
 - `unreachable`: --telemetry otlp to a port of loopback where nothing listens.
 
-Per run: the summary's wall time (the exploration), the process's whole time, its CPU time, and its tail: from
-summary.json written to the process's exit, where the last spans are sent. The figures are the medians of the
+Per run: the summary's wall time (the exploration), the process's whole time, its CPU time, its tail (from
+summary.json written to the process's exit: the report, the last spans, the interpreter's exit), and the seconds
+its end waited for its last spans (run.log's line). Then, from the first `off` run's trace, the CPU time the step
+commit spends on telemetry for the whole run, off and on, and the encoding of its spans. The figures are the medians of the
 paired ratios (each condition's run beside the `off` run of the same round, which survives a busy machine
 better than seconds do), the tails, and the machine's load average as the bench began and ended.
 """
@@ -19,7 +21,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
+import re
 import resource
 import signal
 import statistics
@@ -53,6 +57,7 @@ TEAM = ("--mode", "mock", "--agents", str(AGENTS), "--steps", str(STEPS), "-q")
 # Phoenix refuses spans (503) once this many wait to be written; a run here makes about 13,000 in 25 s.
 PHOENIX_QUEUE = "200000"
 TELEMETRY_MODULE = "explorer/records/telemetry.py"
+CLOSING = re.compile(r"telemetry: the last spans took ([0-9.]+) s")  # run.log's line: what the end waited
 
 
 def code_before(given: str | None) -> str:
@@ -87,7 +92,9 @@ def one_run(checkout: Path, run_dir: Path, environment: dict[str, str], *flags: 
     cpu = (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime)
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["status"] == "completed", summary["status"]
+    closing = CLOSING.search((run_dir / "run.log").read_text())
     return {
+        "closing_seconds": float(closing.group(1)) if closing else 0.0,
         "wall_seconds": summary["wall_seconds"],
         "process_seconds": round(whole, 3),
         "cpu_seconds": round(cpu, 3),
@@ -107,7 +114,7 @@ def commit_path_costs(run_dir: Path) -> dict[str, float]:
     for line in lines:
         off.step(line, time.perf_counter())
     off_seconds = time.thread_time() - began
-    setup = TelemetrySetup(OTLP, "bench", {}, agents, lambda text: None)
+    setup = TelemetrySetup(OTLP, "bench", {}, agents, logging.getLogger("bench"))
     spans = OtlpTelemetry(setup)
     spans.exporter.inner = _Kept(kept)
     began = time.thread_time()
@@ -189,6 +196,18 @@ def main() -> None:
         "cpus": os.cpu_count(),
         "load_average_began": load_began,
         "load_average_ended": load(),
+        **ratios(runs),
+        "spans_phoenix_took": taken,
+        "commit_path": costs,
+        "runs": [{"condition": condition, **run} for condition in CONDITIONS for run in runs[condition]],
+    }
+    print(json.dumps(figures, indent=1))
+    write_figures(args.out, figures)
+
+
+def ratios(runs: dict[str, list[dict[str, float]]]) -> dict[str, float]:
+    """The paired ratios against `off` (and `off` against `before`), and the ends' waits."""
+    return {
         "phoenix_over_off_wall": paired(runs, "phoenix", "off", "wall_seconds"),
         "phoenix_over_off_process": paired(runs, "phoenix", "off", "process_seconds"),
         "phoenix_over_off_cpu": paired(runs, "phoenix", "off", "cpu_seconds"),
@@ -197,13 +216,10 @@ def main() -> None:
         "off_over_before_cpu": paired(runs, "off", "before", "cpu_seconds"),
         "tail_seconds_off": statistics.median(run["tail_seconds"] for run in runs["off"]),
         "tail_seconds_unreachable": statistics.median(run["tail_seconds"] for run in runs["unreachable"]),
+        "closing_seconds_phoenix": max(run["closing_seconds"] for run in runs["phoenix"]),
+        "closing_seconds_unreachable": max(run["closing_seconds"] for run in runs["unreachable"]),
         "unreachable_over_off_wall": paired(runs, "unreachable", "off", "wall_seconds"),
-        "spans_phoenix_took": taken,
-        "commit_path": costs,
-        "runs": [{"condition": condition, **run} for condition in CONDITIONS for run in runs[condition]],
     }
-    print(json.dumps(figures, indent=1))
-    write_figures(args.out, figures)
 
 
 def _stopped(signum: int, frame: object) -> None:

@@ -183,7 +183,7 @@ class OtlpTelemetry:
         self.secrets = secret_values()
         self.failed = False  # a fault of this module's own: it then makes no more spans, and the run goes on
         where = _endpoint()
-        self.exporter = _GuardedExporter(_otlp_exporter(where), redact_url(where), setup.warn)
+        self.exporter = _GuardedExporter(_otlp_exporter(where), redact_url(where), setup.log.warning)
         queue = None if os.environ.get("OTEL_BSP_MAX_QUEUE_SIZE") else QUEUE_SPANS
         self.processor = BatchSpanProcessor(self.exporter, max_queue_size=queue)
         self.resource = Resource.create({"service.name": SERVICE_NAME}, schema_url=SCHEMA_URL)
@@ -215,7 +215,7 @@ class OtlpTelemetry:
         try:
             self._close(status)
         except Exception as error:  # the run's own files are written; its ending is not lost for its spans
-            self.setup.warn(f"telemetry: the last spans were not sent: {error!r}")
+            self.setup.log.warning("telemetry: the last spans were not sent: %r", error)
 
     def _close(self, status: str) -> None:
         attributes = {
@@ -230,12 +230,16 @@ class OtlpTelemetry:
             **{key: value for key, value in self.resource.attributes.items() if key.startswith("explorer.")},
         }
         self.spans.end(self.root_name, self.root, self.root_parent, self.began, time.time_ns(), attributes)
-        self.exporter.deadline = time.monotonic() + FLUSH_SECONDS
+        closing = time.monotonic()
+        self.exporter.deadline = closing + FLUSH_SECONDS
         self.processor.shutdown()  # its last exports, each bounded by the deadline and the export's timeout
         for name in QUIETED_LOGGERS:
             logging.getLogger(name).removeFilter(self.quiet)
-        if self.exporter.dropped:
-            self.setup.warn(f"telemetry: {self.exporter.dropped:,} spans were not sent to {self.exporter.where}")
+        exporter = self.exporter
+        if exporter.dropped:
+            self.setup.log.warning("telemetry: %s spans were not sent to %s", f"{exporter.dropped:,}", exporter.where)
+        # What the run's end waited for its spans (bench/telemetry.py reads it).
+        self.setup.log.debug("telemetry: the last spans took %.3f s to send or drop", time.monotonic() - closing)
 
     # ---- the steps --------------------------------------------------------------------------------------
 
@@ -405,7 +409,7 @@ class OtlpTelemetry:
 
     def _fail(self, error: Exception) -> None:
         self.failed = True
-        self.setup.warn(f"telemetry: no more spans are made for this run: {error!r}")
+        self.setup.log.warning("telemetry: no more spans are made for this run: %r", error)
 
 
 class _Clock:

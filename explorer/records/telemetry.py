@@ -10,6 +10,7 @@ written as always.
 from __future__ import annotations
 
 import importlib.util
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -59,7 +60,7 @@ class TelemetrySetup:
     run_name: str  # the run directory's name: the spans' conversation id
     options: Mapping[str, Any]  # the run's options as config.json records them (URLs redacted)
     local: frozenset[str]  # the members this process runs: only their steps are its spans
-    warn: Callable[[str], None]  # the run's log: once, where the collector does not take the spans
+    log: logging.Logger  # the run's: a warning, once, where the collector does not take the spans
     # A team split across processes: given the trace context this process would start the team's trace with
     # (a W3C traceparent), the one the team shares, the first process's (explorer/team/redis_store.py).
     team_trace: Callable[[str], str] | None = None

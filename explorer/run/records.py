@@ -101,7 +101,7 @@ def start_telemetry(config: RunConfig, roster: Roster, steps: int, run_dir: Path
                 run_name=run_dir.name,
                 options={**config.to_dict(), "steps": steps},
                 local=frozenset(roster.local),
-                warn=log.warning,
+                log=log,
                 team_trace=world.team.run.team_trace if world.team else None,
             )
         )
