@@ -7,6 +7,8 @@ taken in turn, REPEATS times each:
 - `before`: the code before telemetry came (a git worktree of --before, made and removed here);
 - `phoenix`: --telemetry otlp to a live Arize Phoenix started here (tests/support/phoenix_server.py; its
   `phoenix` command as the tests find it), each run's spans into a project of their own, counted afterwards;
+- `sink`: --telemetry otlp to an OTLP endpoint here that takes each batch and keeps nothing: what sending
+  costs the run itself, apart from what a collector on the same cores costs it;
 - `unreachable`: --telemetry otlp to a port of loopback where nothing listens.
 
 Per run: the summary's wall time (the exploration), the process's whole time, its CPU time, its tail (from
@@ -30,9 +32,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 from collections.abc import Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,7 +56,7 @@ from tests.support.ports import free_port  # noqa: E402
 AGENTS = 8
 STEPS = 200
 REPEATS = 3
-CONDITIONS = ("off", "before", "phoenix", "unreachable")
+CONDITIONS = ("off", "before", "sink", "unreachable", "phoenix")
 TEAM = ("--mode", "mock", "--agents", str(AGENTS), "--steps", str(STEPS), "-q")
 # Phoenix refuses spans (503) once this many wait to be written; a run here makes about 13,000 in 25 s.
 PHOENIX_QUEUE = "200000"
@@ -171,22 +175,26 @@ def main() -> None:
         _git("worktree", "add", "--detach", str(work / "before"), before)
         os.environ["PHOENIX_MAX_SPANS_QUEUE_SIZE"] = PHOENIX_QUEUE
         phoenix = PhoenixServer(command, work)
+        sink = _sink()
         try:
             plain = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": phoenix.url}
+            sunk = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{sink.server_port}"}
             unreachable = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{free_port()}"}
+            otlp = ("--telemetry", "otlp")
             for repeat in range(args.repeats):
                 project = {"OTEL_RESOURCE_ATTRIBUTES": f"openinference.project.name=bench-{repeat}"}
                 runs["off"].append(one_run(ROOT, work / f"off-{repeat}", dict(os.environ)))
                 runs["before"].append(one_run(work / "before", work / f"before-{repeat}", dict(os.environ)))
-                otlp = ("--telemetry", "otlp")
+                runs["sink"].append(one_run(ROOT, work / f"sink-{repeat}", sunk, *otlp))
+                runs["unreachable"].append(one_run(ROOT, work / f"unreachable-{repeat}", unreachable, *otlp))
                 runs["phoenix"].append(one_run(ROOT, work / f"phoenix-{repeat}", {**plain, **project}, *otlp))
                 # Phoenix writes what it took in the background, on the same cores: the next run waits for it.
                 taken.append(len(_spans(phoenix, f"bench-{repeat}")))
-                runs["unreachable"].append(one_run(ROOT, work / f"unreachable-{repeat}", unreachable, *otlp))
                 print(repeat, {condition: runs[condition][-1] for condition in CONDITIONS}, taken, flush=True)
             costs = commit_path_costs(work / "off-0")
         finally:
             phoenix.stop()
+            sink.shutdown()
             _git("worktree", "remove", "--force", str(work / "before"))
     figures = {
         "command": command_line("telemetry.py"),
@@ -208,6 +216,9 @@ def main() -> None:
 def ratios(runs: dict[str, list[dict[str, float]]]) -> dict[str, float]:
     """The paired ratios against `off` (and `off` against `before`), and the ends' waits."""
     return {
+        "sink_over_off_wall": paired(runs, "sink", "off", "wall_seconds"),
+        "sink_over_off_process": paired(runs, "sink", "off", "process_seconds"),
+        "sink_over_off_cpu": paired(runs, "sink", "off", "cpu_seconds"),
         "phoenix_over_off_wall": paired(runs, "phoenix", "off", "wall_seconds"),
         "phoenix_over_off_process": paired(runs, "phoenix", "off", "process_seconds"),
         "phoenix_over_off_cpu": paired(runs, "phoenix", "off", "cpu_seconds"),
@@ -220,6 +231,27 @@ def ratios(runs: dict[str, list[dict[str, float]]]) -> dict[str, float]:
         "closing_seconds_unreachable": max(run["closing_seconds"] for run in runs["unreachable"]),
         "unreachable_over_off_wall": paired(runs, "unreachable", "off", "wall_seconds"),
     }
+
+
+class _Sink(BaseHTTPRequestHandler):
+    """An OTLP/HTTP endpoint that takes each batch and keeps nothing."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def _sink() -> ThreadingHTTPServer:
+    """The sink on a free port of loopback, serving on a thread of its own."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Sink)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
 
 
 def _stopped(signum: int, frame: object) -> None:
