@@ -181,7 +181,7 @@ class OtlpTelemetry:
         self.setup = setup
         self.capture = os.environ.get(CAPTURE_CONTENT, "").strip().lower() == "true"
         self.secrets = secret_values()
-        self.failed = False  # a fault of this module's own: it then makes no more spans, and the run goes on
+        self.failed = False  # closed, or a fault of this module's own: it then makes no more spans
         where = _endpoint()
         self.exporter = _GuardedExporter(_otlp_exporter(where), redact_url(where), setup.log.warning)
         queue = None if os.environ.get("OTEL_BSP_MAX_QUEUE_SIZE") else QUEUE_SPANS
@@ -218,6 +218,7 @@ class OtlpTelemetry:
             self.setup.log.warning("telemetry: the last spans were not sent: %r", error)
 
     def _close(self, status: str) -> None:
+        self.failed = True  # no more spans: an embedder given to a later run may still call `embedded`
         attributes = {
             "gen_ai.operation.name": "invoke_workflow",
             "gen_ai.workflow.name": SERVICE_NAME,
