@@ -28,7 +28,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Protocol
@@ -150,6 +150,8 @@ class SentenceEmbedder:
         self.batching = batching
         self.max_wait = max_wait
         self.expected_callers = expected_callers  # the runner may set it to the number of agents
+        # Told of each batch the service encodes: (texts, started, ended), perf_counter; the run's telemetry.
+        self.on_batch: Callable[[int, float, float], None] | None = None
         self.cache = TextCache(cache_size)
         self.workers = workers or usable_cores()
         self._model: EmbeddingModel | None = None
@@ -290,6 +292,7 @@ class SentenceEmbedder:
         """Encode every text of the gathered requests once; each request gets its own rows, as soon as they
         are all encoded (a search need not wait for a longer memory text of another agent), or the error."""
         waiting, vectors = list(batch), {}
+        started, texts = time.perf_counter(), sum(len(request.texts) for request in batch)
         try:
             for rows in self._encode_exact(list(dict.fromkeys(t for request in batch for t in request.texts))):
                 self.cache.put(rows)
@@ -304,6 +307,8 @@ class SentenceEmbedder:
                 request.error = exc
         finally:
             self._answered(waiting)
+        if self.on_batch is not None:
+            self.on_batch(texts, started, time.perf_counter())
 
     def _answered(self, requests):
         """Wake the callers of `requests`, answered or failed."""

@@ -93,11 +93,15 @@ class ModelCall:
     error: str | None = None  # the kind of failure ("timeout", "not_found", ...); None when a reply came
     error_message: str | None = None  # the failure's one line, secrets redacted
     replayed: bool = False  # answered from an earlier run's record (--replay-replies): no request was made
+    # How the schema was sent (json_schema, json_object, ...), and why the server stopped; on the line where known.
+    dialect: str | None = None
+    finish_reason: str | None = None
 
     def bounded(self) -> ModelCall:
         """This call as a step's line keeps it: its reply cut as REPLY_KEPT_CHARS, with its full length; its
         other texts cut likewise."""
-        names = {name: kept(getattr(self, name), NAME_KEPT_CHARS) for name in ("purpose", "model", "format", "error")}
+        named = ("purpose", "model", "format", "error", "dialect", "finish_reason")
+        names = {name: kept(getattr(self, name), NAME_KEPT_CHARS) for name in named}
         reply, chars = kept(self.reply, REPLY_KEPT_CHARS), self.chars
         if chars is None and isinstance(self.reply, str) and reply is not self.reply:
             chars = len(self.reply)  # a policy of the user's own may not have said
@@ -114,6 +118,9 @@ class ModelCall:
         line = asdict(self)
         if not self.replayed:
             del line["replayed"]  # the lines of calls made keep their shape
+        for name in ("dialect", "finish_reason"):
+            if line[name] is None:
+                del line[name]  # likewise a call with no schema, or a server that did not say
         return line
 
     @classmethod
@@ -172,6 +179,11 @@ class StepRecord:
     commit_time: float | None = None
     seen_commits: int | None = None
     _clock: float = field(default_factory=perf_counter, repr=False, compare=False)
+
+    @property
+    def laps_ended(self) -> float:
+        """When its last node ended (perf_counter): with `timings`, when each of its nodes ran."""
+        return self._clock
 
     def lap(self, node: str, waited: float = 0.0) -> None:
         """Time `node` took since the previous node ended (or since the step began), less the `waited`

@@ -53,6 +53,7 @@ EXTERNAL_API_OWNERS = {
     "pyarrow": {"explorer.sweep.tidy"},
     "ray": {"explorer.sweep.ray_executor"},
     "aiohttp": {"explorer.cli.web_server"},
+    "opentelemetry": {"explorer.records.otel_spans"},
     # The planner's passes over the grid, and a sweep's Kaplan–Meier medians.
     "scipy": {"explorer.policies.grid_arrays", "explorer.sweep.survival"},
     "ortools": {"explorer.policies.classical.mtsp"},
@@ -76,6 +77,7 @@ NAME_LOADERS = {
     "explorer.model.client": "litellm's own modules, before its first request: the library it owns, none of ours",
     "explorer.sweep.sweep_file": "nothing: find_spec asks whether --track's package is installed",
     "explorer.testing.local_model": "nothing: find_spec asks whether llama-cpp-python and a model's package are there",
+    "explorer.records.telemetry": "nothing: find_spec asks whether --telemetry otlp's packages are installed",
 }
 READ_ONLY_IMPORTLIB = ("importlib.metadata", "importlib.resources")
 

@@ -13,7 +13,18 @@ import sys
 
 import pytest
 
-from bench import baselines, coordination, exploration, families, neighbours, scale, search, split_team, topology
+from bench import (
+    baselines,
+    coordination,
+    exploration,
+    families,
+    neighbours,
+    scale,
+    search,
+    split_team,
+    telemetry,
+    topology,
+)
 from bench.alone import AloneExplorer
 from bench.full_knowledge import full_knowledge_curve
 from bench.known_map import KnownMapExplorer
@@ -246,7 +257,7 @@ def test_a_bench_refuses_a_world_it_cannot_run_before_it_runs_anything(monkeypat
 
 
 @pytest.mark.parametrize(
-    "bench", [exploration, coordination, topology, search, families, split_team, scale, neighbours]
+    "bench", [exploration, coordination, topology, search, families, split_team, scale, neighbours, telemetry]
 )
 @pytest.mark.parametrize("where", ["no/such/folder/figures.json", "."])
 def test_a_bench_refuses_a_figures_file_it_could_not_write_before_it_runs_anything(

@@ -77,11 +77,14 @@ def no_api_key(monkeypatch):
 
 def comparable(trace, keep_format=True):
     """The trace but for what a replay cannot repeat: timings, and the time and money each call took;
-    without `keep_format`, each call's reply format read as YAML."""
+    without `keep_format`, each call's reply format read as YAML, and without the schema's dialect and the
+    finish reason, which version 1 kept neither."""
     lines = []
     for line in trace:
         calls = [{k: v for k, v in call.items() if k not in CALL_COSTS} for call in line["llm"]["calls"]]
-        calls = calls if keep_format else [{**call, "format": "yaml"} for call in calls]
+        if not keep_format:
+            calls = [{**call, "format": "yaml"} for call in calls]
+            calls = [{k: v for k, v in call.items() if k not in ("dialect", "finish_reason")} for call in calls]
         lines.append({**{k: v for k, v in line.items() if k not in TIMING_FIELDS}, "llm": {"calls": calls}})
     return lines
 

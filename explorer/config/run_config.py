@@ -36,6 +36,7 @@ from explorer.policies.built_in import model_help, not_a_coordinator
 from explorer.records.errors import ConfigError
 from explorer.records.run_lock import run_in_use
 from explorer.records.secrets import redact_url
+from explorer.records.telemetry import NO_TELEMETRY, TELEMETRY_KINDS, telemetry_unavailable
 from explorer.schedule.catalogue import LOCKSTEP, SCHEDULES, ScheduleKind, schedules_help
 from explorer.team.topologies import SILENT, TOPOLOGIES, CommTopology
 from memory.embedder import BACKENDS
@@ -405,6 +406,16 @@ class RunConfig:
             check=OneOf(FALLBACKS, in_parser=True),
         ),
     )
+    telemetry: str = field(
+        default=NO_TELEMETRY,
+        metadata=option(
+            "--telemetry",
+            "otlp: send OpenTelemetry spans of the run (GenAI conventions) to the collector that "
+            "OTEL_EXPORTER_OTLP_ENDPOINT names (default http://localhost:4318; the telemetry extra); "
+            "none (default): send nothing (docs/telemetry.md)",
+            check=OneOf(TELEMETRY_KINDS, in_parser=True),
+        ),
+    )
     verbosity: int = 0  # -1 quiet, 0 normal, 1 verbose: the command line's -q and -v
     # Unity mode: each given once for all agents, or once per agent in order.
     window_titles: tuple[str, ...] = field(
@@ -551,6 +562,9 @@ class RunConfig:
         if self.run_dir is not None:
             self._check_run_dir(self.run_dir)
         self._check_split()
+        unavailable = telemetry_unavailable(self.telemetry)
+        if unavailable:
+            raise ConfigError(unavailable)
         if self.local_agents and self.limits():
             raise ConfigError(
                 "--max-cost, --max-calls and --max-tokens bound one process's model calls: "

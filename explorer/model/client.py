@@ -26,7 +26,7 @@ from typing import Any, NamedTuple, Protocol
 
 from explorer.model.budget import Budget
 from explorer.model.deadline import Abandoned, within_deadline
-from explorer.model.reply_format import JSON, YAML, NoSchemaAccepted, ReplyFormat
+from explorer.model.reply_format import JSON, YAML, Constrained, NoSchemaAccepted, ReplyFormat
 from explorer.model.schemas import JsonSchema
 from explorer.model.usage import Usage, counted_usage
 from explorer.records.secrets import redact
@@ -129,6 +129,8 @@ class Reply:
     format: str = YAML  # what the request asked the reply to be: "json" under a schema, else "yaml"
     off_schema: bool = False  # under --reply-format json, not an instance of the schema it was asked under
     recorded_cost_usd: float | None = None  # a replayed call's cost in the recorded run, for the budgets
+    dialect: str | None = None  # how the schema was sent (explorer/model/dialects.py); None: no schema
+    finish_reason: str | None = None  # why the server stopped: "stop", "length", ...; None: it did not say
 
     def record(self, purpose: str, reply_error: str | None = None) -> ModelCall:
         """What the trace keeps of the call: the reply (bounded, with its length; none if it has no
@@ -146,6 +148,8 @@ class Reply:
             retries=self.retries,
             cost_usd=self.cost_usd,
             replayed=self.replayed,
+            dialect=self.dialect,
+            finish_reason=self.finish_reason,
         )
 
 
@@ -286,9 +290,25 @@ def complete(
         retries += 1
         if cancelled.is_set():
             raise _error(_CANCELLED, settings.model, retries, round(time.perf_counter() - start, 4), asked)
-    response, text = attempt
+    reply = _reply(litellm, settings, messages, attempt, constrained, retries, start)
+    if budget:
+        budget.charge(reply.prompt_tokens + reply.completion_tokens, reply.cost_usd)
+    return reply
+
+
+def _reply(
+    litellm: ModuleType,
+    settings: LLMSettings,
+    messages: list[ChatMessage],
+    answered: tuple[Any, str],
+    constrained: Constrained | None,
+    retries: int,
+    start: float,
+) -> Reply:
+    """The Reply of an `answered` request, (its response, its text): what it cost, and how it was asked."""
+    response, text = answered
     usage = _usage(settings, response, messages, text)
-    reply = Reply(
+    return Reply(
         text=redact(text),
         model=settings.model,
         prompt_tokens=usage.prompt_tokens,
@@ -296,12 +316,11 @@ def complete(
         latency=round(time.perf_counter() - start, 4),
         retries=retries,
         cost_usd=_cost(litellm, response, settings, usage),
-        format=asked,
+        format=JSON if constrained else YAML,
         off_schema=not settings.reply_format.answered(constrained, text),
+        dialect=constrained.dialect if constrained else None,
+        finish_reason=_finish_reason(response),
     )
-    if budget:
-        budget.charge(usage.prompt_tokens + usage.completion_tokens, reply.cost_usd)
-    return reply
 
 
 def _counted_attempt(
@@ -453,6 +472,13 @@ def _reply_text(response: Any) -> str | None:
     message = getattr(choices[0], "message", None) if choices else None
     content = getattr(message, "content", None)
     return content if isinstance(content, str) and content.strip() else None
+
+
+def _finish_reason(response: Any) -> str | None:
+    """Why the server stopped the first choice ("stop", "length", ...); None where it did not say."""
+    choices = getattr(response, "choices", None) or []
+    reason = getattr(choices[0], "finish_reason", None) if choices else None
+    return reason if isinstance(reason, str) and reason else None
 
 
 def _retryable(kind: str, bad_replies: int) -> bool:

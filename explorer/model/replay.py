@@ -149,6 +149,8 @@ def _replayed(call: ModelCall) -> Reply:
         replayed=True,
         format=call.format,
         recorded_cost_usd=call.cost_usd,
+        dialect=call.dialect,  # as recorded: the replay's trace is the recorded run's
+        finish_reason=call.finish_reason,
     )
     if call.error is not None:
         raise LLMError(call.error_message or "", call.error, retries=call.retries, model=call.model, reply=reply)

@@ -9,16 +9,23 @@ SECRET_SUFFIXES = ("_KEY", "_TOKEN")  # covers *_API_KEY
 MIN_SECRET_LENGTH = 4  # shorter values are no secret, and replacing them would garble every message
 
 
-def redact(text: str) -> str:
-    """`text` with the value of every *_KEY or *_TOKEN environment variable replaced by ***."""
+def redact(text: str, secrets: tuple[str, ...] | None = None) -> str:
+    """`text` with the value of every *_KEY or *_TOKEN environment variable replaced by ***; `secrets`: those
+    values as secret_values() gave them earlier, for a caller that redacts many texts."""
+    for secret in secret_values() if secrets is None else secrets:
+        text = text.replace(secret, "***")
+    return text
+
+
+def secret_values() -> tuple[str, ...]:
+    """The values of the *_KEY and *_TOKEN environment variables, longest first, so that a key inside another
+    goes too."""
     secrets = {
         value
         for name, value in os.environ.items()
         if name.upper().endswith(SECRET_SUFFIXES) and len(value) >= MIN_SECRET_LENGTH
     }
-    for secret in sorted(secrets, key=len, reverse=True):  # longest first, so a key inside another goes too
-        text = text.replace(secret, "***")
-    return text
+    return tuple(sorted(secrets, key=len, reverse=True))
 
 
 def redact_url(url: str) -> str:

@@ -12,6 +12,7 @@ from explorer.records.logs import start_logging, stop_logging
 from explorer.records.run_lock import RunLock, hold_run_dir
 from explorer.records.run_view import RunShown, RunView, RunViewFactory
 from explorer.records.summary import RunStats, SummarySettings
+from explorer.records.telemetry import NO_TELEMETRY, NoTelemetry, Telemetry, TelemetrySetup
 from explorer.records.trace import DiskWriteError, TraceWriter, write_json
 from explorer.report.run_report import write_report
 from explorer.run.roster import Roster
@@ -31,6 +32,7 @@ class RunRecords:
     logs: list[logging.Handler]
     trace: TraceWriter
     commit: StepCommit
+    telemetry: Telemetry  # --telemetry: the same steps as spans
 
     @property
     def stats(self) -> RunStats:
@@ -42,8 +44,10 @@ class RunRecords:
         _write_report(run_dir)
 
     def close(self, summary: dict, run_dir: Path, status: str) -> None:
-        """The summary shown, run.log's closing line written, the log closed, and the run directory let go."""
+        """The summary shown, run.log's closing line written, the spans' last sent (within a bound), the log
+        closed, and the run directory let go."""
         self.view.print_summary(summary, run_dir)
+        self.telemetry.close(status)
         log.debug(  # run.log's closing line; the console has just shown the summary
             "Run %s after %d agent-steps: %d of %s objects found",
             status,
@@ -78,8 +82,32 @@ def start_records(
     trace = TraceWriter(run_dir / "trace.jsonl")
     directors = [member for member in roster.members if member not in roster.agent_ids]
     stats = RunStats(list(roster.members), directors[0] if directors else None, directors)
-    commit = StepCommit(world.store, trace, stats, view, roster.coordinator_id, process_started)
-    return RunRecords(lock, view, logs, trace, commit)
+    telemetry = start_telemetry(config, roster, steps, run_dir, world)
+    commit = StepCommit(world.store, trace, stats, view, roster.coordinator_id, process_started, telemetry)
+    return RunRecords(lock, view, logs, trace, commit, telemetry)
+
+
+def start_telemetry(config: RunConfig, roster: Roster, steps: int, run_dir: Path, world: SharedWorld) -> Telemetry:
+    """The run's telemetry (--telemetry), told of each batch the embedding service encodes: with otlp, the
+    root span started (nothing is sent before the first batch of spans is ready)."""
+    if config.telemetry == NO_TELEMETRY:
+        telemetry: Telemetry = NoTelemetry()
+    else:
+        from explorer.records.otel_spans import OtlpTelemetry  # only here: a run without it imports none of it
+
+        telemetry = OtlpTelemetry(
+            TelemetrySetup(
+                kind=config.telemetry,
+                run_name=run_dir.name,
+                options={**config.to_dict(), "steps": steps},
+                local=frozenset(roster.local),
+                log=log,
+                team_trace=world.team.run.team_trace if world.team else None,
+            )
+        )
+    if world.embedder:
+        world.embedder.on_batch = telemetry.embedded  # a later run given the same embedder sets its own
+    return telemetry
 
 
 def summary_settings(config: RunConfig) -> SummarySettings:

@@ -99,7 +99,7 @@ class ExplorationRun:
 
     def execute(self) -> dict:
         """Run to the end, Ctrl-C or failure; the summary is written in every case."""
-        world = start_world(self.config, self.setup, self.roster, self.run_dir, self.team)
+        world = start_world(self.config, self.setup, self.roster, self.run_dir, self.team, self.embedder)
         records = start_records(self.config, self.roster, self.steps, world, self.run_dir, self.started, self.view)
         schedule, world = make_schedule(self.config, self.roster, self.steps, records.commit, world, self.team)
         self._write_config()

@@ -15,7 +15,7 @@ from explorer.run.stop import RunFailed
 from explorer.team.hierarchy import RoutedStore, initial_groups
 from explorer.team.split import SplitTeam
 from explorer.team.store import InProcessStore, TeamStore
-from memory.embedder import usable_cores
+from memory.embedder import SentenceEmbedder, usable_cores
 from nodes.interfaces import StopRun
 from perception.base import EnvironmentInfo, PerceptionInterface
 from perception.world import World as MockWorld
@@ -33,10 +33,17 @@ class SharedWorld:
     # taking turns on the cores rather than all at once, each holding its arrays, contending for the GIL.
     cpu_slots: threading.BoundedSemaphore
     mock_world: MockWorld | None = None  # its walls, rooms and objects, for a live map (mock mode)
+    team: SplitTeam | None = None  # a team split across processes: what they share on its Redis run
+    embedder: SentenceEmbedder | None = None  # the embedding service every local agent's memory encodes with
 
 
 def start_world(
-    config: RunConfig, setup: MockSetup | UnitySetup, roster: Roster, run_dir: Path, team: SplitTeam | None
+    config: RunConfig,
+    setup: MockSetup | UnitySetup,
+    roster: Roster,
+    run_dir: Path,
+    team: SplitTeam | None,
+    embedder: SentenceEmbedder | None = None,
 ) -> SharedWorld:
     """The team store (the Redis one of a split team, else one in this process) with every explorer
     registered in it, and the perception started on it; raises RunFailed where the store is gone."""
@@ -53,4 +60,4 @@ def start_world(
         raise RunFailed(str(error)) from None
     mock_world = setup.world if isinstance(setup, MockSetup) else None
     slots = threading.BoundedSemaphore(usable_cores())
-    return SharedWorld(store, gate, perception, perception.get_environment_info(), slots, mock_world)
+    return SharedWorld(store, gate, perception, perception.get_environment_info(), slots, mock_world, team, embedder)

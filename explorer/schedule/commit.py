@@ -15,6 +15,7 @@ from collections.abc import Callable
 from explorer.records.clock import step_at
 from explorer.records.run_view import RunView
 from explorer.records.summary import RunStats
+from explorer.records.telemetry import NoTelemetry, Telemetry
 from explorer.records.trace import TraceWriter
 from explorer.team.store import TeamStore
 from nodes.interfaces import SightReport, StepReport
@@ -39,8 +40,10 @@ class StepCommit:
         view: RunView,
         coordinator: str | None,
         process_started: float,
+        telemetry: Telemetry | None = None,
     ) -> None:
         self.store, self.trace, self.stats, self.view = store, trace, stats, view
+        self.telemetry = telemetry or NoTelemetry()  # --telemetry: each committed line as spans too
         self.coordinator = coordinator  # its id, where there is one: the explorers' reports go to it
         self.process_started = process_started
         # Seconds from the process's start until the first step began, and until every agent had finished it.
@@ -102,6 +105,7 @@ class StepCommit:
         self.stats.delivered(len(report.outgoing))  # lock-step delivers a step's messages as it commits it
         line = record.to_dict()
         self.trace.write(line)
+        self.telemetry.step(line, record.laps_ended)
         report.remember()  # after the trace line: a step is in both, or in neither
         if report.upward:
             self.deliver(report.upward)

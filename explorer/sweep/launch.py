@@ -8,9 +8,10 @@ the file system (explorer/sweep/ray_executor.py). Either way the run's directory
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Protocol
+from urllib.parse import quote
 
 from explorer.records.summary import FINISHED
 from explorer.sweep.console import SweepConsole
@@ -20,6 +21,7 @@ from explorer.sweep.sweep_file import SweepError, SweepRun
 ROOT = Path(__file__).resolve().parent.parent  # the checkout, where main.py is (not there when installed)
 STOP_GRACE_SECONDS = 60  # for a run told to stop to write its summary and memories before it is killed
 POLL_SECONDS = 0.2
+RESOURCE_ATTRIBUTES = "OTEL_RESOURCE_ATTRIBUTES"  # OpenTelemetry's: what every span of a process says of it
 
 
 class Stop(Protocol):
@@ -52,6 +54,24 @@ def run_command(run: SweepRun, run_dir: Path) -> list[str]:
     main = ROOT / "main.py"
     program = [sys.executable, str(main)] if main.is_file() else [sys.executable, "-m", "explorer"]
     return [*program, *run.arguments, f"--run-dir={run_dir}", "-q"]
+
+
+def sweep_resource(run: SweepRun, sweep: Path) -> str:
+    """The run's sweep (its `out` directory's name), condition and name as OpenTelemetry resource attributes, as
+    OTEL_RESOURCE_ATTRIBUTES takes them (values percent-encoded): under --telemetry otlp, each span of the run
+    says which sweep and condition it belongs to."""
+    values = {
+        "explorer.sweep.name": sweep.name,
+        "explorer.sweep.condition": run.condition,
+        "explorer.sweep.run": run.name,
+    }
+    return ",".join(f"{key}={quote(value, safe='')}" for key, value in values.items())
+
+
+def with_resource(resource: str, environment: Mapping[str, str]) -> dict[str, str]:
+    """`environment` with `resource` added to its OTEL_RESOURCE_ATTRIBUTES; the user's own come after, and win."""
+    given = environment.get(RESOURCE_ATTRIBUTES)
+    return {**environment, RESOURCE_ATTRIBUTES: f"{resource},{given}" if given else resource}
 
 
 def outcome(run_dir: Path, told_to_stop: bool, stderr: str) -> tuple[str, str | None]:

@@ -35,7 +35,17 @@ from explorer.records.errors import ConfigError
 from explorer.run.signals import STOP_SIGNALS
 from explorer.sweep.compare import runs_text
 from explorer.sweep.console import SweepConsole
-from explorer.sweep.launch import POLL_SECONDS, STOP_GRACE_SECONDS, Log, Stop, claim, outcome, run_command
+from explorer.sweep.launch import (
+    POLL_SECONDS,
+    STOP_GRACE_SECONDS,
+    Log,
+    Stop,
+    claim,
+    outcome,
+    run_command,
+    sweep_resource,
+    with_resource,
+)
 from explorer.sweep.out_dir import SweepOut, run_summary
 from explorer.sweep.sweep_file import SweepRun
 
@@ -129,7 +139,8 @@ def _run_tasks(
                 lock = claim(run, out, outcomes, console, len(todo))  # held while the task lives: on another node
                 if lock is None:
                     continue
-                task = _attempt.remote(run, out, run_command(run, out.directory / run.name), os.getcwd())
+                command = run_command(run, out.directory / run.name)
+                task = _attempt.remote(run, out, command, os.getcwd(), sweep_resource(run, out.directory))
                 running[task] = (run, lock)
             done, _ = ray.wait(list(running), num_returns=1, timeout=POLL_SECONDS)
             for task in done:
@@ -154,14 +165,16 @@ def _cancel(tasks: list[ray.ObjectRef], console: SweepConsole) -> None:
 
 
 @ray.remote(num_cpus=1, max_retries=RETRIES)
-def _attempt(run: SweepRun, out: SweepOut, command: list[str], cwd: str) -> str:
-    """One attempt of a run, on the node Ray chose: main.py in a process of its own; its stderr."""
+def _attempt(run: SweepRun, out: SweepOut, command: list[str], cwd: str, resource: str) -> str:
+    """One attempt of a run, on the node Ray chose: main.py in a process of its own, `resource` added to the
+    node's OpenTelemetry resource attributes; its stderr."""
     _note_attempt(out, run)
     out.clear_attempt(run)  # what an attempt on a node that died left: removed, as a resumed sweep does
     with tempfile.TemporaryFile() as stderr:
         process = subprocess.Popen(
             command,
             cwd=cwd,
+            env=with_resource(resource, os.environ),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=stderr,

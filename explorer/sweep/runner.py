@@ -33,7 +33,17 @@ from explorer.report.page import write_shared_plotly
 from explorer.run.signals import STOP_SIGNALS
 from explorer.sweep.compare import compare, runs_text
 from explorer.sweep.console import SweepConsole
-from explorer.sweep.launch import POLL_SECONDS, STOP_GRACE_SECONDS, Log, RunAll, claim, outcome, run_command
+from explorer.sweep.launch import (
+    POLL_SECONDS,
+    STOP_GRACE_SECONDS,
+    Log,
+    RunAll,
+    claim,
+    outcome,
+    run_command,
+    sweep_resource,
+    with_resource,
+)
 from explorer.sweep.metrics import sweep_metrics
 from explorer.sweep.out_dir import REFUSED, SweepOut, run_summary
 from explorer.sweep.overrides import NO_OVERRIDES, Overrides
@@ -285,6 +295,7 @@ class _Child:
             self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the child; outcome() closes it
             self.process = subprocess.Popen(
                 run_command(run, self.run_dir),
+                env=with_resource(sweep_resource(run, out.directory), os.environ),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=self.stderr,

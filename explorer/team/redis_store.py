@@ -175,6 +175,13 @@ class RedisRun:
             if not name.startswith(heartbeats):
                 self.client.expire(name, KEY_TTL)
 
+    @_answering
+    def team_trace(self, proposed: str) -> str:
+        """The trace context the team's telemetry shares (a W3C traceparent): the first process's proposal,
+        which every later one reads back (--telemetry)."""
+        self.client.set(self.key("traceparent"), proposed, nx=True)
+        return cast(str, self.client.get(self.key("traceparent")))
+
     # Liveness
 
     @_answering

@@ -129,11 +129,15 @@ class SplitTeam:
         others = sorted({members[agent] for agent in self.members if agent not in self.local})
         names = {process: [agent for agent in self.members if members[agent] == process] for process in others}
 
+        # A process that has claimed its agents but not yet begun to beat (it is still starting: its telemetry,
+        # its world) has the same SILENT_SECONDS from now as one that stopped beating.
+        heard_from = time.monotonic()
+
         def look() -> None:
             while not self._quiet.wait(BEAT_SECONDS):
                 try:
                     word = self.run.stop_reason()
-                    silent = self.run.silent(others)
+                    silent = self.run.silent(others) if time.monotonic() - heard_from >= SILENT_SECONDS else []
                 except StopRun as error:  # the store is gone
                     stop(str(error), "failed")
                     return
