@@ -155,6 +155,11 @@ def one_comm(config: dict[str, Any]) -> dict[str, Any]:
     return {**config, "comm": topology if config["comm"] else "none"}
 
 
+def here(text: str, run_dir: Path) -> str:
+    """A run's file with the run's directory and this checkout's written as names: they differ between checkouts."""
+    return text.replace(str(run_dir), "<run>").replace(str(ROOT), "<root>")
+
+
 def main_py(arguments: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(ROOT / "main.py"), *arguments], cwd=cwd, capture_output=True, text=True, timeout=600
@@ -166,9 +171,9 @@ def run_case(arguments: list[str], work: Path) -> dict[str, str]:
     done = main_py(["--mode", "mock", *arguments, "--run-dir", str(run_dir), "-q"], work)
     if done.returncode != 0:
         return {"exit": str(done.returncode), "error": done.stderr.strip().splitlines()[-1:][0]}
-    config = one_comm(json.loads((run_dir / "config.json").read_text().replace(str(run_dir), "<run>")))
+    config = one_comm(json.loads(here((run_dir / "config.json").read_text(), run_dir)))
     trace = [clockless(json.loads(line)) for line in (run_dir / "trace.jsonl").read_text().splitlines()]
-    summary = clockless(json.loads((run_dir / "summary.json").read_text()))
+    summary = clockless(json.loads(here((run_dir / "summary.json").read_text(), run_dir)))
     return {"config": digest(config), "trace": digest(trace), "summary": digest(summary)}
 
 

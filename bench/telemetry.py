@@ -5,7 +5,7 @@ taken in turn, REPEATS times each:
 
 - `off`: this checkout, no --telemetry;
 - `before`: the code before telemetry came (a git worktree of --before, made and removed here);
-- `phoenix`: --telemetry otlp to a live Arize Phoenix started here (tests/support/phoenix_server.py; its
+- `phoenix`: --telemetry otlp to a live Arize Phoenix started here (harness/phoenix_server.py; its
   `phoenix` command as the tests find it), each run's spans into a project of their own, counted afterwards;
 - `sink`: --telemetry otlp to an OTLP endpoint here that takes each batch and keeps nothing: what sending
   costs the run itself, apart from what a collector on the same cores costs it;
@@ -50,8 +50,8 @@ from bench.output import command_line, figures_path, write_figures  # noqa: E402
 from explorer.records.otel_spans import OtlpTelemetry  # noqa: E402
 from explorer.records.run_files import TraceLines  # noqa: E402
 from explorer.records.telemetry import OTLP, NoTelemetry, TelemetrySetup  # noqa: E402
-from tests.support.phoenix_server import PhoenixServer, phoenix_command  # noqa: E402
-from tests.support.ports import free_port  # noqa: E402
+from explorer.testing.ports import free_port  # noqa: E402
+from harness.phoenix_server import PhoenixServer, phoenix_command  # noqa: E402
 
 AGENTS = 8
 STEPS = 200

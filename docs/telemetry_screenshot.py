@@ -1,7 +1,7 @@
 """docs/telemetry.png, a run in Arize Phoenix: `python docs/telemetry_screenshot.py` (needs Phoenix as the README's
 Telemetry section installs it, and chromium with chromium-driver, as the browser tests do).
 
-Two agents ask a model (the tests' local stub server, tests/support/openai_stub_server.py) for STEPS steps with
+Two agents ask a model (the tests' local stub server, explorer/testing/chat_server.py) for STEPS steps with
 `--telemetry otlp` to a Phoenix started here on a free port; headless Chromium opens the run's trace in Phoenix,
 with the first agent-step's model call selected, and takes the picture.
 """
@@ -18,9 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from explorer.testing.chat_server import ChatServer  # noqa: E402
+from harness.phoenix_server import PhoenixServer, phoenix_command  # noqa: E402
 from tests.support.browser import headless_chromium  # noqa: E402
-from tests.support.openai_stub_server import ChatServer  # noqa: E402
-from tests.support.phoenix_server import PhoenixServer, phoenix_command  # noqa: E402
 
 STEPS = 3
 PICTURE = ROOT / "docs" / "telemetry.png"

@@ -1,4 +1,4 @@
-"""--telemetry otlp against a real Arize Phoenix (`phoenix serve`, tests/support/phoenix_server.py), the spans read
+"""--telemetry otlp against a real Arize Phoenix (`phoenix serve`, harness/phoenix_server.py), the spans read
 back through Phoenix's REST API: a model run against the local stub server (the tree, the GenAI attributes, the
 token counts the summary's, no prompt by default, no key ever), content when asked, a team split over two
 processes on a real Redis, a sweep's runs; and a collector that is not there, which costs the run nothing.
@@ -23,10 +23,10 @@ from explorer.api import make_config
 from explorer.records import telemetry
 from explorer.records.errors import ConfigError
 from explorer.records.run_files import TraceLines
-from tests.support.openai_stub_server import ChatServer
+from explorer.testing.chat_server import ChatServer
+from explorer.testing.ports import free_port
+from harness.phoenix_server import PhoenixServer, phoenix_command
 from tests.support.paths import ROOT
-from tests.support.phoenix_server import PhoenixServer, phoenix_command
-from tests.support.ports import free_port
 
 pytest_plugins = ("tests.support.redis_server",)
 

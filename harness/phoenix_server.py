@@ -18,8 +18,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from tests.support.paths import ROOT
-from tests.support.ports import free_port
+from explorer.testing.ports import free_port
+from harness import ROOT
 
 START_SECONDS = 120  # about 17 s on an idle machine; much more under a full test run's load
 PAGE_SPANS = 1000  # Phoenix's largest page
