@@ -53,7 +53,7 @@ def test_a_sweep_runs_every_condition_and_writes_a_row_per_run(finished_sweep):
         summary = json.loads((out / row["run_dir"] / "summary.json").read_text())
         config = json.loads((out / row["run_dir"] / "config.json").read_text())
         # Each run is a normal run with the options of its row.
-        assert Path(config["world"]).stem == row["world"] and config["comm"] == (row["comm"] == "true")
+        assert Path(config["world"]).stem == row["world"] and (config["comm"] != "none") == (row["comm"] == "true")
         assert (config["seed"], config["agents"], summary["steps"]) == (int(row["seed"]), 2, {"Agent1": 5, "Agent2": 5})
         assert row["status"] == summary["status"] == "completed"
         assert int(row["objects_found"]) == len(summary["objects_discovered"])
@@ -201,7 +201,7 @@ fixed: {{agents: 1, steps: 1, api_base: "http://127.0.0.1:9/v1", timeout: 1}}
         ("grid:\n  seed: [1, two]\n", ["run seed=two", "argument --seed: invalid int value: 'two'"]),
         ("grid:\n  agents: [1, 0]\n", ["--agents must be from 1 to 1000, not 0"]),
         ("grid:\n  comm: [true, sometimes]\n", ["run comm=sometimes", "argument --comm: invalid choice: 'sometimes'"]),
-        ("grid:\n  comm: [true, 2]\n", ["`comm` must be true or false"]),
+        ("grid:\n  comm: [true, 2]\n", ["run comm=2", "--comm", "invalid choice"]),
         ("grid:\n  seed: [1, 1]\n", ["`seed` lists 1 twice"]),
         ("grid:\n  seed: 3\n", ["`seed` must be a non-empty list"]),
         ("grid:\n  seed: [1]\nfixed:\n  run_dir: x\n", ["`run_dir` cannot be set per run"]),

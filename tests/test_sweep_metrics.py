@@ -111,7 +111,7 @@ def test_search_runs_give_their_targets_steps_in_results_csv(search_sweep):
     for row in rows:
         config = json.loads((out / row["run_dir"] / "config.json").read_text())
         assert config["prior"] == (row["condition"] == "prior")  # no-prior: true is --no-prior, not --no-comm
-        assert config["comm"] is True
+        assert config["comm"] == "all"
         search = json.loads((out / row["run_dir"] / "summary.json").read_text())["search"]
         assert row["all_found"] == str(search["all_found"]).lower()
         assert row["steps_to_all"] == ("" if search["steps_to_all"] is None else str(search["steps_to_all"]))

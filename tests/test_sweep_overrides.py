@@ -111,7 +111,7 @@ def test_a_set_value_is_read_as_the_file_s_value_and_replaces_the_same_option(tm
     sweep_file = write_sweep(tmp_path, NAMED.format(out=tmp_path / "out"))
     loaded = load_sweep(sweep_file, Overrides(("find=[printer, plant]", "no_comm=true", "steps=7")))
     run = loaded.runs[0]
-    assert (run.settings["find"], run.settings["comm"], run.settings["steps"]) == (["printer", "plant"], False, 7)
+    assert (run.settings["find"], run.settings["comm"], run.settings["steps"]) == (["printer", "plant"], "none", 7)
     # `no-comm` sets what the file's `comm` set, so it takes its place; `steps` keeps its own.
     assert list(run.values) == ["condition", "seed", "world", "agents", "steps", "find", "no-comm"]
     assert loaded.overridden == (
