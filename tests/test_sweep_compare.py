@@ -72,7 +72,9 @@ def test_named_conditions_run_instead_of_the_grids_product(named_sweep):
     ]
     for row in rows:
         config = json.loads((out / row["run_dir"] / "config.json").read_text())
-        assert config["model"] == (row["model"] or "offline") and (config["comm"] != "none") == (row["condition"] == "offline")
+        assert config["model"] == (row["model"] or "offline") and (config["comm"] != "none") == (
+            row["condition"] == "offline"
+        )
     assert "Traceback" not in result.stdout + result.stderr
 
 
