@@ -3,7 +3,7 @@
 The run hands the `Telemetry` each step line as the step commit writes it, each batch the embedding service
 encodes, and its end. With --telemetry none (the default) that is `NoTelemetry`, whose methods do nothing, and
 no OpenTelemetry module is imported; with otlp, explorer/records/otel_spans.py makes the spans
-(docs/telemetry.md), started by explorer/run/records.py. Whatever the collector does, the run's own files are
+(docs/telemetry.md), started by explorer/run/run_records.py. Whatever the collector does, the run's own files are
 written as always.
 """
 
@@ -54,7 +54,7 @@ class NoTelemetry:
 
 @dataclass(frozen=True)
 class TelemetrySetup:
-    """What the spans of a run say of it, given by the run (explorer/run/records.py)."""
+    """What the spans of a run say of it, given by the run (explorer/run/run_records.py)."""
 
     kind: str  # one of TELEMETRY_KINDS
     run_name: str  # the run directory's name: the spans' conversation id
