@@ -277,7 +277,7 @@ def replan_figures() -> dict:
     planner = replace(MTSP_FRONTIER, assign=timed)
     config = make_config(model="mtsp-frontier", agents=8, steps=CPU_STEPS, world="gen:warehouse", world_seed=1)
     shutil.rmtree(ROOT / "runs" / "baselines-replan", ignore_errors=True)
-    config = replace(config, run_dir=ROOT / "runs" / "baselines-replan", verbosity=-1)
+    config = config.with_options(run_dir=ROOT / "runs" / "baselines-replan", verbosity=-1)
     ExplorationRun(config, policy_factory=lambda *_: FrontierExplorer(planner)).execute()
     ordered = sorted(times)
     return {

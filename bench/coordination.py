@@ -44,7 +44,7 @@ def steps_to_share(world_path, seed, delay, coordinator, embedder, directory, po
     profiles = Path(directory) / f"delay{delay}.yaml"
     profiles.write_text(f"default: {{msg_delay: {delay}}}\n")
     with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
-        config = RunConfig(
+        config = RunConfig.of(
             world=world_path,
             agents=AGENTS,
             seed=seed,

@@ -56,7 +56,7 @@ def teacher_runs(worlds: list[str], seeds: list[int], folder: Path, embedder: Se
         world = seeded_world(SHIPPED_WORLDS / f"{world_name}.yaml", folder)
         for seed in seeds:
             run_dir = folder / f"{world_name}-{seed}"
-            config = RunConfig(
+            config = RunConfig.of(
                 world=world, agents=AGENTS, seed=seed, steps=STEPS, run_dir=run_dir, verbosity=-1, decide="goals"
             ).check()
             with contextlib.redirect_stdout(io.StringIO()):

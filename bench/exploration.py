@@ -78,7 +78,7 @@ def run_summary(
         "goals": {"model": "openai/bench-model", "api_base": api_base, "decide": "goals"},
     }[condition]
     with contextlib.redirect_stdout(io.StringIO()):
-        config = RunConfig(
+        config = RunConfig.of(
             world=world_path, agents=agents, seed=seed, steps=steps, run_dir=run_dir, verbosity=-1, **settings
         ).check()
         return ExplorationRun(config, embedder=embedder, policy_factory=policy_factory).execute()

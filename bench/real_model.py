@@ -103,7 +103,7 @@ def run_once(
         # A loaded machine evaluates a prompt slowly: a generous timeout keeps a slow call from being asked twice.
         if settings.get("model") == LOCAL:
             settings = {**settings, "model": served.model, "api_base": served.api_base, "timeout": 300.0}
-        config = RunConfig(
+        config = RunConfig.of(
             world=world, agents=AGENTS, seed=seed, steps=steps, run_dir=run_dir, verbosity=-1,
             **settings,
         ).check()  # fmt: skip

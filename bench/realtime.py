@@ -113,7 +113,7 @@ def run(run_dir: Path, embedder: SentenceEmbedder, answer: Answer | None, **sett
     with contextlib.ExitStack() as stack:
         stack.enter_context(contextlib.redirect_stdout(io.StringIO()))
         api_base = stack.enter_context(ChatServer(answer)).api_base if answer else None
-        config = RunConfig(world=WORLD, model=MODEL, run_dir=run_dir, verbosity=-1, api_base=api_base, **settings)
+        config = RunConfig.of(world=WORLD, model=MODEL, run_dir=run_dir, verbosity=-1, api_base=api_base, **settings)
         return ExplorationRun(config.check(), embedder=embedder).execute()
 
 

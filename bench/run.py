@@ -69,7 +69,7 @@ def explore(workdir, embedder, **settings):
     """One quiet run in this process; returns its summary and run directory."""
     run_dir = Path(tempfile.mkdtemp(dir=workdir))
     embedder.cache = TextCache(embedder.cache.size)  # each run starts cold: an earlier run's texts must not be free
-    config = RunConfig(world=WORLD, run_dir=run_dir, verbosity=-1, **settings).check()
+    config = RunConfig.of(world=WORLD, run_dir=run_dir, verbosity=-1, **settings).check()
     with contextlib.redirect_stdout(io.StringIO()):  # the run's own summary table
         summary = ExplorationRun(config, embedder=embedder).execute()
     return summary, run_dir

@@ -192,7 +192,7 @@ def run_steps(seed: int, condition: str, embedder: SentenceEmbedder, api_base: s
         },
     }[condition]
     with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
-        config = RunConfig(
+        config = RunConfig.of(
             world=Path(WORLD),
             world_seed=seed,
             find=targets_for(seed),

@@ -65,7 +65,7 @@ COMPARISONS = {
 def team_summary(world, agents, seed, steps, settings, factory=make_policy):
     """The summary of one run of `steps` on `world` (the seed also the world seed), embedding with a hash."""
     with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
-        config = RunConfig(
+        config = RunConfig.of(
             world=Path(world),
             world_seed=seed,
             agents=agents,
@@ -148,7 +148,7 @@ def _check_world(parser: argparse.ArgumentParser, world: str) -> None:
     if not world.startswith("gen:"):
         parser.error(f"--world {world}: a generated world, gen:FAMILY?size=WxD (each seed is its world seed)")
     try:
-        RunConfig(world=Path(world), world_seed=1).check()
+        RunConfig.of(world=Path(world), world_seed=1).check()
     except ConfigError as error:
         parser.error(f"--world: {error}")
 

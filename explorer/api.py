@@ -20,7 +20,7 @@ pandas DataFrames: `runs`, `conditions` and `steps` (explorer/sweep/tidy.py). It
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +76,6 @@ def run(config: RunConfig, policy: type | None = None, embedder: SentenceEmbedde
         name = plugin_name(policy)
         if not is_plugin(name):
             raise ConfigError(f"policy={name}: define the policy class at a module's top level, so it can be named")
-        config = replace(config, model=name)
+        config = config.with_options(model=name)
     exploration = ExplorationRun(config.check(), embedder=embedder, view=RunConsole.shown)
     return RunResult(exploration.run_dir, exploration.execute())

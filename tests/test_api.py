@@ -172,8 +172,8 @@ def test_an_option_of_the_wrong_kind_from_python_is_a_config_error_naming_it(opt
 
 def test_values_of_their_fields_types_are_read_as_their_text_is():
     given = make_config(agents=np.int64(3), timeout=5, world=Path("office"), find=["printer"], seed=np.int32(7))
-    assert (given.agents, given.timeout, given.seed, given.find) == (3, 5.0, 7, ("printer",))
-    assert type(given.agents) is int and type(given.timeout) is float and type(given.seed) is int
+    assert (given.team.agents, given.calls.timeout, given.episode.seed, given.episode.find) == (3, 5.0, 7, ("printer",))
+    assert type(given.team.agents) is int and type(given.calls.timeout) is float and type(given.episode.seed) is int
     assert given == make_config(agents="3", timeout="5", world="office", find="printer", seed="7")
 
 

@@ -23,7 +23,9 @@ TOKENS_PER_CALL = 120  # the stub server's usage: 100 prompt and 20 completion t
 
 
 def run(run_dir, embedder, **settings):
-    config = RunConfig(run_dir=run_dir, verbosity=-1, **{"agents": 2, "steps": 8, "model": MODEL, **settings}).check()
+    config = RunConfig.of(
+        run_dir=run_dir, verbosity=-1, **{"agents": 2, "steps": 8, "model": MODEL, **settings}
+    ).check()
     summary = ExplorationRun(config, embedder=embedder).execute()
     return list(TraceLines(run_dir / "trace.jsonl")), summary
 

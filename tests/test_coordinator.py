@@ -28,7 +28,7 @@ ACTIONS = ["forward", "look_left", "look_right"]
 
 def run(tmp_path, embedder, name="run", **settings):
     settings = {"agents": 3, "steps": 24, "world": WORLDS / "office.yaml", "coordinator": "offline", **settings}
-    config = RunConfig(run_dir=tmp_path / name, verbosity=-1, **settings).check()
+    config = RunConfig.of(run_dir=tmp_path / name, verbosity=-1, **settings).check()
     summary = ExplorationRun(config, embedder=embedder).execute()
     return list(TraceLines(tmp_path / name / "trace.jsonl")), summary
 
@@ -225,4 +225,4 @@ def test_a_coordinator_is_checked(tmp_path):
         ({"coordinator": "offline", "mode": "unity", "window_titles": ("Game",)}, "needs --mode mock"),
     ):
         with pytest.raises(ConfigError, match=problem):
-            RunConfig(**settings).check()
+            RunConfig.of(**settings).check()

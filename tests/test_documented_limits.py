@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from explorer.config.options import Seconds
 from explorer.config.profiles import MAX_TIME
-from explorer.config.run_config import MAX_AGENTS
+from explorer.config.team_options import MAX_AGENTS
 from explorer.model.reading import MAX_DEPTH, MAX_REPLY_CHARS
 from explorer.records.run_files import MAX_JSON_BYTES, MAX_LINE_BYTES
 from explorer.schedule.event import MAX_TICK_RATE

@@ -27,7 +27,7 @@ def run(tmp_path, embedder):
         if profiles is not None:
             path = tmp_path / f"{name}.yaml"
             path.write_text(profiles)
-        config = RunConfig(run_dir=tmp_path / name, verbosity=-1, profiles=path, **settings).check()
+        config = RunConfig.of(run_dir=tmp_path / name, verbosity=-1, profiles=path, **settings).check()
         summary = ExplorationRun(config, embedder=embedder).execute()
         return list(TraceLines(tmp_path / name / "trace.jsonl")), summary
 
@@ -136,10 +136,10 @@ def test_timings_are_checked(tmp_path, embedder):
     path = tmp_path / "p.yaml"
     path.write_text("default: {msg_delay: 2}\n")
     with pytest.raises(ConfigError, match="timings need --schedule event"):
-        ExplorationRun(RunConfig(profiles=path, run_dir=tmp_path / "r").check(), embedder=embedder)
+        ExplorationRun(RunConfig.of(profiles=path, run_dir=tmp_path / "r").check(), embedder=embedder)
     assert not (tmp_path / "r").exists()
     with pytest.raises(ConfigError, match="--schedule event needs --mode mock"):
-        RunConfig(mode="unity", window_titles=("Game",), schedule="event").check()
+        RunConfig.of(mode="unity", window_titles=("Game",), schedule="event").check()
 
 
 @pytest.mark.parametrize(
@@ -153,7 +153,7 @@ def test_timings_are_checked(tmp_path, embedder):
 def test_intervals_that_would_tick_far_more_than_the_steps_are_refused_at_start(tmp_path, embedder, profiles, fastest):
     path = tmp_path / "p.yaml"
     path.write_text(profiles)
-    config = RunConfig(
+    config = RunConfig.of(
         profiles=path, schedule="event", coordinator="offline", steps=5, run_dir=tmp_path / "r", verbosity=-1
     ).check()
     with pytest.raises(ConfigError, match=f"{fastest}\\), more than 10 per member: a run may make at most 10 x"):

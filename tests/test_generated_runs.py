@@ -20,7 +20,9 @@ def main_py(*args):
 
 
 def test_a_run_on_a_generated_world_says_which_it_was(tmp_path, embedder):
-    config = RunConfig(world=Path("gen:house"), world_seed=5, steps=3, run_dir=tmp_path / "run", verbosity=-1).check()
+    config = RunConfig.of(
+        world=Path("gen:house"), world_seed=5, steps=3, run_dir=tmp_path / "run", verbosity=-1
+    ).check()
     summary = ExplorationRun(config, embedder=embedder).execute()
     assert summary["status"] == "completed" and summary["world"] == "gen:house?seed=5"
     recorded = json.loads((tmp_path / "run" / "config.json").read_text())
@@ -99,4 +101,4 @@ def test_an_export_world_path_that_names_no_new_file_is_one_line(tmp_path, in_pr
 
 def test_the_world_seed_is_checked_however_the_config_is_made():
     with pytest.raises(ConfigError, match="the name gives seed 4 and the world seed is 5"):
-        RunConfig(world=Path("gen:maze?seed=4"), world_seed=5).check()
+        RunConfig.of(world=Path("gen:maze?seed=4"), world_seed=5).check()

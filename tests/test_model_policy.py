@@ -17,7 +17,7 @@ message_to_others: "Scanning the living room"
 def test_a_litellm_model_decides_every_step(tmp_path, embedder, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with ChatServer(lambda request: REPLY) as server:
-        config = RunConfig(
+        config = RunConfig.of(
             agents=2,
             steps=3,
             model="openai/test-model",

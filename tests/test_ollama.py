@@ -69,7 +69,7 @@ def test_a_team_runs_on_ollama_under_its_format(tmp_path, embedder):
         return json.dumps({"action": action, "message_to": "all", "message_to_others": "", "reason": "enum"})
 
     with OllamaServer(answer) as server:
-        config = RunConfig(
+        config = RunConfig.of(
             agents=2,
             steps=3,
             model=MODEL,

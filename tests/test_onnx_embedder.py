@@ -132,7 +132,7 @@ def test_a_first_run_announces_the_export_and_a_cache_that_cannot_be_a_folder_is
 
 
 def test_a_torch_run_says_so_and_its_memory_resumes_on_onnx(tmp_path, embedder, torch_embedder):
-    config = RunConfig(run_dir=tmp_path / "torch", verbosity=-1, agents=2, steps=4, embedder="torch")
+    config = RunConfig.of(run_dir=tmp_path / "torch", verbosity=-1, agents=2, steps=4, embedder="torch")
     summary = ExplorationRun(config, embedder=torch_embedder).execute()
     assert summary["embedder"]["backend"] == "torch"
     assert json.loads((tmp_path / "torch" / "config.json").read_text())["embedder"] == "torch"

@@ -34,7 +34,7 @@ def main(*args):
 
 
 def run(run_dir, embedder, **settings):
-    config = RunConfig(run_dir=run_dir, verbosity=-1, **{"agents": 2, "steps": 2, **settings}).check()
+    config = RunConfig.of(run_dir=run_dir, verbosity=-1, **{"agents": 2, "steps": 2, **settings}).check()
     return ExplorationRun(config, embedder=embedder).execute()
 
 
@@ -77,7 +77,7 @@ def test_an_api_base_that_is_no_server_url_is_one_line_before_anything_runs(tmp_
 
 def test_an_api_base_that_does_not_parse_keeps_its_credentials_hidden():
     with pytest.raises(ConfigError) as raised:
-        RunConfig(model="openai/test-model", api_base="http://me:s3cret@[::1/v1?api_key=k3y").check()
+        RunConfig.of(model="openai/test-model", api_base="http://me:s3cret@[::1/v1?api_key=k3y").check()
     assert "s3cret" not in str(raised.value) and "k3y" not in str(raised.value)
     assert str(raised.value).endswith("not 'http://***@[::1/v1?***'")
 

@@ -69,7 +69,7 @@ def test_each_agent_runs_with_its_own_role_persona_and_model(tmp_path, embedder)
         tmp_path,
         "agents:\n  - {role: scout, persona: Hurry to the far rooms., model: random}\n  - {role: cartographer}\n",
     )
-    config = RunConfig(agents=2, steps=2, profiles=path, run_dir=tmp_path / "run", verbosity=-1)
+    config = RunConfig.of(agents=2, steps=2, profiles=path, run_dir=tmp_path / "run", verbosity=-1)
     ExplorationRun(config, embedder=embedder).execute()
     first, second = list(TraceLines(tmp_path / "run" / "trace.jsonl"))[:2]
     assert "the scout in a team of 2" in first["prompt"] and "Hurry to the far rooms." in first["prompt"]

@@ -67,7 +67,7 @@ def held_until(*holds, delays=None):
 
 def run(run_dir, embedder, **settings):
     settings = {"agents": 2, "steps": 5, "model": MODEL, "schedule": "realtime", **settings}
-    config = RunConfig(run_dir=run_dir, verbosity=-1, **settings).check()
+    config = RunConfig.of(run_dir=run_dir, verbosity=-1, **settings).check()
     summary = ExplorationRun(config, embedder=embedder).execute()
     return list(TraceLines(run_dir / "trace.jsonl")), summary
 
@@ -341,4 +341,4 @@ def test_what_realtime_does_not_run_is_refused_at_start():
         ({"store": "redis://127.0.0.1:1/0"}, "not with --coordinator or --store"),
     ):
         with pytest.raises(ConfigError, match=problem):
-            RunConfig(schedule="realtime", **settings).check()
+            RunConfig.of(schedule="realtime", **settings).check()

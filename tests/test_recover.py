@@ -95,7 +95,7 @@ def test_recover_counts_what_the_run_counted_on_every_topology_and_schedule(tmp_
         (tmp_path / "timings.yaml").write_text(TIMINGS)
         settings["profiles"] = tmp_path / "timings.yaml"
     run_dir = tmp_path / "run"
-    config = RunConfig(run_dir=run_dir, verbosity=-1, schedule=schedule, **settings).check()
+    config = RunConfig.of(run_dir=run_dir, verbosity=-1, schedule=schedule, **settings).check()
     written = ExplorationRun(config, embedder=HashEmbedder()).execute()
     (run_dir / "summary.json").unlink()
     recovered = recover_summary(run_dir)
@@ -113,7 +113,7 @@ def test_recover_counts_what_the_run_counted_on_every_topology_and_schedule(tmp_
 
 def test_recover_says_so_where_a_tick_passed_on_more_than_its_trace_line_keeps(tmp_path):
     run_dir = tmp_path / "run"
-    config = RunConfig(run_dir=run_dir, verbosity=-1, **team_settings("star", "lockstep")).check()
+    config = RunConfig.of(run_dir=run_dir, verbosity=-1, **team_settings("star", "lockstep")).check()
     ExplorationRun(config, embedder=HashEmbedder()).execute()
     (run_dir / "summary.json").unlink()
 
@@ -208,7 +208,7 @@ ENDINGS = {  # how a run ends before its steps are spent: the settings that end 
 def test_a_run_that_ended_before_its_steps_were_spent_is_recovered_with_what_ended_it(tmp_path, embedder, ending):
     run_dir = tmp_path / "run"
     with ChatServer(lambda request: GOOD_REPLY) as server:
-        config = RunConfig(run_dir=run_dir, verbosity=-1, api_base=server.api_base, **ENDINGS[ending])
+        config = RunConfig.of(run_dir=run_dir, verbosity=-1, api_base=server.api_base, **ENDINGS[ending])
         written = ExplorationRun(config.check(), embedder=embedder).execute()
     assert ending in (written["ended_by"], written["budget"]["exhausted"])
     (run_dir / "summary.json").unlink()

@@ -56,7 +56,7 @@ def scripted(request):
 
 
 def run(run_dir, embedder, **settings):
-    config = RunConfig(run_dir=run_dir, verbosity=-1, **{**RUN, **settings}).check()
+    config = RunConfig.of(run_dir=run_dir, verbosity=-1, **{**RUN, **settings}).check()
     summary = ExplorationRun(config, embedder=embedder).execute()
     return list(TraceLines(run_dir / "trace.jsonl")), summary
 

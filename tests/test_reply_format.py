@@ -27,7 +27,7 @@ def settings(server, requested="auto"):
 
 def run_under_json(server, tmp_path, embedder, agents, steps):
     """A run's summary, its agents asking the server under --reply-format json."""
-    config = RunConfig(
+    config = RunConfig.of(
         agents=agents,
         steps=steps,
         model=MODEL,
@@ -144,7 +144,7 @@ def test_a_call_that_fails_under_a_schema_is_recorded_in_the_format_it_was_asked
         with pytest.raises(LLMError) as failed:
             complete_prompt(settings(server, "json"), "go", SCHEMA)
         assert failed.value.record("decision").format == "json"
-        config = RunConfig(
+        config = RunConfig.of(
             agents=1,
             steps=2,
             model=MODEL,

@@ -20,7 +20,7 @@ MAIN = str(ROOT / "main.py")
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory, embedder):
     run_dir = tmp_path_factory.mktemp("report") / "run"
-    config = RunConfig(agents=2, steps=8, world=WORLDS / "office.yaml", seed=3, run_dir=run_dir, verbosity=-1)
+    config = RunConfig.of(agents=2, steps=8, world=WORLDS / "office.yaml", seed=3, run_dir=run_dir, verbosity=-1)
     ExplorationRun(config.check(), embedder=embedder).execute()
     return run_dir
 
@@ -195,7 +195,7 @@ def test_the_report_shows_the_distance_travelled_and_the_ground_seen_by_it(finis
 
 def test_a_search_run_s_report_gives_its_spl(tmp_path, embedder):
     run_dir = tmp_path / "run"
-    config = RunConfig(
+    config = RunConfig.of(
         agents=2, steps=40, world="gen:house?size=24x14", world_seed=3, find=("toothbrush",), run_dir=run_dir
     )
     ExplorationRun(config.check(), embedder=embedder).execute()

@@ -41,7 +41,7 @@ def scripted():
 def decided_run(tmp_path_factory, embedder):
     run_dir = tmp_path_factory.mktemp("decisions") / "run"
     with ChatServer(scripted()) as server:
-        config = RunConfig(
+        config = RunConfig.of(
             agents=2,
             steps=6,
             world=WORLDS / "office.yaml",
@@ -133,7 +133,7 @@ def clocked_run(tmp_path_factory, embedder):
     folder = tmp_path_factory.mktemp("clocked")
     profiles = folder / "profiles.yaml"
     profiles.write_text("agents: [{tick_interval: 1}, {tick_interval: 1.5}]\n")  # Agent2 ticks at 1.5, 3, 4.5...
-    config = RunConfig(
+    config = RunConfig.of(
         agents=2,
         steps=8,
         world=WORLDS / "office.yaml",

@@ -15,7 +15,7 @@ pytest_plugins = ("tests.support.browser",)
 @pytest.fixture(scope="module")
 def star_run(tmp_path_factory, embedder):
     run_dir = tmp_path_factory.mktemp("star") / "run"
-    config = RunConfig(
+    config = RunConfig.of(
         agents=4,
         steps=12,
         world=WORLDS / "office.yaml",

@@ -229,7 +229,7 @@ def test_the_report_outlines_the_rooms_and_shows_their_names_as_written(tmp_path
     world_file = tmp_path / "rooms.yaml"
     world_file.write_text(yaml.safe_dump({**ROOMS_WORLD, "rooms": rooms}))
     run_dir = tmp_path / "run"
-    config = RunConfig(agents=1, steps=3, world=world_file, seed=1, run_dir=run_dir, verbosity=-1)
+    config = RunConfig.of(agents=1, steps=3, world=world_file, seed=1, run_dir=run_dir, verbosity=-1)
     ExplorationRun(config.check(), embedder=embedder).execute()
     html = (run_dir / "report.html").read_text()
     assert "Dotted lines outline the world's rooms" in html and "<b>den" not in html

@@ -56,7 +56,7 @@ SUMMARY_FIELDS = {
 
 
 def run(tmp_path, embedder, name="run", policy_factory=None, **settings):
-    config = RunConfig(run_dir=tmp_path / name, verbosity=-1, **settings)
+    config = RunConfig.of(run_dir=tmp_path / name, verbosity=-1, **settings)
     extra = {"policy_factory": policy_factory} if policy_factory else {}
     summary = ExplorationRun(config, embedder=embedder, **extra).execute()
     return summary, list(TraceLines(tmp_path / name / "trace.jsonl"))
@@ -374,5 +374,5 @@ def test_a_memory_saved_with_another_embedding_model_is_refused(tmp_path, embedd
     meta.write_text(meta.read_text().replace("all-MiniLM-L6-v2", "all-mpnet-base-v2"))
     with pytest.raises(MemoryFileError, match="saved with embedding model 'sentence-transformers/all-mpnet-base-v2'"):
         ExplorationRun(
-            RunConfig(agents=1, run_dir=tmp_path / "second", resume_memory=tmp_path / "first"), embedder=embedder
+            RunConfig.of(agents=1, run_dir=tmp_path / "second", resume_memory=tmp_path / "first"), embedder=embedder
         )

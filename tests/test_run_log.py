@@ -25,7 +25,7 @@ def test_escape_codes_from_a_world_and_a_model_reply_never_reach_run_log(tmp_pat
     def factory(profile, agent_id, config, gate):
         return ModelPolicy("stub", lambda prompt: Reply(reply, "stub"))
 
-    config = RunConfig(run_dir=tmp_path / "run", world=world, steps=3, verbosity=-1)
+    config = RunConfig.of(run_dir=tmp_path / "run", world=world, steps=3, verbosity=-1)
     ExplorationRun(config.check(), embedder=embedder, policy_factory=factory).execute()
     log = (tmp_path / "run" / "run.log").read_text(encoding="utf-8")
     for said in ("hall", "cup", "hello"):  # each was logged: the world, the find, the message

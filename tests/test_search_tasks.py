@@ -51,7 +51,7 @@ def world_file(tmp_path, **changes):
 def run(tmp_path, embedder, name="run", **settings):
     if "world" not in settings:
         settings["world"] = world_file(tmp_path)
-    config = RunConfig(agents=1, run_dir=tmp_path / name, verbosity=-1, **settings).check()
+    config = RunConfig.of(agents=1, run_dir=tmp_path / name, verbosity=-1, **settings).check()
     summary = ExplorationRun(config, embedder=embedder).execute()
     return summary, list(TraceLines(tmp_path / name / "trace.jsonl"))
 
@@ -61,7 +61,7 @@ def test_a_world_file_gives_targets_and_find_overrides_them(tmp_path):
     world = load_world(path)
     assert world.targets == ("toothbrush",) and world.categories == {"toothbrush": "bathroom_item"}
     assert open_world(path, None, ("kettle", "sofa")).targets == ("kettle", "sofa")
-    config = RunConfig(world=path, find=("kettle",)).check()
+    config = RunConfig.of(world=path, find=("kettle",)).check()
     assert MockSetup(config).world.targets == ("kettle",)
 
 
@@ -78,10 +78,10 @@ def test_an_unknown_target_is_refused_in_one_line(tmp_path):
     with pytest.raises(WorldError, match="unknown target 'laptop'"):
         load_world(world_file(tmp_path, task={"find": ["laptop"]}))
     with pytest.raises(ConfigError, match="unknown target 'banana': a generated world holds no such thing"):
-        RunConfig(world=Path("gen:house"), world_seed=1, find=("banana",)).check()
+        RunConfig.of(world=Path("gen:house"), world_seed=1, find=("banana",)).check()
     # Issue 50: the error names the world and the targets as the user wrote them, not a name made of both.
     with pytest.raises(ConfigError) as raised:
-        RunConfig(world=Path("gen:house?find=bed"), find=("toilet",)).check()
+        RunConfig.of(world=Path("gen:house?find=bed"), find=("toilet",)).check()
     assert str(raised.value).startswith(
         "gen:house?find=bed with --find toilet: unknown target 'toilet': a generated world holds no such thing "
         "(it may hold air_conditioner, alarm_clock, "
@@ -97,7 +97,7 @@ def test_the_refusal_lists_the_world_s_names_bounded(tmp_path):
     with pytest.raises(WorldError, match=r"it holds kettle, sofa, toothbrush, towel\)$"):
         load_world(world_file(tmp_path, task={"find": ["laptop"]}))
     with pytest.raises(ConfigError, match=r"it may hold .* and [0-9]+ more\)$"):
-        RunConfig(world=Path("gen:maze"), find=("banana",)).check()
+        RunConfig.of(world=Path("gen:maze"), find=("banana",)).check()
 
 
 def test_find_takes_a_list_or_a_comma_text_in_world_and_sweep_files(tmp_path):
@@ -179,10 +179,10 @@ def test_the_prior_is_deterministic_and_no_prior_gives_back_the_plain_explorer(t
     settings = {**house, "agents": 2, "run_dir": None, "verbosity": -1}
     traces = {}
     for name, extra in {"prior": {}, "again": {}, "off": {"prior": False}}.items():
-        config = RunConfig(**{**settings, "run_dir": tmp_path / name, **extra}).check()
+        config = RunConfig.of(**{**settings, "run_dir": tmp_path / name, **extra}).check()
         ExplorationRun(config, embedder=embedder).execute()
         traces[name] = actions_of(list(TraceLines(tmp_path / name / "trace.jsonl")))
-    plain = RunConfig(**{**settings, "find": (), "run_dir": tmp_path / "plain"}).check()
+    plain = RunConfig.of(**{**settings, "find": (), "run_dir": tmp_path / "plain"}).check()
     ExplorationRun(plain, embedder=embedder).execute()
     today = actions_of(list(TraceLines(tmp_path / "plain" / "trace.jsonl")))
     assert traces["prior"] == traces["again"]

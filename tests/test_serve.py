@@ -189,7 +189,7 @@ def test_the_live_map_is_the_reports_map_at_one_moment(tmp_path, embedder):
     from tests.support.paths import WORLDS
 
     run_dir = tmp_path / "run"
-    config = RunConfig(agents=2, steps=6, world=WORLDS / "office.yaml", run_dir=run_dir, verbosity=-1)
+    config = RunConfig.of(agents=2, steps=6, world=WORLDS / "office.yaml", run_dir=run_dir, verbosity=-1)
     ExplorationRun(config.check(), embedder=embedder).execute()
     team = LiveTeam(["Agent1", "Agent2"], load_world(WORLDS / "office.yaml"))
     for line in (run_dir / "trace.jsonl").read_text().splitlines():

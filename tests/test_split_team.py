@@ -32,7 +32,7 @@ def comparable(run_dir):
 
 
 def one_process_run(run_dir, embedder, **settings):
-    ExplorationRun(RunConfig(run_dir=run_dir, verbosity=-1, **settings).check(), embedder=embedder).execute()
+    ExplorationRun(RunConfig.of(run_dir=run_dir, verbosity=-1, **settings).check(), embedder=embedder).execute()
     return comparable(run_dir)
 
 
@@ -102,7 +102,7 @@ def test_an_event_driven_team_with_a_coordinator_split_in_two_runs_as_one(tmp_pa
     alone = one_process_run(tmp_path / "alone", embedder, **settings)
     runs = [
         ExplorationRun(
-            RunConfig(
+            RunConfig.of(
                 run_dir=tmp_path / name,
                 verbosity=-1,
                 store=redis_server.url,

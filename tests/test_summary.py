@@ -93,7 +93,11 @@ def test_distance_counts_the_cells_moved_and_the_coverage_curve_runs_by_it():
 def test_each_agent_s_share_of_the_cells_it_saw_first():
     stats = two_agents_three_steps()
     summary = build_summary(
-        summary_settings(RunConfig(agents=2, steps=3)), EnvironmentInfo("line", total_cells=10), stats, 0.0, "completed"
+        summary_settings(RunConfig.of(agents=2, steps=3)),
+        EnvironmentInfo("line", total_cells=10),
+        stats,
+        0.0,
+        "completed",
     )
     agents = summary["per_agent"]
     # Agent1 saw 0, 1, 6 and 7 first (1 in the same commit as Agent2, before it in agent order; 7 in the same
@@ -109,7 +113,7 @@ def test_a_director_moves_no_one_and_sees_first_nothing():
     stats.add({**moving("Coordinator", 1, [], "moved"), "result": None})
     stats.add(moving("Agent1", 2, [[1, 0, 0]], "pending"))  # an act_delay's: it lands later, unknown here
     stats.step_completed(1, 0)
-    settings = summary_settings(RunConfig(agents=1, steps=2))
+    settings = summary_settings(RunConfig.of(agents=1, steps=2))
     summary = build_summary(settings, EnvironmentInfo("w", total_cells=4), stats, 0.0, "completed")
     assert summary["team"]["distance"] == 1 and summary["team"]["late_actions"] == 1
     assert summary["per_agent"]["Coordinator"]["distance"] is None
@@ -152,7 +156,7 @@ def walked(world, walks):
 
 def search_summary(world, stats, targets, known=True):
     environment = EnvironmentInfo(world.name, total_cells=world.free_cell_count, targets=targets)
-    settings = summary_settings(RunConfig(agents=len(stats.steps), steps=max(stats.steps.values())))
+    settings = summary_settings(RunConfig.of(agents=len(stats.steps), steps=max(stats.steps.values())))
     return build_summary(settings, environment, stats, 0.0, "completed", world=world if known else None)["search"]
 
 

@@ -258,4 +258,4 @@ def test_a_single_run_s_page_stays_self_contained(tmp_path):
 def test_random_starts_and_stop_when_all_found_are_for_mock_worlds():
     for option in ({"random_starts": True}, {"stop_when": "all-found"}):
         with pytest.raises(ConfigError, match="need --mode mock"):
-            RunConfig(mode="unity", window_titles=("Game",), **option).check()
+            RunConfig.of(mode="unity", window_titles=("Game",), **option).check()

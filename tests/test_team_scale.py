@@ -44,7 +44,9 @@ def decisions(trace):
 
 def test_a_large_teams_decisions_are_as_they_were_before_its_per_agent_costs_were_made_flat(tmp_path, monkeypatch):
     monkeypatch.setattr(offline, "NEIGHBOURS", 23)  # every teammate, as before the explorer's neighbours
-    config = RunConfig(world="gen:hall?size=30x30", agents=24, steps=6, seed=3, run_dir=tmp_path / "run", verbosity=-1)
+    config = RunConfig.of(
+        world="gen:hall?size=30x30", agents=24, steps=6, seed=3, run_dir=tmp_path / "run", verbosity=-1
+    )
     ExplorationRun(config.check(), embedder=HashEmbedder()).execute()
     steps = decisions(TraceLines(tmp_path / "run" / "trace.jsonl"))
     assert len(steps) == 24 * 6

@@ -200,7 +200,7 @@ def test_an_unknown_telemetry_is_one_line_and_exit_code_2(in_process, tmp_path):
     assert result.returncode == 2
     assert "--telemetry" in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert not (tmp_path / "run").exists()
-    assert make_config(telemetry="otlp").telemetry == "otlp"
+    assert make_config(telemetry="otlp").output.telemetry == "otlp"
     with pytest.raises(ConfigError, match="unknown --telemetry 'zipkin'"):
         make_config(telemetry="zipkin")
 

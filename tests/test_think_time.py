@@ -33,7 +33,7 @@ def run(tmp_path, embedder):
         path = tmp_path / f"{name}.yaml"
         path.write_text(profiles)
         settings = {"agents": 1, "steps": 12, "schedule": "event", **settings}
-        config = RunConfig(run_dir=tmp_path / name, verbosity=-1, profiles=path, **settings).check()
+        config = RunConfig.of(run_dir=tmp_path / name, verbosity=-1, profiles=path, **settings).check()
         summary = ExplorationRun(config, embedder=embedder).execute()
         return list(TraceLines(tmp_path / name / "trace.jsonl")), summary
 
@@ -163,5 +163,5 @@ def test_think_times_are_checked(tmp_path, embedder):
     for schedule in ("lockstep", "realtime"):
         with pytest.raises(ConfigError, match="think_time\\): timings need --schedule event"):
             ExplorationRun(
-                RunConfig(profiles=path, schedule=schedule, run_dir=tmp_path / "r").check(), embedder=embedder
+                RunConfig.of(profiles=path, schedule=schedule, run_dir=tmp_path / "r").check(), embedder=embedder
             )

@@ -37,7 +37,7 @@ EXPLORERS = ("Agent1", "Agent2", "Agent3")
 
 def run(tmp_path, name="run", **settings):
     settings = {"agents": 3, "steps": 16, "world": WORLDS / "office.yaml", **settings}
-    config = RunConfig(run_dir=tmp_path / name, verbosity=-1, **settings).check()
+    config = RunConfig.of(run_dir=tmp_path / name, verbosity=-1, **settings).check()
     summary = ExplorationRun(config, embedder=HashEmbedder()).execute()
     return list(TraceLines(tmp_path / name / "trace.jsonl")), summary
 
@@ -63,16 +63,19 @@ def test_comm_none_is_no_comm():
     parse = RunParser().parse_args
     as_none, as_no_comm = config_from(parse(["--comm", "none"])), config_from(parse(["--no-comm"]))
     assert as_none == as_no_comm and as_none.to_dict() == as_no_comm.to_dict()
-    assert as_none.comm == "none" and not as_none.topology.messages
-    assert config_from(parse([])).comm == "all" and config_from(parse([])).topology.messages
-    assert make_config(comm=False).to_dict() == as_none.to_dict() and make_config(comm=True).comm == "all"
+    assert as_none.team.comm == "none" and not as_none.team.topology.messages
+    assert config_from(parse([])).team.comm == "all" and config_from(parse([])).team.topology.messages
+    assert make_config(comm=False).to_dict() == as_none.to_dict() and make_config(comm=True).team.comm == "all"
 
 
 def test_a_config_json_written_with_comm_and_comm_topology_apart_reads_as_one_setting():
     # As config.json held them before they were one option: --no-comm as comm false, --comm as comm_topology.
-    assert RunConfig.from_dict({"comm": False, "comm_topology": "all"}).comm == "none"
-    assert RunConfig.from_dict({"comm": True, "comm_topology": "star"}).comm == "star"
-    assert RunConfig.from_dict({"comm": True}).comm == "all" and RunConfig.from_dict({"comm": "tree"}).comm == "tree"
+    assert RunConfig.from_dict({"comm": False, "comm_topology": "all"}).team.comm == "none"
+    assert RunConfig.from_dict({"comm": True, "comm_topology": "star"}).team.comm == "star"
+    assert (
+        RunConfig.from_dict({"comm": True}).team.comm == "all"
+        and RunConfig.from_dict({"comm": "tree"}).team.comm == "tree"
+    )
 
 
 @pytest.mark.parametrize(
@@ -87,7 +90,7 @@ def test_a_config_json_written_with_comm_and_comm_topology_apart_reads_as_one_se
 )
 def test_a_topology_without_its_hierarchy_is_refused(settings, problem):
     with pytest.raises(ConfigError, match=problem):
-        RunConfig(agents=3, **settings).check()
+        RunConfig.of(agents=3, **settings).check()
 
 
 def test_star_without_a_coordinator_is_refused_in_one_line_with_exit_code_2(tmp_path):

@@ -19,7 +19,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from explorer.config.run_config import COORDINATOR
+from explorer.config.team_options import COORDINATOR
 from explorer.records.run_view import RunShown, plain
 from explorer.report.text_map import TextMap
 from perception.base import Pose

@@ -357,19 +357,21 @@ def _export_world(config, path):
     from perception.families.generate import generated_mapping
     from perception.families.names import is_generated
 
-    if not is_generated(str(config.world)):
-        raise ConfigError(f"--export-world writes a generated world: give --world gen:FAMILY, not {config.world}")
+    if not is_generated(str(config.episode.world)):
+        raise ConfigError(
+            f"--export-world writes a generated world: give --world gen:FAMILY, not {config.episode.world}"
+        )
     if path.is_dir():
         raise ConfigError(f"--export-world {path}: that is a directory; name a new file")
     if path.exists() or path.is_symlink():
         raise ConfigError(f"--export-world {path}: the file is there already; name a new one")
     if not path.absolute().parent.is_dir():
         raise ConfigError(f"--export-world {path}: {path.parent} is not a directory")
-    mapping = generated_mapping(str(config.world), config.world_seed, config.find)
-    write_text(path, world_to_yaml(with_run_starts(mapping, config.seed, config.agents)))
+    mapping = generated_mapping(str(config.episode.world), config.episode.world_seed, config.episode.find)
+    write_text(path, world_to_yaml(with_run_starts(mapping, config.episode.seed, config.team.agents)))
     print(
-        f"Wrote {path}: the world {config.world} with world seed {config.world_seed or 0}, "
-        f"its start poses those of --seed {config.seed}"
+        f"Wrote {path}: the world {config.episode.world} with world seed {config.episode.world_seed or 0}, "
+        f"its start poses those of --seed {config.episode.seed}"
     )
     return 0
 

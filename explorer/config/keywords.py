@@ -1,8 +1,8 @@
 """A run's options given from Python, as keywords: the same declarations, conversions and checks as the
 command line's (explorer/config/command_line.py).
 
-A value is either text, read as the command line reads it, or a value of its field's type (RunConfig's
-annotations: a whole number, a path, True or False, a list of names, ...), which is then read as its text
+A value is either text, read as the command line reads it, or a value of its field's type (the annotations
+of RunConfig's parts: a whole number, a path, True or False, a list of names, ...), which is then read as its text
 would be, so that the command line's reader checks it too. Anything else is a ConfigError naming the option.
 """
 
@@ -13,10 +13,11 @@ import numbers
 import os
 import types
 from pathlib import Path
-from typing import Any, Union, get_args, get_origin, get_type_hints
+from typing import Any, Union, get_args, get_origin
 
-from explorer.config.options import Option, declared
-from explorer.config.run_config import RunConfig
+from explorer.config.command_line import in_help_order
+from explorer.config.options import Option
+from explorer.config.run_config import RunConfig, option_default, option_fields, option_kind
 from explorer.records.errors import ConfigError
 
 QUIET = -1  # a run from Python prints only its summary, as -q does; verbosity=0 shows the live table
@@ -26,11 +27,11 @@ KINDS = {bool: "True or False", int: "a whole number", float: "a number", str: "
 
 
 def make_config(**options: Any) -> RunConfig:
-    """A checked RunConfig of the command line's options, each named as RunConfig's field (the flag without
+    """A checked RunConfig of the command line's options, each named as its field (the flag without
     its dashes, '-' as '_': world="office", max_concurrency=4, comm=False for --no-comm, window_titles=[...]
     for --window-title). Text is read as the command line reads it (world="gen:house", steps="40");
     `verbosity` is -q (-1, the default here), normal (0) or -v (1). ConfigError, one line, for a mistake."""
-    specs, kinds = {field.name: spec for field, spec in declared(RunConfig)}, get_type_hints(RunConfig)
+    specs = {field.name: spec for field, spec in in_help_order(option_fields())}  # named in that order
     verbosity = options.pop("verbosity", QUIET)
     if isinstance(verbosity, bool) or verbosity not in VERBOSITIES:
         raise ConfigError(f"verbosity must be -1 (quiet), 0 or 1 (verbose), not {_shown(verbosity)}")
@@ -38,12 +39,12 @@ def make_config(**options: Any) -> RunConfig:
     for name, value in options.items():
         if name not in specs:
             raise ConfigError(f"unknown option {name!r}: the options are {', '.join(specs)}")
-        spec, kind = specs[name], kinds[name]
+        spec, kind = specs[name], option_kind(name)
         if spec.repeat:  # tuple[X, ...]: one X, or a list of them
             values[name] = tuple(_read(name, spec, get_args(kind)[0], item) for item in _items(value))
         else:
             values[name] = _read(name, spec, kind, value)
-    return RunConfig(**values).check()
+    return RunConfig.of(**values).check()
 
 
 def _items(value: Any) -> list[Any]:
@@ -58,7 +59,7 @@ def _read(name: str, spec: Option, kind: Any, value: Any) -> Any:
     if value is None and optional:
         return None
     if isinstance(value, bool) and spec.spelling:  # comm=False for --no-comm, True for the default
-        return spec.spelling.value if not value else RunConfig.__dataclass_fields__[name].default
+        return spec.spelling.value if not value else option_default(name)
     if isinstance(value, str) and spec.type is not None:
         return _parsed(spec, value)
     if not _is(kind, value):

@@ -22,7 +22,6 @@ from the embedding model the run's options name (`embedder`: one already loaded)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any, Protocol
 
 from explorer.config.run_config import RunConfig
@@ -82,10 +81,10 @@ class AppPolicies:
         return self.actions().get(self.agents[0])
 
     def _make_policies(self) -> None:
-        config = replace(self.episode.config, model=self.model, seed=self.episode.seed).check()
+        config = self.episode.config.with_options(model=self.model, seed=self.episode.seed).check()
         members = roster_of(config).members  # a plug-in is imported, and refused in one line, here
         factory = self._prior_policies(config) or make_policy
-        gate = CallGate(config.max_concurrency)  # as a run's: a bound on a model's calls in flight
+        gate = CallGate(config.calls.max_concurrency)  # as a run's: a bound on a model's calls in flight
         self.policies = {agent: factory(members[agent], agent, config, gate) for agent in self.agents}
         self._made_for = self.episode.number
 

@@ -80,10 +80,10 @@ class Episode:
 
     def __init__(self, config: RunConfig, rewards: Rewards) -> None:
         self.config, self.rewards = config, rewards
-        self.world = open_world(config.world, config.world_seed, config.find)
-        self.agent_ids = config.agent_ids()
-        self.steps = config.steps or self.world.max_steps or DEFAULT_STEPS
-        self.seed = config.seed
+        self.world = open_world(config.episode.world, config.episode.world_seed, config.episode.find)
+        self.agent_ids = config.team.agent_ids()
+        self.steps = config.episode.steps or self.world.max_steps or DEFAULT_STEPS
+        self.seed = config.episode.seed
         self.number = 0  # episodes begun: a policy that keeps what it learns starts afresh with each
         self.map_held = (0, 0)  # the team's map as the step under way began (TeamStore.map_news)
         profiles = roster_of(config).members
@@ -96,7 +96,7 @@ class Episode:
     @property
     def comm(self) -> bool:
         """Whether the team's messages are on."""
-        return self.config.topology.messages
+        return self.config.team.topology.messages
 
     @property
     def over(self) -> bool:
@@ -119,7 +119,9 @@ class Episode:
         self.seed = self.seed if seed is None else int(seed)
         self.taken = 0  # steps taken since the reset
         self.store = InProcessStore()
-        self.perception = MockPerception(self.world, self.store, self.agent_ids, self.seed, self.config.random_starts)
+        self.perception = MockPerception(
+            self.world, self.store, self.agent_ids, self.seed, self.config.episode.random_starts
+        )
         for agent_id in self.agent_ids:
             self.store.register_agent(agent_id, self.perception.get_agent_state(agent_id).to_dict())
         self.team_cells: set[Cell] = set()  # the free cells the team has seen

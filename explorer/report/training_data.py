@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from explorer.config.run_config import GOALS
+from explorer.config.call_options import GOALS
 from explorer.model.conformance import is_instance
 from explorer.model.schemas import MESSAGE_CHARS, REASON_CHARS, JsonSchema, decision_schema, goal_schema
 from explorer.records.errors import ConfigError

@@ -61,11 +61,11 @@ class Crew:
             persona=profile.persona_text(),
             policy=self._directed(self.policy_factory(profile, agent_id, self.config, world.gate)),
             schedule=schedule,
-            comm_enabled=self.config.topology.messages,
+            comm_enabled=self.config.team.topology.messages,
             coordinator=self._groups().get(agent_id),
             max_steps=self.steps,
             memory_index=self.memories[agent_id],
-            messages_up=self.config.topology.through_directors,
+            messages_up=self.config.team.topology.through_directors,
             cpu_slots=world.cpu_slots if takes_cpu_slot(profile.model) else None,
         )
 
@@ -96,7 +96,7 @@ class Crew:
 
     def _director_policy(self, director: str, world: SharedWorld) -> CoordinatorPolicy:
         """The system agent's, or a coordinator's at its post: its group, and whether it passes messages on."""
-        roster, topology = self.roster, self.config.topology
+        roster, topology = self.roster, self.config.team.topology
         if director == roster.system:
             return SystemAgent(director, roster.coordinator_ids, self._groups(), topology.system_agent)
         profile = roster.members[director]

@@ -26,12 +26,12 @@ class MockSetup:
 
     def __init__(self, config):
         self.config = config
-        self.world = open_world(config.world, config.world_seed, config.find)
+        self.world = open_world(config.episode.world, config.episode.world_seed, config.episode.find)
         self.default_steps = self.world.max_steps
         self.warnings = []
 
     def start(self, store, agent_ids, run_dir, gate):
-        return MockPerception(self.world, store, agent_ids, self.config.seed, self.config.random_starts)
+        return MockPerception(self.world, store, agent_ids, self.config.episode.seed, self.config.episode.random_starts)
 
 
 class UnitySetup:
@@ -50,9 +50,9 @@ class UnitySetup:
         per_agent = zip(
             agent_ids,
             profiles,
-            config.per_agent(config.window_titles),
-            config.per_agent(config.keymaps, DEFAULT_KEYMAP),
-            config.per_agent(config.regions),
+            config.team.per_agent(config.window.window_titles),
+            config.team.per_agent(config.window.keymaps, DEFAULT_KEYMAP),
+            config.team.per_agent(config.window.regions),
         )
         here = [settings for settings in per_agent if settings[0] in local]
         self.profiles = {agent_id: profile for agent_id, profile, *_ in here}
@@ -63,9 +63,9 @@ class UnitySetup:
         keymaps = {
             path: load_keymap(path, self.keyboard.is_valid_key) for path in dict.fromkeys(k for *_, k, _ in here)
         }
-        if config.pause_key is not None and not self.keyboard.is_valid_key(config.pause_key):
+        if config.window.pause_key is not None and not self.keyboard.is_valid_key(config.window.pause_key):
             raise ConfigError(
-                f"--pause-key: unknown key name {config.pause_key!r} (pyautogui's key names: p, space, esc, f1, ...)"
+                f"--pause-key: unknown key name {config.window.pause_key!r} (pyautogui's key names: p, space, esc, f1, ...)"
             )
         self.views = {}
         for agent_id, _, title, keymap, region in here:
@@ -74,7 +74,7 @@ class UnitySetup:
             self.views[agent_id] = AgentView(window, keymaps[keymap], region)
 
     def start(self, store, agent_ids, run_dir, gate):
-        split = self.config.vision == "split"
+        split = self.config.window.vision == "split"
         look = {
             agent_id: make_vision(model_settings(profile, self.config, agent_id, gate), split)
             for agent_id, profile in self.profiles.items()
@@ -82,14 +82,14 @@ class UnitySetup:
         screenshots = run_dir / SCREENSHOT_DIR
         screenshots.mkdir(parents=True, exist_ok=True)
         return UnityPyAutoGUIPerception(
-            store, self.views, self.keyboard, look, screenshots, team=agent_ids, pause_key=self.config.pause_key
+            store, self.views, self.keyboard, look, screenshots, team=agent_ids, pause_key=self.config.window.pause_key
         )
 
 
 def perception_setup(config, profiles, agent_ids, local=None):
     """The checked setup for the run's mode (for the `local` agents, all by default); raises ConfigError,
     WorldError, WindowError or KeyMapError."""
-    if config.mode == "unity":
+    if config.episode.mode == "unity":
         return UnitySetup(config, profiles, agent_ids, agent_ids if local is None else local)
     return MockSetup(config)
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 import threading
 from functools import partial
 
+from explorer.config.call_options import GOALS, OFFLINE_FALLBACK
 from explorer.config.profiles import Profile
-from explorer.config.run_config import COORDINATOR, GOALS, OFFLINE_FALLBACK, RunConfig
+from explorer.config.run_config import RunConfig
+from explorer.config.team_options import COORDINATOR
 from explorer.model.client import CallGate, LLMSettings, complete_prompt, takes_response_schema
 from explorer.model.replay import RecordedReplies
 from explorer.model.reply_format import YAML, ReplyFormat
@@ -28,20 +30,22 @@ def make_policy(
 ) -> DecisionPolicy:
     """The policy an agent's profile asks for; `config` gives the run's seed and model settings, `gate` the
     semaphore that bounds the run's model calls in flight, `prior` a search task's (for a policy that takes one)."""
-    agent_seed = stable_seed(config.seed, agent_id)
+    agent_seed = stable_seed(config.episode.seed, agent_id)
     kind = built_in(profile.model)
     if kind:
-        return kind.make(BuiltInSetup(agent_seed, config.decide == GOALS, prior if kind.search_prior else None))
+        return kind.make(BuiltInSetup(agent_seed, config.calls.decide == GOALS, prior if kind.search_prior else None))
     if is_plugin(profile.model):
         cancelled = gate.cancelled if gate else threading.Event()
-        return make_plugin(profile.model, PolicySetup(agent_id, agent_seed), CallLimits(config.timeout, cancelled))
+        return make_plugin(
+            profile.model, PolicySetup(agent_id, agent_seed), CallLimits(config.calls.timeout, cancelled)
+        )
     ask = partial(complete_prompt, model_settings(profile, config, agent_id, gate))
     policy: DecisionPolicy
-    if config.decide == GOALS:
+    if config.calls.decide == GOALS:
         policy = GoalPolicy(profile.model, ask, constrained=True)
     else:
         policy = ModelPolicy(profile.model, ask, constrained=True)
-    return OfflineFallback(policy) if config.fallback == OFFLINE_FALLBACK else policy
+    return OfflineFallback(policy) if config.calls.fallback == OFFLINE_FALLBACK else policy
 
 
 def make_coordinator(profile: Profile, config: RunConfig, gate: CallGate | None = None) -> CoordinatorPolicy:
@@ -58,13 +62,13 @@ def model_settings(profile: Profile, config: RunConfig, agent_id: str, gate: Cal
     --replay-replies the agent's recorded replies answer them all."""
     return LLMSettings(
         model=profile.model,
-        api_base=config.api_base,
+        api_base=config.calls.api_base,
         temperature=profile.temperature,
-        timeout=config.timeout,
-        price_in=config.price_in,
-        price_out=config.price_out,
+        timeout=config.calls.timeout,
+        price_in=config.calls.price_in,
+        price_out=config.calls.price_out,
         gate=gate,
-        replay=RecordedReplies(config.replay_replies, agent_id) if config.replay_replies else None,
+        replay=RecordedReplies(config.calls.replay_replies, agent_id) if config.calls.replay_replies else None,
         reply_format=reply_format(profile, config),
     )
 
@@ -72,6 +76,6 @@ def model_settings(profile: Profile, config: RunConfig, agent_id: str, gate: Cal
 def reply_format(profile: Profile, config: RunConfig) -> ReplyFormat:
     """The agent's reply format: its profile's, else --reply-format. A replay asks no model, so it
     learns nothing: its replies carry the formats the recorded run used."""
-    model = profile.model or config.model
-    requested = YAML if config.replay_replies else profile.reply_format or config.reply_format
+    model = profile.model or config.calls.model
+    requested = YAML if config.calls.replay_replies else profile.reply_format or config.calls.reply_format
     return ReplyFormat(requested, model, takes_response_schema(model) if requested == "auto" else None)

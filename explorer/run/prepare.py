@@ -9,13 +9,12 @@ import os
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from explorer.config.options import declared
 from explorer.config.profiles import Profile
-from explorer.config.run_config import RunConfig
+from explorer.config.run_config import RunConfig, option_fields
 from explorer.model.client import has_price, missing_api_keys
 from explorer.model.client import load as load_model_client
 from explorer.model.preflight import preflight, unreachable
@@ -37,10 +36,10 @@ def settle_config(config: RunConfig, embedder: SentenceEmbedder | None) -> RunCo
     """The config as the run really runs it: a run id for a team on Redis, the backend of a given embedder. The
     first step of a run: scipy is loaded here too, before any of the run's threads starts."""
     load_scipy()
-    if config.store and not config.run_id:
-        config = replace(config, run_id=new_run_id())  # one process runs the whole team: a run of its own
+    if config.team.store and not config.team.run_id:
+        config = config.with_options(run_id=new_run_id())  # one process runs the whole team: a run of its own
     if embedder is not None:  # the summary and config.json say which backend the run really used
-        config = replace(config, embedder=embedder.backend)
+        config = config.with_options(embedder=embedder.backend)
     return config
 
 
@@ -53,7 +52,7 @@ def split_team(config: RunConfig, roster: Roster) -> SplitTeam:
     """This process's part of a team on a Redis store; the server is reached now."""
     from explorer.team.redis_store import RedisRun  # imports redis: only for a team on a Redis store
 
-    store, run_id = config.store, config.run_id
+    store, run_id = config.team.store, config.team.run_id
     assert store and run_id  # called for a team on a Redis store, which settle_config has given a run id
     return SplitTeam(RedisRun(store, run_id), list(roster.members), roster.local)
 
@@ -61,9 +60,9 @@ def split_team(config: RunConfig, roster: Roster) -> SplitTeam:
 def start_embedder(config: RunConfig, given: SentenceEmbedder | None) -> SentenceEmbedder:
     """The embedding model, `given` or loading in the background while the run is set up and its first
     step perceives and decides; the first memory written waits for it."""
-    if given is None and config.embedder == "onnx" and config.verbosity >= 0:
-        _announce_export(config.embedder_cache)
-    return given or SentenceEmbedder(config.embedder, config.embedder_cache)
+    if given is None and config.memory.embedder == "onnx" and config.output.verbosity >= 0:
+        _announce_export(config.memory.embedder_cache)
+    return given or SentenceEmbedder(config.memory.embedder, config.memory.embedder_cache)
 
 
 def _announce_export(cache_dir: Path | None) -> None:
@@ -80,13 +79,13 @@ def prepare_model_client(config: RunConfig, agent_ids: list[str], profiles: list
     (unless --no-preflight), so that a server or a model that is not there is refused before the run starts."""
     models = [(agent_id, p.model) for agent_id, p in zip(agent_ids, profiles) if not decides_in_code(p.model)]
     if not models:
-        if config.mode == "mock":  # a game's screenshots are read by a model whoever decides
+        if config.episode.mode == "mock":  # a game's screenshots are read by a model whoever decides
             _warn_of_idle_budgets(config, [p.model for p in profiles])
         return
-    if config.preflight and config.api_base:
-        _server_reachable(config.api_base)
+    if config.calls.preflight and config.calls.api_base:
+        _server_reachable(config.calls.api_base)
     load_model_client()
-    for agent_id, model in models if not config.api_base else ():
+    for agent_id, model in models if not config.calls.api_base else ():
         missing = missing_api_keys(model)
         if missing:
             raise ConfigError(
@@ -94,18 +93,18 @@ def prepare_model_client(config: RunConfig, agent_ids: list[str], profiles: list
                 "set it, or give --api-base URL for a local server"
             )
     _check_prices(config, [model for _, model in models])
-    if config.preflight:
+    if config.calls.preflight:
         _preflight(config, [model for _, model in models])
 
 
 def _check_prices(config: RunConfig, models: list[str]) -> None:
     """--max-cost counts dollars: refused where no model's price is known and it is the only budget."""
-    if config.max_cost is None or config.price_in is not None or config.price_out is not None:
+    if config.calls.max_cost is None or config.calls.price_in is not None or config.calls.price_out is not None:
         return
     unpriced = sorted({model for model in models if not has_price(model)})
     if not unpriced:
         return
-    if config.max_calls is None and config.max_tokens is None:
+    if config.calls.max_calls is None and config.calls.max_tokens is None:
         raise ConfigError(
             f"--max-cost: the price of {', '.join(unpriced)} is unknown, so its cost cannot be counted: "
             "give --price-in and --price-out (dollars per million tokens), or --max-calls or --max-tokens"
@@ -116,8 +115,8 @@ def _check_prices(config: RunConfig, models: list[str]) -> None:
 def _warn_of_idle_budgets(config: RunConfig, policies: list[str]) -> None:
     """Budgets on a run that makes no model call bound nothing: said, not refused, since a sweep may vary
     the model under one budget, and its runs without a model are as they were asked."""
-    flags = {field.name: spec.flag for field, spec in declared(RunConfig)}
-    given = [flags[name] for name, limit in asdict(config.limits()).items() if limit is not None]
+    flags = {field.name: spec.flag for field, spec in option_fields()}
+    given = [flags[name] for name, limit in asdict(config.calls.limits()).items() if limit is not None]
     if given:
         log.warning(
             "%s bound nothing: this run's policies (%s) make no model calls it counts",
@@ -136,7 +135,7 @@ def _server_reachable(api_base: str) -> None:
 
 
 def _preflight(config: RunConfig, models: list[str]) -> None:
-    refused = preflight(models, config.api_base)
+    refused = preflight(models, config.calls.api_base)
     if refused is not None:
         raise ConfigError(
             f"the model check before the run failed: {refused} (check --model and --api-base, "
@@ -166,8 +165,8 @@ def team_arguments(config: RunConfig, profiles: Mapping[str, Mapping[str, Any]])
         name: settings[name]
         for name in ("mode", "agents", "steps", "seed", "model", "comm", "decide", "schedule", "coordinator", "vision")
     }
-    shared["world"] = _digest(config.world) if config.mode == "mock" else None
-    shared["profiles"] = _digest(config.profiles) if config.profiles else None
+    shared["world"] = _digest(config.episode.world) if config.episode.mode == "mock" else None
+    shared["profiles"] = _digest(config.team.profiles) if config.team.profiles else None
     shared["resolved_profiles"] = profiles
     return shared
 

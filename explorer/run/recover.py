@@ -17,7 +17,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from explorer.config.run_config import ALL_FOUND, RunConfig
+from explorer.config.episode_options import ALL_FOUND
+from explorer.config.run_config import RunConfig
 from explorer.model.budget import Budget
 from explorer.records.clock import clock, step_at
 from explorer.records.errors import ConfigError
@@ -93,18 +94,18 @@ def _from_trace(run_dir: Path, running: bool) -> Recovered:
             f"{run_dir / 'config.json'} is not a run's settings: a setting is of the wrong kind"
         ) from None
     agent_ids = config["agent_ids"]  # the explorers; the coordinators and the system agent are on record as more
-    directors = run_config.directors()
+    directors = run_config.team.directors()
     members = agent_ids + directors
     trace = TraceLines(run_dir / "trace.jsonl", members, RECOVERABLE_LINE)
     records = list(trace)
     environment, world = _environment(config, run_dir / "config.json")
     stops = _Stops(run_config, environment)
     stats = RunStats(members, directors[0] if directors else None, directors)
-    sent = partial(_messages, up=run_config.topology.through_directors)
-    if run_config.schedule_kind.wall_clock:
+    sent = partial(_messages, up=run_config.team.topology.through_directors)
+    if run_config.timing.schedule_kind.wall_clock:
         _replay_commits(records, len(members), stats, stops, sent)
     else:
-        _replay(records, config, stats, run_config.schedule_kind.rounds, stops, sent)
+        _replay(records, config, stats, run_config.timing.schedule_kind.rounds, stops, sent)
     profiles = config.get("agent_profiles") or {}
     finished = all(
         _ran_to_the_end(stats.steps[a], config["steps"], (profiles.get(a) or {}).get("tick_interval", 1.0))
@@ -135,7 +136,7 @@ class _Stops:
 
     def __init__(self, config: RunConfig, environment: EnvironmentInfo) -> None:
         total = environment.total_objects
-        self.all_found = total if config.stop_when == ALL_FOUND and total else None
+        self.all_found = total if config.episode.stop_when == ALL_FOUND and total else None
         self.targets = environment.targets
 
     def note(self, stats: RunStats) -> None:
@@ -150,7 +151,7 @@ class _Stops:
 def _budget_spent(config: RunConfig, stats: RunStats) -> str | None:
     """The budget (max_calls, say) the trace's model calls spent, if one was; None where none was, as far as the
     trace shows (it keeps each call's attempts, tokens and cost)."""
-    limits = config.limits()
+    limits = config.calls.limits()
     if not limits:
         return None
     totals, budget = stats.totals(), Budget(limits)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
+from explorer.config.call_options import GOALS
 from explorer.config.profiles import Profile, coordinator_profile, default_profiles, load_profiles
-from explorer.config.run_config import COORDINATOR, GOALS, SYSTEM, RunConfig
+from explorer.config.run_config import RunConfig
+from explorer.config.team_options import COORDINATOR, SYSTEM
 from explorer.policies.built_in import plans_team
 from explorer.policies.plugin import is_plugin, load_plugin
 from explorer.records.errors import ConfigError
@@ -57,30 +59,34 @@ class Roster:
 
 def roster_of(config: RunConfig) -> Roster:
     """The checked roster; raises ConfigError, or the FileProblem a profiles file has."""
-    agent_ids = config.agent_ids()
-    local = config.local_members()
+    agent_ids = config.team.agent_ids()
+    local = config.team.local_members()
     profiles = (
-        load_profiles(config.profiles, config.agents, config.model)
-        if config.profiles
-        else default_profiles(config.agents, config.model)
+        load_profiles(config.team.profiles, config.team.agents, config.calls.model)
+        if config.team.profiles
+        else default_profiles(config.team.agents, config.calls.model)
     )
     # Under star and tree the coordinator is the explorers' channel: it ticks with them unless told otherwise.
-    every = 1.0 if config.topology.through_directors else None
+    every = 1.0 if config.team.topology.through_directors else None
     coordinator = (
-        coordinator_profile(config.profiles, config.coordinator, interval=every) if config.coordinator else None
+        coordinator_profile(config.team.profiles, config.team.coordinator, interval=every)
+        if config.team.coordinator
+        else None
     )
     profiles = [_resolved(profile, config) for profile in profiles]
     coordinator = _resolved(coordinator, config) if coordinator else None
     members = dict(zip(agent_ids, profiles))
-    directors = config.directors()
+    directors = config.team.directors()
     for director in directors:
         if director == SYSTEM:
-            members[director] = coordinator_profile(config.profiles, "offline", "system")
+            members[director] = coordinator_profile(config.team.profiles, "offline", "system")
         elif coordinator is not None:
             members[director] = coordinator
     explorers_here = [a for a in agent_ids if a in local]
     system = SYSTEM if SYSTEM in directors else None
-    roster = Roster(agent_ids, profiles, coordinator, members, local, explorers_here, config.coordinator_ids(), system)
+    roster = Roster(
+        agent_ids, profiles, coordinator, members, local, explorers_here, config.team.coordinator_ids(), system
+    )
     _check_timings(roster, config)
     _check_plugins(roster)
     _check_classical(roster, config)
@@ -89,7 +95,7 @@ def roster_of(config: RunConfig) -> Roster:
 
 def _resolved(profile: Profile, config: RunConfig) -> Profile:
     """The profile with the run's options filled in where it leaves them to the command line."""
-    return replace(profile, reply_format=profile.reply_format or config.reply_format)
+    return replace(profile, reply_format=profile.reply_format or config.calls.reply_format)
 
 
 def _check_plugins(roster: Roster) -> None:
@@ -109,21 +115,21 @@ def _check_classical(roster: Roster, config: RunConfig) -> None:
     classical = next((profile.model for profile in roster.profiles if plans_team(profile.model)), None)
     if classical is None:
         return
-    if config.mode != "mock":
+    if config.episode.mode != "mock":
         raise ConfigError(f"--model {classical} needs --mode mock: it plans on the grid map a mock world gives")
-    if config.coordinator is not None:
+    if config.team.coordinator is not None:
         raise ConfigError(f"--model {classical} plans the team's assignment itself: not with --coordinator")
-    if config.decide == GOALS:
+    if config.calls.decide == GOALS:
         raise ConfigError(f"--model {classical} chooses its own goals: --decide goals is for a model")
 
 
 def _check_timings(roster: Roster, config: RunConfig) -> None:
     timed = [a for a, p in zip(roster.agent_ids, roster.profiles) if p.timed()]
-    if timed and not config.schedule_kind.timed_profiles:
+    if timed and not config.timing.schedule_kind.timed_profiles:
         raise ConfigError(
-            f"{config.profiles}: {timed[0]}'s profile sets a timing (tick_interval, obs_delay, act_delay, "
+            f"{config.team.profiles}: {timed[0]}'s profile sets a timing (tick_interval, obs_delay, act_delay, "
             "msg_delay, think_time): timings need --schedule event"
         )
-    too_often = tick_rate_problem(roster.timings()) if config.schedule_kind.timed_profiles else None
+    too_often = tick_rate_problem(roster.timings()) if config.timing.schedule_kind.timed_profiles else None
     if too_often:
-        raise ConfigError(f"{config.profiles}: {too_often}")
+        raise ConfigError(f"{config.team.profiles}: {too_often}")

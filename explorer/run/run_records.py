@@ -75,9 +75,9 @@ def start_records(
     except OSError as error:
         raise DiskWriteError(f"cannot lock the run directory {run_dir}: {error.strerror or error}") from None
     size = world.environment.size  # a mock world always has one
-    world_size = size[:2] if config.mode == "mock" and size is not None else None
+    world_size = size[:2] if config.episode.mode == "mock" and size is not None else None
     total = world.environment.total_objects
-    view = view_of(RunShown(list(roster.members), steps, total, config.verbosity, world_size, world.mock_world))
+    view = view_of(RunShown(list(roster.members), steps, total, config.output.verbosity, world_size, world.mock_world))
     logs = start_logging(run_dir, view)
     trace = TraceWriter(run_dir / "trace.jsonl")
     directors = [member for member in roster.members if member not in roster.agent_ids]
@@ -90,14 +90,14 @@ def start_records(
 def start_telemetry(config: RunConfig, roster: Roster, steps: int, run_dir: Path, world: SharedWorld) -> Telemetry:
     """The run's telemetry (--telemetry), told of each batch the embedding service encodes: with otlp, the
     root span started (nothing is sent before the first batch of spans is ready)."""
-    if config.telemetry == NO_TELEMETRY:
+    if config.output.telemetry == NO_TELEMETRY:
         telemetry: Telemetry = NoTelemetry()
     else:
         from explorer.records.otel_spans import OtlpTelemetry  # only here: a run without it imports none of it
 
         telemetry = OtlpTelemetry(
             TelemetrySetup(
-                kind=config.telemetry,
+                kind=config.output.telemetry,
                 run_name=run_dir.name,
                 options={**config.to_dict(), "steps": steps},
                 local=frozenset(roster.local),
@@ -113,23 +113,23 @@ def start_telemetry(config: RunConfig, roster: Roster, steps: int, run_dir: Path
 def summary_settings(config: RunConfig) -> SummarySettings:
     """What the summary records of the run's options: named here, a floor above records/, where RunConfig is."""
     return SummarySettings(
-        mode=config.mode,
-        world=config.world,
-        seed=config.seed,
-        random_starts=config.random_starts,
-        stop_when=config.stop_when,
-        model=config.model,
-        comm=config.topology.messages,
-        decide=config.decide,
-        fallback=config.fallback,
-        schedule=config.schedule,
-        wall_clock=config.schedule_kind.wall_clock,
-        embedder=config.embedder,
-        max_cost=config.max_cost,
-        max_calls=config.max_calls,
-        max_tokens=config.max_tokens,
-        store=config.store,
-        run_id=config.run_id,
+        mode=config.episode.mode,
+        world=config.episode.world,
+        seed=config.episode.seed,
+        random_starts=config.episode.random_starts,
+        stop_when=config.episode.stop_when,
+        model=config.calls.model,
+        comm=config.team.topology.messages,
+        decide=config.calls.decide,
+        fallback=config.calls.fallback,
+        schedule=config.timing.schedule,
+        wall_clock=config.timing.schedule_kind.wall_clock,
+        embedder=config.memory.embedder,
+        max_cost=config.calls.max_cost,
+        max_calls=config.calls.max_calls,
+        max_tokens=config.calls.max_tokens,
+        store=config.team.store,
+        run_id=config.team.run_id,
     )
 
 

@@ -60,9 +60,9 @@ class ExplorationRun:
         self.config = config = settle_config(config, embedder)
         self.roster = roster_of(config)
         self.setup = perception_setup(config, self.roster.profiles, self.roster.agent_ids, self.roster.local_ids)
-        self.steps = config.steps or self.setup.default_steps or DEFAULT_STEPS
+        self.steps = config.episode.steps or self.setup.default_steps or DEFAULT_STEPS
         # A team on a Redis store: the server is reached now, before anything slow starts.
-        self.team = split_team(config, self.roster) if config.store else None
+        self.team = split_team(config, self.roster) if config.team.store else None
         self.embedder = start_embedder(config, embedder)
         try:
             memories, self.resumed = self._prepare()
@@ -76,20 +76,20 @@ class ExplorationRun:
     def _prepare(self) -> tuple[dict[str, VectorMemory], Resumed]:
         """The model client loaded and its keys checked; each local agent's memory, resumed where asked."""
         config, roster = self.config, self.roster
-        if not config.replay_replies:  # a replay asks no model: it needs neither litellm nor an API key
+        if not config.calls.replay_replies:  # a replay asks no model: it needs neither litellm nor an API key
             local_profiles = [roster.members[member] for member in roster.local]
             prepare_model_client(config, roster.local, local_profiles)
         # The service encodes once every agent has asked; agents out of step (realtime) never ask together.
-        self.embedder.expected_callers = 1 if config.schedule_kind.wall_clock else len(roster.local_ids)
+        self.embedder.expected_callers = 1 if config.timing.schedule_kind.wall_clock else len(roster.local_ids)
         memories = {agent_id: VectorMemory(self.embedder) for agent_id in roster.local_ids}
-        resumed = resume_memories(config.resume_memory, roster.local_ids, self.embedder)
+        resumed = resume_memories(config.memory.resume_memory, roster.local_ids, self.embedder)
         memories.update(resumed.memories)
         return memories, resumed
 
     def _claim(self) -> Path:
         """The team's agents claimed, then the run directory (last: a run that fails its checks leaves none)."""
         claim_team(self.team, self.config, self.roster)
-        return claim_run_dir(self.config.run_dir)
+        return claim_run_dir(self.config.output.run_dir)
 
     def _give_back(self) -> None:
         """What a run that failed its checks had taken: the team's agents, and the model still loading."""
@@ -141,7 +141,7 @@ class ExplorationRun:
     def _start_workers(self, world: SharedWorld, schedule: Schedule, stop: RunStop) -> list[tuple[str, Work]]:
         """Once the whole team has joined: each local member's work, and a split team's relays."""
         if self.team:
-            join_team(self.team, self.config.join_timeout, self.roster.local)
+            join_team(self.team, self.config.team.join_timeout, self.roster.local)
             self.team.watch(stop.by_team)
         workers = self.crew.workers(world, schedule)
         if isinstance(schedule, SplitSchedule):  # a split team's: the other processes' steps are relayed here

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from explorer.config.run_config import ALL_FOUND, RunConfig
+from explorer.config.episode_options import ALL_FOUND
+from explorer.config.run_config import RunConfig
 from explorer.run.roster import Roster
 from explorer.run.shared_world import SharedWorld
 from explorer.schedule.catalogue import RunSchedule, ScheduleSetup
@@ -22,7 +23,7 @@ def make_schedule(
     """The schedule of --schedule, calling `commit` with each step (wrapped for a split `team`), and the
     world as the agents then perceive it (on the simulated clock, say). A replay (--replay-replies) keeps
     the recorded clock."""
-    recorded = RecordedClock(config.replay_replies) if config.replay_replies else None
+    recorded = RecordedClock(config.calls.replay_replies) if config.calls.replay_replies else None
     setup = ScheduleSetup(
         list(roster.members),
         list(roster.agent_ids),
@@ -33,7 +34,7 @@ def make_schedule(
         roster.timings(),
         recorded,
     )
-    made = config.schedule_kind.make(setup)
+    made = config.timing.schedule_kind.make(setup)
     _stop_when(config, commit, world, made.schedule)
     world = replace(world, perception=made.perception, store=made.store)
     return (team.schedule(made.schedule) if team else made.schedule), world
@@ -43,7 +44,7 @@ def _stop_when(config: RunConfig, commit: StepCommit, world: SharedWorld, schedu
     """Under --stop-when all-found, the schedule finishes once a committed step has found the world's last
     object; under a search task, once it has found the last target."""
     total = world.environment.total_objects
-    if config.stop_when == ALL_FOUND and total:
+    if config.episode.stop_when == ALL_FOUND and total:
         commit.when_all_found(total, schedule.finish)
     if world.environment.targets:  # a search task ends once every target is found
         commit.when_targets_found(world.environment.targets, schedule.finish)

@@ -58,4 +58,4 @@ def with_search_prior(
 def prior_wanted(config: RunConfig, world: World) -> bool:
     """Whether the run's built-in explorers take the semantic prior: a search task in a world with rooms, and
     not --no-prior."""
-    return config.prior and bool(world.targets) and bool(world.rooms)
+    return config.episode.prior and bool(world.targets) and bool(world.rooms)

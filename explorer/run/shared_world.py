@@ -50,8 +50,8 @@ def start_world(
     store: TeamStore = team.run.store() if team else InProcessStore()
     if roster.system:  # the hierarchy's routing: each explorer's reports to its group's coordinator
         store = RoutedStore(store, initial_groups(roster.agent_ids, roster.coordinator_ids), roster.system)
-    limits = config.limits()
-    gate = CallGate(config.max_concurrency, Budget(limits) if limits else None)
+    limits = config.calls.limits()
+    gate = CallGate(config.calls.max_concurrency, Budget(limits) if limits else None)
     perception = setup.start(store, roster.agent_ids, run_dir, gate)
     try:
         for agent_id in roster.agent_ids:

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from explorer.config.run_config import recorded_world
+from explorer.config.episode_options import recorded_world
 from explorer.records.errors import ConfigError
 from explorer.records.run_files import read_run_json
 from explorer.records.run_lock import locked

@@ -392,7 +392,9 @@ def _run(path, named, grid_values, fixed, replicates, options, parser, checked) 
         arguments,
         settings,
         factors,
-        _world_label(str(config.world), [] if config.world_seed is None else [config.world_seed]),
+        _world_label(
+            str(config.episode.world), [] if config.episode.world_seed is None else [config.episode.world_seed]
+        ),
         tuple(shown.get(key, "") for key in replicates),
         frozenset(key for key in replicates if _changes_nothing(key, config, checked)),
     )
@@ -473,11 +475,11 @@ def _directory_name(text):
 
 def _check_files(config, checked):
     """The world's and the profiles' contents, each once: a bad file is one line before anything runs."""
-    world = (config.world, config.world_seed)
-    if config.mode == "mock" and world not in checked:
+    world = (config.episode.world, config.episode.world_seed)
+    if config.episode.mode == "mock" and world not in checked:
         checked[world] = _fixed_starts(open_world(*world))
-    profiles = (config.profiles, config.agents, config.model)
-    if config.profiles is not None and profiles not in checked:
+    profiles = (config.team.profiles, config.team.agents, config.calls.model)
+    if config.team.profiles is not None and profiles not in checked:
         checked[profiles] = [profile.model for profile in load_profiles(*profiles)]
 
 
@@ -529,18 +531,27 @@ def _changes_nothing(key: str, config: RunConfig, checked: dict[Hashable, Any]) 
     read from a file. Any other key may change it."""
     if key == SEED:
         return _seed_changes_nothing(config, checked)
-    return key == WORLD_SEED and not is_generated(str(config.world))
+    return key == WORLD_SEED and not is_generated(str(config.episode.world))
 
 
 def _seed_changes_nothing(config: RunConfig, checked: dict[Hashable, Any]) -> bool:
     """True where the seed cannot change the run: the world gives every agent its start pose and every decision
     is the built-in explorer's or coordinator's, on a schedule that does not depend on the wall clock."""
-    if config.mode != "mock" or config.random_starts or config.schedule_kind.wall_clock or config.replay_replies:
+    if (
+        config.episode.mode != "mock"
+        or config.episode.random_starts
+        or config.timing.schedule_kind.wall_clock
+        or config.calls.replay_replies
+    ):
         return False
-    if checked[(config.world, config.world_seed)] < config.agents:
+    if checked[(config.episode.world, config.episode.world_seed)] < config.team.agents:
         return False  # the seed places the others
-    models = checked[(config.profiles, config.agents, config.model)] if config.profiles else [config.model]
-    return seed_free(list(models), config.coordinator)
+    models = (
+        checked[(config.team.profiles, config.team.agents, config.calls.model)]
+        if config.team.profiles
+        else [config.calls.model]
+    )
+    return seed_free(list(models), config.team.coordinator)
 
 
 def _refuse_repeating_seeds(path: Path, runs: list[SweepRun]) -> None:
