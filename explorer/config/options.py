@@ -1,4 +1,4 @@
-"""Run options declared once, as metadata on the fields of RunConfig (explorer/config/run_config.py).
+"""Run options declared once, as metadata on the fields of the parts of RunConfig (explorer/config/run_config.py).
 
 A field's `option(...)` gives its command-line flag and help, its check where it has a simple one, and its
 place in config.json. The parser (explorer/config/command_line.py), the checks and config.json are all made
@@ -150,7 +150,7 @@ class Spelling:
 
 @dataclass(frozen=True)
 class Option:
-    """A RunConfig field as a run option; see `option`."""
+    """A field of a RunConfig part as a run option; see `option`."""
 
     flag: str
     help: str
