@@ -182,6 +182,8 @@ def main(argv: Sequence[str] | None = None, started: float | None = None) -> int
     finally:
         if argv is not None:
             signals.restore()
+        else:
+            signals.ignore()
 
 
 def _main(argv, started, signals):
