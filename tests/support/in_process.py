@@ -87,3 +87,11 @@ class InProcessMain:
                 runner, "start_embedder", lambda config, given: prepare.start_embedder(config, given or embedder)
             )
             return main_here(*args, cwd=cwd, env=env)
+
+
+def sweep_here(
+    sweep_file: Path, *args: str, cwd: str | Path | None = None, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`python main.py --sweep FILE ARGS` as harness.sweeps.sweep runs it, but the sweep in this process: its runs
+    are still processes of their own. Not for a tracked sweep or a Ray executor, whose libraries keep state."""
+    return main_here("--sweep", str(sweep_file), *args, cwd=cwd, env=env)
