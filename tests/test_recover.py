@@ -20,9 +20,9 @@ from explorer.team.topologies import TOPOLOGIES
 from explorer.testing.chat_server import ChatServer, error
 from explorer.testing.hash_embedder import HashEmbedder
 from nodes.record import RELAYED_KEPT
+from tests.support.in_process import main_here
 from tests.support.old_traces import as_version_1, rewrite_trace
 from tests.support.paths import ROOT, WORLDS
-from tests.support.in_process import main_here
 from tests.test_cli import assert_one_line_error
 
 MAIN = str(ROOT / "main.py")
