@@ -13,6 +13,6 @@ def embedder():
 
 
 @pytest.fixture
-def in_process(capsys, monkeypatch, embedder):
+def in_process(embedder):
     """main.py's `main` run in this process, on the session's embedder (tests/support/in_process.py)."""
-    return InProcessMain(capsys, monkeypatch, embedder)
+    return InProcessMain(embedder)

@@ -15,6 +15,7 @@ from explorer.records.errors import ConfigError
 from explorer.records.run_files import TraceLines
 from explorer.run.runner import ExplorationRun
 from explorer.testing.chat_server import ChatServer, Scripted, chat_completion, error
+from tests.support.in_process import main_here
 from tests.support.paths import ROOT
 
 MODEL = "openai/test-model"
@@ -225,7 +226,7 @@ def test_a_budget_given_to_a_run_that_asks_no_model_is_warned_of(tmp_path, embed
     ],
 )
 def test_bad_budgets_are_refused_in_one_line(flags, problem):
-    result = subprocess.run([sys.executable, str(ROOT / "main.py"), *flags], capture_output=True, text=True, timeout=60)
+    result = main_here(*flags)
     assert result.returncode == 2
     assert problem in result.stderr and len(result.stderr.strip().splitlines()) <= 2
     assert "Traceback" not in result.stderr

@@ -27,9 +27,10 @@ from explorer.policies.grid_arrays import known_path_distances
 from explorer.records.errors import ConfigError
 from explorer.team.redis_store import RedisRun
 from explorer.team.store import InProcessStore
-from harness.sweeps import read_results, sweep, write_sweep
+from harness.sweeps import read_results, write_sweep
 from nodes.interfaces import StepReport
 from perception.base import Pose
+from tests.support.in_process import sweep_here
 from tests.support.paths import ROOT
 
 pytest_plugins = ("tests.support.redis_server",)
@@ -255,7 +256,7 @@ def test_each_explorer_runs_in_a_sweep(tmp_path):
         tmp_path,
         f"out: {out}\ngrid:\n  model: [{', '.join(NAMES)}]\nfixed:\n  agents: 2\n  steps: 8\n  world: apartment\n",
     )
-    result = sweep(sweep_file, "--parallel", "2")
+    result = sweep_here(sweep_file, "--parallel", "2")
     assert result.returncode == 0, result.stderr
     rows = read_results(out)
     assert sorted(row["model"] for row in rows) == sorted(NAMES)

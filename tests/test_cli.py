@@ -1,4 +1,5 @@
-"""main.py as a user runs it: real processes, real exit codes."""
+"""main.py as a user runs it: real processes, real exit codes; the refusals and runs whose point is not the
+process in this one (tests/support/in_process.py), with a few refusals checked in a real process too."""
 
 import gc
 import json
@@ -11,6 +12,7 @@ import time
 import pytest
 
 from explorer.records.run_files import TraceLines
+from tests.support.in_process import main_here
 from tests.support.paths import ROOT
 
 MAIN = str(ROOT / "main.py")
@@ -79,6 +81,18 @@ def assert_one_line_error(result, *words):
     ],
 )
 def test_bad_arguments_give_one_line_and_exit_2(args, words):
+    assert_one_line_error(main_here(*args), *words)
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--agents", "0"], ["--agents must be from 1 to 1000"]),
+        (["--frobnicate"], ["unrecognized arguments: --frobnicate"]),
+        (["--world", "no/such/world.yaml"], ["world file not found", "no/such/world.yaml"]),
+    ],
+)
+def test_the_program_itself_refuses_in_one_line_and_exits_2(args, words):
     assert_one_line_error(main(*args), *words)
 
 
@@ -118,14 +132,14 @@ def test_bad_arguments_give_one_line_and_exit_2(args, words):
 def test_bad_world_files_give_one_line_naming_the_file_and_exit_2(tmp_path, text, words):
     world = tmp_path / "broken.yaml"
     world.write_text(text)
-    result = main("--world", str(world), "--run-dir", str(tmp_path / "run"))
+    result = main_here("--world", str(world), "--run-dir", str(tmp_path / "run"))
     assert_one_line_error(result, str(world), *words)
     assert not (tmp_path / "run").exists()
 
 
 def test_a_run_directory_that_holds_a_run_is_refused(tmp_path):
     (tmp_path / "trace.jsonl").write_text("{}\n")
-    assert_one_line_error(main("--run-dir", str(tmp_path)), "not empty")
+    assert_one_line_error(main_here("--run-dir", str(tmp_path)), "not empty")
     assert (tmp_path / "trace.jsonl").read_text() == "{}\n"
 
 
@@ -164,10 +178,10 @@ def test_the_main_command_runs_and_writes_its_run(tmp_path):
     )
 
 
-def test_a_key_in_the_api_base_never_reaches_the_run_directory(tmp_path):
+def test_a_key_in_the_api_base_never_reaches_the_run_directory(tmp_path, in_process):
     run_dir = tmp_path / "run"
     api_base = "http://someone:hunter2secret@127.0.0.1:9/v1?api_key=sk-querysecret"
-    result = main("--steps", "1", "--run-dir", str(run_dir), "-q", "--api-base", api_base)
+    result = in_process.run("--steps", "1", "--run-dir", str(run_dir), "-q", "--api-base", api_base)
     assert result.returncode == 0, result.stderr
     assert json.loads((run_dir / "config.json").read_text())["api_base"] == "http://***@127.0.0.1:9/v1?api_key=***"
     written = "".join(path.read_text(errors="replace") for path in run_dir.rglob("*") if path.is_file())
@@ -246,14 +260,14 @@ def test_nothing_is_fetched_at_start_up(tmp_path):
 
 
 @pytest.mark.parametrize("world", ["office", "office.yaml", "worlds/office.yaml"])
-def test_a_shipped_world_is_found_by_name_from_any_directory(tmp_path, world):
-    result = main("--world", world, "--steps", "1", "--run-dir", str(tmp_path / "run"), "-q", cwd=tmp_path)
+def test_a_shipped_world_is_found_by_name_from_any_directory(tmp_path, world, in_process):
+    result = in_process.run("--world", world, "--steps", "1", "--run-dir", str(tmp_path / "run"), "-q", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["world_file"].endswith("perception/worlds/office.yaml")
 
 
-def test_markup_and_escape_codes_in_names_are_shown_as_text(tmp_path):
+def test_markup_and_escape_codes_in_names_are_shown_as_text(tmp_path, in_process):
     world = tmp_path / "world.yaml"
     world.write_text(
         'name: "[/]room[bold]"\nsize: [4, 4]\nobjects:\n'
@@ -261,7 +275,7 @@ def test_markup_and_escape_codes_in_names_are_shown_as_text(tmp_path):
         '  - {name: "[link=x]cup", position: [3, 3]}\n'
     )
     run_dir = tmp_path / "run[1]"
-    result = main("--world", str(world), "--agents", "2", "--steps", "12", "--run-dir", str(run_dir), "-v")
+    result = in_process.run("--world", str(world), "--agents", "2", "--steps", "12", "--run-dir", str(run_dir), "-v")
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr + result.stdout
     assert "\x1b" not in result.stdout + result.stderr
@@ -276,7 +290,7 @@ def test_markup_and_escape_codes_in_names_are_shown_as_text(tmp_path):
 )
 def test_a_model_without_its_api_key_is_refused_before_the_run_starts(tmp_path, model, variable):
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    result = main("--model", model, "--run-dir", str(tmp_path / "run"), env=env)
+    result = main_here("--model", model, "--run-dir", str(tmp_path / "run"), env=env)
     assert_one_line_error(result, f"needs {variable} in the environment", "--api-base")
     assert not (tmp_path / "run").exists()
 

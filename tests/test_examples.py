@@ -114,11 +114,12 @@ def test_the_gymnasium_make_example_runs_the_explorer_and_draws_its_map(tmp_path
 
 def test_the_sweep_example_runs_a_policy_of_the_environments_spaces(tmp_path):
     needs("gymnasium")
-    from harness.sweeps import read_results, sweep
+    from harness.sweeps import read_results
+    from tests.support.in_process import sweep_here
 
     sweep_file = ROOT / "examples/space_policy_sweep.yaml"
     assert any(sweep_file.read_text(encoding="utf-8") in path.read_text(encoding="utf-8") for path in SHOWN_IN)
-    result = sweep(sweep_file, "--parallel", "2", cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    result = sweep_here(sweep_file, "--parallel", "2", cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert result.returncode == 0, result.stderr
     rows = read_results(tmp_path / "runs/sweep-space-policy")
     assert [(row["condition"], row["status"]) for row in rows] == [

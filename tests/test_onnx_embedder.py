@@ -16,6 +16,7 @@ from explorer.testing.hash_embedder import HashEmbedder
 from memory.embedder import SentenceEmbedder
 from memory.onnx_export import export_dir
 from memory.vector_memory import VectorMemory
+from tests.support.in_process import main_here
 from tests.support.paths import ROOT
 from tests.test_cli import assert_one_line_error, main
 
@@ -116,7 +117,7 @@ def test_a_first_run_announces_the_export_and_a_cache_that_cannot_be_a_folder_is
     assert run.stderr.startswith("Exporting the embedding model to ONNX, once, into ")
     blocked = tmp_path / "a-file"
     blocked.write_text("not a folder")
-    failed = main(
+    failed = main_here(
         "--agents",
         "1",
         "--steps",
@@ -145,5 +146,5 @@ def test_a_torch_run_says_so_and_its_memory_resumes_on_onnx(tmp_path, embedder, 
 
 
 def test_an_unknown_backend_is_a_usage_error(tmp_path):
-    result = main("--embedder", "tensorflow", "--run-dir", str(tmp_path / "run"))
+    result = main_here("--embedder", "tensorflow", "--run-dir", str(tmp_path / "run"))
     assert result.returncode == 2 and "invalid choice: 'tensorflow'" in result.stderr

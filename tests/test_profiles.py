@@ -9,8 +9,9 @@ from explorer.config.profiles import Profile, ProfileError, ProfileKey, load_pro
 from explorer.config.run_config import RunConfig
 from explorer.records.run_files import TraceLines
 from explorer.run.runner import ExplorationRun
+from tests.support.in_process import main_here
 from tests.support.paths import ROOT
-from tests.test_cli import assert_one_line_error, main
+from tests.test_cli import assert_one_line_error
 
 
 def write(tmp_path, text):
@@ -57,11 +58,11 @@ def test_bad_profiles_files_are_one_line_errors(tmp_path, text, problem):
     path = write(tmp_path, text)
     with pytest.raises(ProfileError, match=problem):
         load_profiles(path, 2, "offline")
-    assert_one_line_error(main("--profiles", str(path), "--run-dir", str(tmp_path / "run")), str(path), problem)
+    assert_one_line_error(main_here("--profiles", str(path), "--run-dir", str(tmp_path / "run")), str(path), problem)
 
 
 def test_a_missing_profiles_file_is_a_usage_error(tmp_path):
-    assert_one_line_error(main("--profiles", str(tmp_path / "nope.yaml")), "profiles file not found")
+    assert_one_line_error(main_here("--profiles", str(tmp_path / "nope.yaml")), "profiles file not found")
 
 
 def test_each_agent_runs_with_its_own_role_persona_and_model(tmp_path, embedder):

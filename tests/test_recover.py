@@ -1,4 +1,5 @@
-"""A killed run is not lost: its summary and its agents' memories are rebuilt from its trace."""
+"""A killed run is not lost: its summary and its agents' memories are rebuilt from its trace. The runs killed or still
+going are processes of their own; the others, and --recover, run in this process (tests/support/in_process.py)."""
 
 import json
 import shutil
@@ -19,9 +20,10 @@ from explorer.team.topologies import TOPOLOGIES
 from explorer.testing.chat_server import ChatServer, error
 from explorer.testing.hash_embedder import HashEmbedder
 from nodes.record import RELAYED_KEPT
+from tests.support.in_process import main_here
 from tests.support.old_traces import as_version_1, rewrite_trace
 from tests.support.paths import ROOT, WORLDS
-from tests.test_cli import assert_one_line_error, main
+from tests.test_cli import assert_one_line_error
 
 MAIN = str(ROOT / "main.py")
 
@@ -35,7 +37,7 @@ MAIN = str(ROOT / "main.py")
         ("--world", "gen:house", "--world-seed", "3", "--find", "toothbrush,laptop"),
     ],
 )
-def test_the_summary_rebuilt_from_a_trace_is_the_one_the_run_wrote(tmp_path, setting):
+def test_the_summary_rebuilt_from_a_trace_is_the_one_the_run_wrote(tmp_path, setting, in_process):
     run_dir = tmp_path / "run"
     profiles = tmp_path / "timings.yaml"  # mixed intervals and delays, and messages the run ends before
     profiles.write_text(
@@ -44,10 +46,12 @@ def test_the_summary_rebuilt_from_a_trace_is_the_one_the_run_wrote(tmp_path, set
     setting = [str(profiles) if arg == "PROFILES" else arg for arg in setting]
     clock = "--schedule" in setting
     agents, steps = ("4", "20") if clock else ("3", "12")  # on the event clock, messages still on their way at the end
-    assert main("--agents", agents, "--steps", steps, "--run-dir", str(run_dir), "-q", *setting).returncode == 0
+    assert (
+        in_process.run("--agents", agents, "--steps", steps, "--run-dir", str(run_dir), "-q", *setting).returncode == 0
+    )
     written = json.loads((run_dir / "summary.json").read_text())
     (run_dir / "summary.json").unlink()
-    result = main("--recover", str(run_dir))
+    result = main_here("--recover", str(run_dir))
     assert result.returncode == 0, result.stderr
     assert "Rebuilt" in result.stdout
     rebuilt = json.loads((run_dir / "summary.json").read_text())
@@ -128,14 +132,14 @@ def test_recover_says_so_where_a_tick_passed_on_more_than_its_trace_line_keeps(t
     assert "of the ticks may have passed on more" in warning and "may be fewer than the run's" in warning
 
 
-def test_recover_refuses_a_run_that_has_its_summary_and_a_directory_that_holds_no_run(tmp_path):
+def test_recover_refuses_a_run_that_has_its_summary_and_a_directory_that_holds_no_run(tmp_path, in_process):
     run_dir = tmp_path / "run"
-    main("--steps", "1", "--run-dir", str(run_dir), "-q")
-    assert_one_line_error(main("--recover", str(run_dir)), "already has its summary.json")
-    assert_one_line_error(main("--recover", str(tmp_path)), "holds no run to recover")
+    in_process.run("--steps", "1", "--run-dir", str(run_dir), "-q")
+    assert_one_line_error(main_here("--recover", str(run_dir)), "already has its summary.json")
+    assert_one_line_error(main_here("--recover", str(tmp_path)), "holds no run to recover")
 
 
-def test_a_killed_run_is_recovered_and_its_memories_resumed_from_its_trace(tmp_path):
+def test_a_killed_run_is_recovered_and_its_memories_resumed_from_its_trace(tmp_path, in_process):
     killed = tmp_path / "killed"
     process = subprocess.Popen(
         [sys.executable, MAIN, "--agents", "2", "--steps", "500", "--run-dir", str(killed), "-q"],
@@ -151,12 +155,14 @@ def test_a_killed_run_is_recovered_and_its_memories_resumed_from_its_trace(tmp_p
     assert not (killed / "summary.json").exists() and not (killed / "memory").exists()
     lines = len(trace.read_text().splitlines())
 
-    assert main("--recover", str(killed)).returncode == 0
+    assert main_here("--recover", str(killed)).returncode == 0
     summary = json.loads((killed / "summary.json").read_text())
     assert summary["status"] == "interrupted" and sum(summary["steps"].values()) >= 10
 
     resumed = tmp_path / "resumed"
-    result = main("--agents", "2", "--steps", "1", "--run-dir", str(resumed), "--resume-memory", str(killed), "-q")
+    result = in_process.run(
+        "--agents", "2", "--steps", "1", "--run-dir", str(resumed), "--resume-memory", str(killed), "-q"
+    )
     assert result.returncode == 0, result.stderr
     assert "rebuilt from its trace.jsonl" in (resumed / "run.log").read_text()
     saved = {a: json.loads((resumed / "memory" / a / "meta.json").read_text())["count"] for a in ("Agent1", "Agent2")}
@@ -175,11 +181,11 @@ def test_a_run_still_going_is_not_recovered_nor_replayed_and_its_report_says_it_
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and (not trace.exists() or len(trace.read_text().splitlines()) < 6):
             time.sleep(0.1)
-        assert_one_line_error(main("--recover", str(live)), "is a run still going")
+        assert_one_line_error(main_here("--recover", str(live)), "is a run still going")
         assert not (live / "summary.json").exists()
-        replayed = main("--steps", "1", "--run-dir", str(tmp_path / "replay"), "--replay-replies", str(live))
+        replayed = main_here("--steps", "1", "--run-dir", str(tmp_path / "replay"), "--replay-replies", str(live))
         assert_one_line_error(replayed, "--replay-replies", "is a run still going")
-        report = main("--report", str(live))
+        report = main_here("--report", str(live))
         assert report.returncode == 0, report.stderr
         assert "still going: this report is partial" in report.stderr and "Wrote" in report.stdout
         page = (live / "report.html").read_text()
@@ -189,10 +195,10 @@ def test_a_run_still_going_is_not_recovered_nor_replayed_and_its_report_says_it_
         process.kill()
         process.wait(30)
     # Killed, it is a run to recover, once.
-    assert main("--recover", str(live)).returncode == 0
+    assert main_here("--recover", str(live)).returncode == 0
     summary = json.loads((live / "summary.json").read_text())
     assert summary["status"] == "interrupted" and sum(summary["steps"].values()) >= 6
-    assert_one_line_error(main("--recover", str(live)), "already has its summary.json")
+    assert_one_line_error(main_here("--recover", str(live)), "already has its summary.json")
 
 
 GOOD_REPLY = "```yaml\naction: look_left\nreason: scan\n```"
@@ -219,14 +225,14 @@ def test_a_run_that_ended_before_its_steps_were_spent_is_recovered_with_what_end
     assert rebuilt == written
 
 
-def test_a_cut_last_line_is_left_out(tmp_path):
+def test_a_cut_last_line_is_left_out(tmp_path, in_process):
     run_dir = tmp_path / "run"
-    main("--agents", "2", "--steps", "3", "--run-dir", str(run_dir), "-q")
+    in_process.run("--agents", "2", "--steps", "3", "--run-dir", str(run_dir), "-q")
     (run_dir / "summary.json").unlink()
     shutil.rmtree(run_dir / "memory")
     text = (run_dir / "trace.jsonl").read_text()
     (run_dir / "trace.jsonl").write_text(text + text.splitlines()[0][:50])  # a kill mid-write
-    assert main("--recover", str(run_dir)).returncode == 0
+    assert main_here("--recover", str(run_dir)).returncode == 0
     assert json.loads((run_dir / "summary.json").read_text())["status"] == "completed"
 
 
@@ -269,7 +275,7 @@ def test_a_version_1_trace_is_recovered_to_the_summary_the_run_wrote(in_process,
         written["llm"]["failed_calls"] == 1 and written["llm"]["parse_failures"] == 0 and written["llm"]["calls"] == 10
     )
     rewrite_trace(run_dir, as_version_1)
-    assert main("--recover", str(run_dir)).returncode == 0
+    assert main_here("--recover", str(run_dir)).returncode == 0
     rebuilt = json.loads((run_dir / "summary.json").read_text())
     assert rebuilt["trace_lines_skipped"] == 0  # every version-1 line read, model calls and all
     for summary in (written, rebuilt):
@@ -281,26 +287,26 @@ def test_a_version_1_trace_is_recovered_to_the_summary_the_run_wrote(in_process,
     assert rebuilt == written
 
 
-def test_a_trace_of_an_unknown_version_is_not_recovered(tmp_path):
+def test_a_trace_of_an_unknown_version_is_not_recovered(tmp_path, in_process):
     run_dir = tmp_path / "run"
-    main("--steps", "1", "--run-dir", str(run_dir), "-q")
+    in_process.run("--steps", "1", "--run-dir", str(run_dir), "-q")
     (run_dir / "summary.json").unlink()
     rewrite_trace(run_dir, lambda line: {**line, "trace_version": 99})
     assert_one_line_error(
-        main("--recover", str(run_dir)),
+        main_here("--recover", str(run_dir)),
         f"{run_dir / 'trace.jsonl'}: trace_version 99 is not one this program reads (versions 1 to 2)",
     )
 
 
-def test_a_run_on_a_world_file_given_by_a_relative_path_is_recovered_from_any_folder(tmp_path):
+def test_a_run_on_a_world_file_given_by_a_relative_path_is_recovered_from_any_folder(tmp_path, in_process):
     here, elsewhere = tmp_path / "here", tmp_path / "elsewhere"
     here.mkdir()
     elsewhere.mkdir()
     shutil.copy(ROOT / "perception" / "worlds" / "office.yaml", here / "mine.yaml")
-    assert main("--world", "mine.yaml", "--steps", "2", "--run-dir", "run", "-q", cwd=here).returncode == 0
+    assert in_process.run("--world", "mine.yaml", "--steps", "2", "--run-dir", "run", "-q", cwd=here).returncode == 0
     run_dir = here / "run"
     assert json.loads((run_dir / "config.json").read_text())["world"] == str(here / "mine.yaml")
     written = json.loads((run_dir / "summary.json").read_text())
     (run_dir / "summary.json").unlink()
-    assert main("--recover", str(run_dir), cwd=elsewhere).returncode == 0
+    assert main_here("--recover", str(run_dir), cwd=elsewhere).returncode == 0
     assert json.loads((run_dir / "summary.json").read_text())["total_objects"] == written["total_objects"]

@@ -6,8 +6,9 @@ import pytest
 
 from explorer.records.errors import ConfigError
 from explorer.run.run_dir import CLAIM, claim_run_dir
+from tests.support.in_process import main_here
 from tests.support.mounts import tmpfs
-from tests.test_cli import assert_one_line_error, main
+from tests.test_cli import assert_one_line_error
 
 
 def claim_together(count, wanted=None):
@@ -53,9 +54,9 @@ def test_a_given_directory_goes_to_one_run_only(tmp_path):
 )
 def test_a_path_that_cannot_be_a_run_directory_is_a_one_line_error(tmp_path, where, problem):
     (tmp_path / "a_file").write_text("not a directory")
-    assert_one_line_error(main("--steps", "1", "--run-dir", str(where(tmp_path))), problem)
+    assert_one_line_error(main_here("--steps", "1", "--run-dir", str(where(tmp_path))), problem)
 
 
 def test_a_read_only_file_system_is_a_one_line_error(tmp_path):
     with tmpfs(tmp_path / "read_only", "ro,size=1m") as mount:
-        assert_one_line_error(main("--steps", "1", "--run-dir", str(mount / "run")), "Read-only file system")
+        assert_one_line_error(main_here("--steps", "1", "--run-dir", str(mount / "run")), "Read-only file system")

@@ -1,6 +1,7 @@
 """A run directory from elsewhere (a tarball, a copy) read by --recover, --report and --resume-memory:
 planted links are not written through, files that are not regular files are refused, a damaged trace
-line is skipped and counted, damaged files give one line, and the report's memory stays flat."""
+line is skipped and counted, damaged files give one line, and the report's memory stays flat. What reads a device or
+a FIFO is a process of its own, its address space bounded; the rest runs in this process."""
 
 import json
 import os
@@ -16,6 +17,7 @@ from explorer.report import run_report, trace_views
 from explorer.report.run_report import write_report
 from perception.families.generate import open_world
 from perception.world import SHIPPED_WORLDS
+from tests.support.in_process import main_here
 from tests.test_cli import assert_one_line_error, main
 
 ADDRESS_SPACE = 2 * 2**30  # a --recover, --report or --resume-memory run needs far less; /dev/zero read whole, more
@@ -48,11 +50,17 @@ def trace_lines(run_dir):
     return (run_dir / "trace.jsonl").read_text().splitlines(keepends=True)
 
 
+RESUME = ("--agents", "2", "--steps", "1", "--resume-memory")
+
+
 def resume(source, tmp_path):
-    return main(
-        "--agents", "2", "--steps", "1", "--run-dir", str(tmp_path / "next"), "--resume-memory", str(source), "-q",
-        preexec_fn=limited_memory,
-    )  # fmt: skip
+    """A run resuming the memories of `source`, in a process of its own whose address space is bounded."""
+    return main(*RESUME, str(source), "--run-dir", str(tmp_path / "next"), "-q", preexec_fn=limited_memory)
+
+
+def resume_here(in_process, source, tmp_path):
+    """A run resuming the memories of `source`, in this process: for a source with no device or FIFO in it."""
+    return in_process.run(*RESUME, str(source), "--run-dir", str(tmp_path / "next"), "-q")
 
 
 # 4. Temporary files are created exclusively: a link planted under a temporary's name is not followed.
@@ -64,9 +72,9 @@ def test_a_planted_partial_link_is_not_written_through_by_report_or_recover(fini
     run_dir = copy_of(finished, tmp_path, keep=("config.json", "trace.jsonl"))
     for name in ("summary.json.partial", "report.html.partial"):
         (run_dir / name).symlink_to(victim)
-    assert main("--recover", str(run_dir)).returncode == 0
+    assert main_here("--recover", str(run_dir)).returncode == 0
     (run_dir / "report.html").symlink_to(victim)  # the page itself a link: replaced, not written through
-    result = main("--report", str(run_dir))
+    result = main_here("--report", str(run_dir))
     assert result.returncode == 0, result.stderr
     assert victim.read_text() == "precious\n"
     assert json.loads((run_dir / "summary.json").read_text())["status"] == "completed"
@@ -152,7 +160,7 @@ def cut_line_4(run_dir):
 def test_recover_skips_a_damaged_line_and_counts_it(finished, tmp_path):
     run_dir = copy_of(finished, tmp_path, keep=("config.json", "trace.jsonl"))
     lines = cut_line_4(run_dir)
-    result = main("--recover", str(run_dir))
+    result = main_here("--recover", str(run_dir))
     assert result.returncode == 0, result.stderr
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["decisions"] == lines - 1 and summary["trace_lines_skipped"] == 1
@@ -164,7 +172,7 @@ def test_recover_skips_a_damaged_line_and_counts_it(finished, tmp_path):
 def test_report_skips_a_damaged_line_and_says_so_on_the_page(finished, tmp_path):
     run_dir = copy_of(finished, tmp_path)
     cut_line_4(run_dir)
-    result = main("--report", str(run_dir))
+    result = main_here("--report", str(run_dir))
     assert result.returncode == 0, result.stderr
     assert "warning: 1 damaged line of" in result.stderr
     html = (run_dir / "report.html").read_text()
@@ -173,10 +181,10 @@ def test_report_skips_a_damaged_line_and_says_so_on_the_page(finished, tmp_path)
     assert [panel["label"] for panel in panels] == ["1", "2", "3", "4", "5"]  # every step, after line 4 too
 
 
-def test_resume_memory_rebuilds_every_memory_but_a_damaged_lines(finished, tmp_path):
+def test_resume_memory_rebuilds_every_memory_but_a_damaged_lines(finished, tmp_path, in_process):
     source = copy_of(finished, tmp_path, keep=("config.json", "trace.jsonl"))
     lines = cut_line_4(source)
-    result = resume(source, tmp_path)
+    result = resume_here(in_process, source, tmp_path)
     assert result.returncode == 0, result.stderr
     log = (tmp_path / "next" / "run.log").read_text()
     assert "1 damaged line of" in log and "was skipped (line 4)" in log
@@ -220,11 +228,13 @@ TRACE_DAMAGE = ["binary", "lines missing fields", "lines not objects"]
 
 @pytest.mark.parametrize("how", TRACE_DAMAGE)
 @pytest.mark.parametrize("action", ["--recover", "--report", "--resume-memory"])
-def test_a_damaged_trace_gives_one_line(finished, tmp_path, action, how):
+def test_a_damaged_trace_gives_one_line(finished, tmp_path, in_process, action, how):
     keep = ("config.json", "trace.jsonl") + (("summary.json",) if action == "--report" else ())
     run_dir = copy_of(finished, tmp_path, keep=keep)
     damage(run_dir, "trace.jsonl", how)
-    result = resume(run_dir, tmp_path) if action == "--resume-memory" else main(action, str(run_dir))
+    result = (
+        resume_here(in_process, run_dir, tmp_path) if action == "--resume-memory" else main_here(action, str(run_dir))
+    )
     assert_one_line_error(result, f"{run_dir / 'trace.jsonl'}: none of its lines is a trace line")
 
 
@@ -238,7 +248,7 @@ def test_a_damaged_config_or_summary_gives_one_line(finished, tmp_path, action, 
     )
     damage(run_dir, name, how)
     what = "a run's settings" if name == "config.json" else "a run's summary"
-    assert_one_line_error(main(action, str(run_dir)), f"{run_dir / name} is not {what}")
+    assert_one_line_error(main_here(action, str(run_dir)), f"{run_dir / name} is not {what}")
 
 
 def game_run(run_dir, records, summary_steps=1):
@@ -277,7 +287,7 @@ def test_a_cut_short_screenshot_gives_one_line(tmp_path):
     Image.new("RGB", (640, 360), (200, 30, 30)).save(shot)
     shot.write_bytes(shot.read_bytes()[:300])
     game_run(run_dir, [game_record(1, str(shot))])
-    assert_one_line_error(main("--report", str(run_dir)), str(shot), "not a whole image")
+    assert_one_line_error(main_here("--report", str(run_dir)), str(shot), "not a whole image")
 
 
 def test_the_report_shows_only_the_runs_own_screenshots(tmp_path):

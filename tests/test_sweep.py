@@ -1,4 +1,5 @@
-"""Sweeps as a user runs them: `main.py --sweep FILE.yaml`, real runs in real processes, and the page they make."""
+"""Sweeps as a user runs them: `main.py --sweep FILE.yaml`, real runs in real processes, and the page they make. The
+sweep itself runs in this process (tests/support/in_process.py) but where Ctrl-C reaches it as a process of its own."""
 
 import json
 import signal
@@ -10,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from explorer.sweep.stats import Bounds, curve_intervals, mean_interval, paired_interval
-from harness.sweeps import MAIN, read_results, stop_sweep, sweep, write_sweep
+from harness.sweeps import MAIN, read_results, stop_sweep, write_sweep
+from tests.support.in_process import sweep_here
 
 pytest_plugins = ("tests.support.browser",)
 SWEEP = """\
@@ -38,7 +40,7 @@ def finished_sweep(tmp_path_factory):
     directory = tmp_path_factory.mktemp("sweep")
     out = directory / "out"
     sweep_file = write_sweep(directory, SWEEP.format(out=out))
-    return out, sweep(sweep_file, "--parallel", "2"), sweep_file
+    return out, sweep_here(sweep_file, "--parallel", "2"), sweep_file
 
 
 def test_a_sweep_runs_every_condition_and_writes_a_row_per_run(finished_sweep):
@@ -73,7 +75,7 @@ def test_a_sweep_runs_every_condition_and_writes_a_row_per_run(finished_sweep):
 def test_the_same_command_again_skips_every_completed_run(finished_sweep):
     out, _, sweep_file = finished_sweep
     before = {name: (out / name / "summary.json").stat().st_mtime_ns for name in RUN_NAMES}
-    result = sweep(sweep_file)
+    result = sweep_here(sweep_file)
     assert result.returncode == 0, result.stderr
     assert "8 complete already (skipped), 0 to run." in result.stdout
     assert {name: (out / name / "summary.json").stat().st_mtime_ns for name in RUN_NAMES} == before
@@ -83,7 +85,7 @@ def test_the_same_command_again_skips_every_completed_run(finished_sweep):
 def test_a_sweep_file_that_now_sets_other_options_is_refused_over_its_completed_runs(finished_sweep, tmp_path):
     out, _, _ = finished_sweep
     changed = write_sweep(tmp_path, SWEEP.format(out=out).replace("steps: 5", "steps: 6"))
-    result = sweep(changed)
+    result = sweep_here(changed)
     assert result.returncode == 2
     assert result.stderr == (
         f"main.py: error: {changed}: {out / RUN_NAMES[0]} ran with steps 5, not 6: give the sweep another `out`, "
@@ -163,7 +165,7 @@ def test_ctrl_c_stops_every_run_and_the_same_command_resumes(tmp_path):
     assert complete and len(complete) < 3
     assert (out / "sweep.html").is_file()
 
-    result = sweep(sweep_file, "--parallel", "2")
+    result = sweep_here(sweep_file, "--parallel", "2")
     assert result.returncode == 0, result.stderr
     assert f"{len(complete)} complete already (skipped), {3 - len(complete)} to run" in result.stdout
     assert [row["status"] for row in read_results(out)] == ["completed"] * 3
@@ -182,7 +184,7 @@ grid:
 fixed: {{agents: 1, steps: 1, api_base: "http://127.0.0.1:9/v1", timeout: 1}}
 """,
     )
-    result = sweep(sweep_file, "--parallel", "2")
+    result = sweep_here(sweep_file, "--parallel", "2")
     assert result.returncode == 1, result.stderr
     assert [(row["model"], row["status"]) for row in read_results(out)] == [
         ("offline", "completed"),
@@ -228,7 +230,7 @@ fixed: {{agents: 1, steps: 1, api_base: "http://127.0.0.1:9/v1", timeout: 1}}
     ],
 )
 def test_a_bad_sweep_file_is_one_line_and_exit_2_before_anything_runs(tmp_path, text, words):
-    result = sweep(write_sweep(tmp_path, text), cwd=tmp_path)
+    result = sweep_here(write_sweep(tmp_path, text), cwd=tmp_path)
     assert result.returncode == 2, result.stdout + result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("main.py: error: "), result.stderr
@@ -241,7 +243,7 @@ def test_a_bad_sweep_file_is_one_line_and_exit_2_before_anything_runs(tmp_path, 
 # Issue 49, part 2: a world that fixes its start poses ran one run three times over, once per seed.
 def test_seeds_on_a_world_with_fixed_starts_are_refused_with_what_to_do(tmp_path):
     sweep_file = write_sweep(tmp_path, "grid:\n  comm: [true, false]\n  seed: [1, 2, 3]\nfixed:\n  world: apartment\n")
-    result = sweep(sweep_file, "--parallel", "2", cwd=tmp_path)
+    result = sweep_here(sweep_file, "--parallel", "2", cwd=tmp_path)
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == (
         f"main.py: error: {sweep_file}: the seeds would repeat one run exactly in 2 of 2 conditions, since the world "
@@ -251,12 +253,12 @@ def test_seeds_on_a_world_with_fixed_starts_are_refused_with_what_to_do(tmp_path
     assert list(tmp_path.iterdir()) == [sweep_file]  # no sweep directory, no run
     for seeds_place_the_team in ("  random-starts: true\n", "  world: gen:house\n"):
         placed = sweep_file.read_text().replace("  world: apartment\n", seeds_place_the_team)
-        assert sweep(write_sweep(tmp_path, placed), "--dry-run", cwd=tmp_path).returncode == 0
+        assert sweep_here(write_sweep(tmp_path, placed), "--dry-run", cwd=tmp_path).returncode == 0
 
 
 def test_a_dry_run_lists_each_condition_s_runs_and_writes_nothing(tmp_path):
     sweep_file = write_sweep(tmp_path, "grid:\n  comm: [true, false]\n  seed: [1, 2]\nfixed:\n  world: office\n")
-    result = sweep(sweep_file, "--dry-run", cwd=tmp_path)
+    result = sweep_here(sweep_file, "--dry-run", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     out = Path("runs") / "sweep-sweep"  # the default `out`, from the current directory
     *listed, plan, detectable = result.stdout.splitlines()
@@ -273,7 +275,7 @@ def test_a_dry_run_lists_each_condition_s_runs_and_writes_nothing(tmp_path):
     assert plan.startswith("Analysis plan: 2 conditions × 2 runs (2 seeds); baseline: none (no paired differences);")
     assert detectable.startswith("Smallest difference 2 runs can detect at 80% power (two-sided 5%): not estimated")
     assert result.stderr == "" and list(tmp_path.iterdir()) == [sweep_file]  # no `out`, no lock, no run
-    bad = sweep(write_sweep(tmp_path, "grid:\n  world: [office, atlantis]\n"), "--dry-run", cwd=tmp_path)
+    bad = sweep_here(write_sweep(tmp_path, "grid:\n  world: [office, atlantis]\n"), "--dry-run", cwd=tmp_path)
     assert bad.returncode == 2 and "world file not found: atlantis" in bad.stderr  # checked as a sweep checks
 
 
@@ -287,14 +289,14 @@ def test_dry_run_goes_with_sweep_only(capsys):
 
 
 def test_parallel_must_be_one_or_more(tmp_path):
-    result = sweep(write_sweep(tmp_path, "grid:\n  seed: [1]\n"), "--parallel", "0", cwd=tmp_path)
+    result = sweep_here(write_sweep(tmp_path, "grid:\n  seed: [1]\n"), "--parallel", "0", cwd=tmp_path)
     assert (result.returncode, result.stderr) == (2, "main.py: error: --parallel must be at least 1, not 0\n")
     assert not (tmp_path / "runs").exists()
 
 
 def test_a_bad_world_file_is_named_before_anything_runs(tmp_path):
     (tmp_path / "broken.yaml").write_text("name: broken\nsize: [3]\n")
-    result = sweep(write_sweep(tmp_path, "grid:\n  world: [office, broken.yaml]\n"), cwd=tmp_path)
+    result = sweep_here(write_sweep(tmp_path, "grid:\n  world: [office, broken.yaml]\n"), cwd=tmp_path)
     assert result.returncode == 2
     assert result.stderr.startswith("main.py: error: broken.yaml: ") and len(result.stderr.splitlines()) == 1
     assert not (tmp_path / "runs").exists()
@@ -334,7 +336,7 @@ def test_curves_are_averaged_per_step_and_a_short_run_keeps_its_last_value():
 
 def test_one_run_is_one_run_not_one_runs(tmp_path):
     sweep_file = write_sweep(tmp_path, "grid:\n  seed: [1]\nfixed:\n  world: office\n  steps: 3\n")
-    result = sweep(sweep_file, "--dry-run", cwd=tmp_path)
+    result = sweep_here(sweep_file, "--dry-run", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("Dry run of a sweep of 1 run in ") and "all runs: 1 run\n" in result.stdout
     assert " 1 runs" not in result.stdout

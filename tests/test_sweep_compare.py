@@ -16,10 +16,11 @@ from explorer.report.page import SHARED_PLOTLY, write_page
 from explorer.sweep.compare import STEPS, Metric, RunRow, compare, figure_text
 from explorer.sweep.stats import Interval
 from explorer.sweep.sweep_file import SweepError, load_sweep
-from harness.sweeps import read_results, sweep, write_sweep
+from harness.sweeps import read_results, write_sweep
 from perception.families.generate import open_world
 from perception.mock import MockPerception
 from perception.world import SHIPPED_WORLDS
+from tests.support.in_process import sweep_here
 
 pytest_plugins = ("tests.support.browser",)
 CONDITIONS = """\
@@ -47,7 +48,7 @@ def named_sweep(tmp_path_factory):
     """Three named conditions (not the product of model and comm), two seeds each, paired against offline."""
     directory = tmp_path_factory.mktemp("named")
     out = directory / "out"
-    result = sweep(write_sweep(directory, CONDITIONS.format(out=out)), "--parallel", "2")
+    result = sweep_here(write_sweep(directory, CONDITIONS.format(out=out)), "--parallel", "2")
     assert result.returncode == 0, result.stdout + result.stderr
     return out, result
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.sweeps import sweep, write_sweep
+from tests.support.in_process import sweep_here
 from tests.support.optional import needs
 from tests.support.paths import ROOT
 from tests.test_examples import run_example
@@ -34,13 +35,13 @@ def example(path: Path, marker: str) -> str:
 
 @pytest.mark.parametrize(("path", "index"), [(path, i) for path in DOCS for i in range(len(sweep_files(path)))])
 def test_every_sweep_file_the_docs_show_passes_a_dry_run(tmp_path, path, index):
-    result = sweep(write_sweep(tmp_path, sweep_files(path)[index]), "--dry-run", cwd=tmp_path)
+    result = sweep_here(write_sweep(tmp_path, sweep_files(path)[index]), "--dry-run", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("Dry run of a sweep of ") and not list(tmp_path.glob("runs"))
 
 
 def test_the_replicates_example_makes_one_condition_of_fifteen_runs_per_comm_setting(tmp_path):
-    result = sweep(write_sweep(tmp_path, example(DOCS[1], "the replicates example")), "--dry-run", cwd=tmp_path)
+    result = sweep_here(write_sweep(tmp_path, example(DOCS[1], "the replicates example")), "--dry-run", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     conditions = [line for line in result.stdout.splitlines() if not line.startswith(("  ", "Dry run"))]
     assert conditions[:2] == ["comm=true: 15 runs", "comm=false: 15 runs"]
@@ -87,7 +88,7 @@ def override_example(path: Path) -> tuple[list[str], list[str]]:
 def test_the_override_example_changes_the_readmes_sweep_as_it_says(tmp_path, path):
     comm = write_sweep(tmp_path, example(DOCS[0], "out: runs/sweep-comm"), "comm.yaml")
     args, shown = override_example(path)
-    result = sweep(comm, *args, *([] if "--dry-run" in args else ["--dry-run"]), cwd=tmp_path)
+    result = sweep_here(comm, *args, *([] if "--dry-run" in args else ["--dry-run"]), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     printed = result.stdout.splitlines()
     assert printed[1].startswith("Overridden on the command line: steps: 80 (the file's: 30); ")

@@ -9,7 +9,8 @@ import pytest
 from explorer.sweep.compare import Metric, RunRow, compare
 from explorer.sweep.facets import _placed
 from explorer.sweep.stats import Bounds, iqm, stratified_iqm_interval
-from harness.sweeps import sweep, write_sweep
+from harness.sweeps import write_sweep
+from tests.support.in_process import sweep_here
 from tests.test_sweep import SWEEP as PLAIN_SWEEP
 
 pytest_plugins = ("tests.support.browser",)
@@ -65,7 +66,7 @@ def test_one_world_gives_a_column_per_the_first_axis_and_a_colour_per_the_others
 def page(tmp_path_factory):
     directory = tmp_path_factory.mktemp("facets")
     out = directory / "out"
-    result = sweep(write_sweep(directory, SWEEP.format(out=out)), "--parallel", "2")
+    result = sweep_here(write_sweep(directory, SWEEP.format(out=out)), "--parallel", "2")
     assert result.returncode == 0, result.stdout + result.stderr
     return out / "sweep.html"
 

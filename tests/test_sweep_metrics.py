@@ -15,7 +15,8 @@ from explorer.sweep.compare import RunRow
 from explorer.sweep.metrics import METRICS, SUCCESS, sweep_metrics
 from explorer.sweep.stats import paired_proportion_interval, proportion_interval
 from explorer.sweep.sweep_file import SweepError, load_sweep
-from harness.sweeps import read_results, sweep, write_sweep
+from harness.sweeps import read_results, write_sweep
+from tests.support.in_process import sweep_here
 from tests.support.optional import needs
 
 # Seed 1 tells the two apart within 30 steps: with the prior both targets are found by step 19, without it
@@ -39,7 +40,7 @@ def search_sweep(tmp_path_factory):
     directory = tmp_path_factory.mktemp("search")
     out = directory / "out"
     sweep_file = write_sweep(directory, SEARCH.format(out=out, metric=""))
-    result = sweep(sweep_file, "--parallel", "2")
+    result = sweep_here(sweep_file, "--parallel", "2")
     assert result.returncode == 0, result.stdout + result.stderr
     return sweep_file, out, result
 
@@ -195,7 +196,7 @@ def test_the_page_leads_with_success_and_draws_the_share_of_runs_done_by_step(se
 def test_metric_in_the_sweep_file_names_the_headline(search_sweep):
     sweep_file, out, _result = search_sweep
     sweep_file.write_text(SEARCH.format(out=out, metric="metric: steps_to_90\n"), encoding="utf-8")
-    result = sweep(sweep_file)  # every run is complete: only the results are written again
+    result = sweep_here(sweep_file)  # every run is complete: only the results are written again
     assert result.returncode == 0, result.stdout + result.stderr
     assert "4 complete already (skipped), 0 to run" in result.stdout
     assert header_cells(result.stdout)[2:5] == ["steps to 90%", "success", "steps to all targets"]
@@ -207,7 +208,7 @@ def test_an_unknown_metric_is_refused_in_one_line(tmp_path):
     sweep_file = write_sweep(tmp_path, SEARCH.format(out=tmp_path / "out", metric="metric: objects"))
     with pytest.raises(SweepError, match=r"metric: no metric is named 'objects' \(they are success, steps_to_all"):
         load_sweep(sweep_file)
-    result = sweep(sweep_file)
+    result = sweep_here(sweep_file)
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert "no metric is named 'objects'" in result.stderr and not (tmp_path / "out").exists()
 

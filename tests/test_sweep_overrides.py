@@ -13,6 +13,7 @@ import pytest
 from explorer.sweep.overrides import Overrides
 from explorer.sweep.sweep_file import load_sweep
 from harness.sweeps import read_results, sweep, write_sweep
+from tests.support.in_process import sweep_here
 from tests.support.optional import needs
 
 # Office gives no start poses: the seeds place the agent.
@@ -53,7 +54,7 @@ def overridden(tmp_path_factory):
     directory = tmp_path_factory.mktemp("overridden")
     in_file, elsewhere = directory / "in-file", directory / "elsewhere"
     sweep_file = write_sweep(directory, SWEEP.format(out=in_file))
-    result = sweep(sweep_file, "--set", "steps=5", "--out", str(elsewhere), "--parallel", "2")
+    result = sweep_here(sweep_file, "--set", "steps=5", "--out", str(elsewhere), "--parallel", "2")
     return elsewhere, in_file, sweep_file, result
 
 
@@ -80,14 +81,14 @@ def test_the_sweep_says_and_records_what_the_command_line_changed(overridden):
 
 def test_a_resumed_sweep_refuses_an_override_that_changes_its_runs(overridden):
     elsewhere, _, sweep_file, _ = overridden
-    changed = sweep(sweep_file, "--set", "steps=4", "--out", str(elsewhere))
+    changed = sweep_here(sweep_file, "--set", "steps=4", "--out", str(elsewhere))
     assert one_line_error(changed) == (
         f"main.py: error: {sweep_file}: {elsewhere / 'seed=1'} ran with steps 5, not 4: give the sweep another "
         "`out`, or remove that run to run it again"
     )
-    dropped = sweep(sweep_file, "--out", str(elsewhere))  # the file's own steps: 3
+    dropped = sweep_here(sweep_file, "--out", str(elsewhere))  # the file's own steps: 3
     assert "ran with steps 5, not 3" in one_line_error(dropped)
-    same = sweep(sweep_file, "--set", "steps=5", "--out", str(elsewhere))
+    same = sweep_here(sweep_file, "--set", "steps=5", "--out", str(elsewhere))
     assert same.returncode == 0, same.stderr
     assert "2 complete already (skipped), 0 to run." in same.stdout
 
@@ -96,7 +97,7 @@ def test_a_dry_run_shows_the_overrides_and_writes_nothing(tmp_path):
     sweep_file = write_sweep(tmp_path, SWEEP.format(out=tmp_path / "in-file"))
     elsewhere = tmp_path / "elsewhere"
     args = ("--set", "find=[printer, plant]", "--set", "steps=80", "--out", str(elsewhere), "--dry-run")
-    result = sweep(sweep_file, *args)
+    result = sweep_here(sweep_file, *args)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[1] == (

@@ -17,6 +17,7 @@ import pytest
 
 from explorer.cli.main import main
 from harness.sweeps import MAIN, read_results, stop_sweep, sweep, write_sweep
+from tests.support.in_process import sweep_here
 from tests.support.optional import needs
 
 SWEEP = """\
@@ -65,7 +66,7 @@ def test_a_ray_sweep_runs_on_both_nodes_with_the_local_sweep_s_results(tmp_path)
     assert result.returncode == 0, result.stderr
     assert "0 complete already (skipped), 6 to run, 2 at once" in result.stdout
     assert "Traceback" not in result.stdout + result.stderr
-    local = sweep(local_file, "--parallel", "2")
+    local = sweep_here(local_file, "--parallel", "2")
     assert local.returncode == 0, local.stderr
     rows = read_results(tmp_path / "ray")
     assert {row["status"] for row in rows} == {"completed"}

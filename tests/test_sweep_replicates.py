@@ -8,7 +8,8 @@ import pytest
 
 from explorer.sweep.stats import Bounds, hierarchical_interval, mean_interval
 from explorer.sweep.sweep_file import load_sweep as read_sweep_file
-from harness.sweeps import read_results, sweep, write_sweep
+from harness.sweeps import read_results, write_sweep
+from tests.support.in_process import sweep_here
 
 LAYOUTS = """\
 out: {out}
@@ -30,9 +31,9 @@ def conditions_csv(out):
 
 def test_more_layouts_for_a_finished_sweep_run_only_the_new_runs(tmp_path):
     out = tmp_path / "out"
-    assert sweep(write_sweep(tmp_path, LAYOUTS.format(out=out, layouts="1, 2"))).returncode == 0
+    assert sweep_here(write_sweep(tmp_path, LAYOUTS.format(out=out, layouts="1, 2"))).returncode == 0
     first = {row["run_dir"]: (out / row["run_dir"] / "summary.json").stat().st_mtime_ns for row in read_results(out)}
-    result = sweep(write_sweep(tmp_path, LAYOUTS.format(out=out, layouts="1, 2, 3")))
+    result = sweep_here(write_sweep(tmp_path, LAYOUTS.format(out=out, layouts="1, 2, 3")))
     assert result.returncode == 0, result.stderr
     assert all((out / name / "summary.json").stat().st_mtime_ns == at for name, at in first.items())
     assert len(read_results(out)) == 18 and [row["n"] for row in conditions_csv(out)] == ["9", "9"]
@@ -66,7 +67,7 @@ def test_the_world_label_of_layouts_not_in_a_row_lists_them(tmp_path):
 )
 def test_a_replicate_that_is_no_grid_key_is_one_line_and_exit_2(tmp_path, line, words):
     text = LAYOUTS.format(out=tmp_path / "out", layouts="1").replace("replicates: [seed, world-seed]", line)
-    result = sweep(write_sweep(tmp_path, text), cwd=tmp_path)
+    result = sweep_here(write_sweep(tmp_path, text), cwd=tmp_path)
     assert (result.returncode, result.stdout) == (2, "")
     assert len(result.stderr.splitlines()) == 1 and words in result.stderr
     assert not (tmp_path / "out").exists()

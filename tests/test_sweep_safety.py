@@ -1,6 +1,7 @@
 """A sweep loses nothing and leaks nothing: one sweep per `out`, no run removed while it goes or when it is no
 attempt of the sweep's, one grid per `out` (which may gain seeds), the sweep file read once, a dry run that
-writes nothing, and credentials shown nowhere."""
+writes nothing, and credentials shown nowhere. A sweep that is stopped or killed is a process of its own; the
+others run in this one (tests/support/in_process.py), their runs in processes of their own."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ from urllib.parse import quote
 
 import pytest
 
-from harness.sweeps import MAIN, processes_mentioning, read_results, sweep, write_sweep
+from harness.sweeps import MAIN, processes_mentioning, read_results, write_sweep
 from perception.world import SHIPPED_WORLDS
+from tests.support.in_process import sweep_here
 from tests.support.optional import needs
 from tests.support.paths import ROOT
 
@@ -90,7 +92,7 @@ def test_a_second_sweep_on_the_same_out_is_refused_while_the_first_runs(tmp_path
     wait_until_running(run_dir, first)
     config = (run_dir / "config.json").read_text()
 
-    second = sweep(write_sweep(tmp_path, ONE_RUN.format(out=out, steps=1), "second.yaml"))
+    second = sweep_here(write_sweep(tmp_path, ONE_RUN.format(out=out, steps=1), "second.yaml"))
     assert f"{out} is in use by another sweep" in one_line_error(second)
     assert (run_dir / "config.json").read_text() == config  # the first's run is untouched, and goes on
     assert first.poll() is None
@@ -113,7 +115,7 @@ def test_a_run_left_going_by_a_killed_sweep_is_not_removed(tmp_path, started):
     assert processes_mentioning(str(run_dir))
     config = (run_dir / "config.json").read_text()
 
-    again = sweep(write_sweep(tmp_path, ONE_RUN.format(out=out, steps=1), "again.yaml"))
+    again = sweep_here(write_sweep(tmp_path, ONE_RUN.format(out=out, steps=1), "again.yaml"))
     assert f"run seed=1 is still going in {run_dir}" in one_line_error(again)
     assert (run_dir / "config.json").read_text() == config
     assert processes_mentioning(str(run_dir))  # still going, in its own directory
@@ -147,7 +149,7 @@ def test_what_is_in_a_runs_place_and_no_run_is_refused_not_removed(tmp_path, mak
     make(out / "seed=1")
     sweep_file = write_sweep(tmp_path, ONE_RUN.format(out=out, steps=1))
     before = sorted(str(path) for path in tmp_path.rglob("*"))
-    error = one_line_error(sweep(sweep_file))
+    error = one_line_error(sweep_here(sweep_file))
     assert f"{out / 'seed=1'} {words}, so it is no earlier attempt of that run" in error
     assert sorted(str(path) for path in tmp_path.rglob("*") if ".sweep" not in path.parts) == before
 
@@ -174,16 +176,16 @@ def test_what_comes_into_a_pending_runs_place_is_refused_and_the_others_results_
 def test_an_attempt_with_other_settings_is_refused_and_one_with_the_same_is_run_again(tmp_path):
     out = tmp_path / "out"
     run_dir = out / "seed=1"
-    assert sweep(write_sweep(tmp_path, ONE_RUN.format(out=out, steps=2))).returncode == 0
+    assert sweep_here(write_sweep(tmp_path, ONE_RUN.format(out=out, steps=2))).returncode == 0
     (run_dir / "summary.json").unlink()  # as if killed before its end
     (run_dir / "summary.json.0123456789ab.partial").write_text("{")  # its summary, half written
     trace = (run_dir / "trace.jsonl").read_text()
 
-    other = sweep(write_sweep(tmp_path, ONE_RUN.format(out=out, steps=3), "other.yaml"))
+    other = sweep_here(write_sweep(tmp_path, ONE_RUN.format(out=out, steps=3), "other.yaml"))
     assert f"{run_dir} ran with steps 2, not 3, so it is no earlier attempt of that run" in one_line_error(other)
     assert (run_dir / "trace.jsonl").read_text() == trace
 
-    same = sweep(write_sweep(tmp_path, ONE_RUN.format(out=out, steps=2), "same.yaml"))
+    same = sweep_here(write_sweep(tmp_path, ONE_RUN.format(out=out, steps=2), "same.yaml"))
     assert same.returncode == 0, same.stderr
     assert "0 complete already (skipped), 1 to run" in same.stdout
     assert sorted(path.name for path in run_dir.iterdir() if path.is_file()) == [
@@ -199,7 +201,7 @@ def test_a_claimed_directory_the_run_never_wrote_in_is_run_again(tmp_path):
     out = tmp_path / "out"
     (out / "seed=1").mkdir(parents=True)
     (out / "seed=1" / "config.json").touch()  # claimed: stopped before it wrote its settings
-    result = sweep(write_sweep(tmp_path, ONE_RUN.format(out=out, steps=1)))
+    result = sweep_here(write_sweep(tmp_path, ONE_RUN.format(out=out, steps=1)))
     assert result.returncode == 0, result.stderr
     assert json.loads((out / "seed=1" / "summary.json").read_text())["status"] == "completed"
 
@@ -220,7 +222,7 @@ grid:
     - http://127.0.0.1:9/v1?api_key=key-Secret-73
 fixed: {{world: office, agents: 1, steps: 1}}  # the built-in explorer: no model is called
 """
-    result = sweep(write_sweep(tmp_path, text), "--parallel", "3")
+    result = sweep_here(write_sweep(tmp_path, text), "--parallel", "3")
     assert result.returncode == 0, result.stderr
     rows = read_results(out)
     assert [row["status"] for row in rows] == ["completed"] * 3
@@ -261,11 +263,11 @@ def test_the_page_shows_the_sweep_file_as_read_at_the_start(tmp_path, started, c
 
 def test_another_grid_in_an_out_that_has_one_is_refused(tmp_path):
     out = tmp_path / "out"
-    assert sweep(write_sweep(tmp_path, ONE_RUN.format(out=out, steps=1))).returncode == 0
+    assert sweep_here(write_sweep(tmp_path, ONE_RUN.format(out=out, steps=1))).returncode == 0
     results, page = (out / "results.csv").read_text(), (out / "sweep.html").read_text()
 
     other = write_sweep(tmp_path, ONE_RUN.format(out=out, steps=1).replace("[1]", "[2, 3]"), "other.yaml")
-    error = one_line_error(sweep(other))
+    error = one_line_error(sweep_here(other))
     assert f"{other}: {out} holds the runs of another grid (seed=1): give the sweep another `out`" in error
     assert (out / "results.csv").read_text() == results and (out / "sweep.html").read_text() == page
     assert not (out / "seed=2").exists()
@@ -279,13 +281,24 @@ def files_and_times(directory: Path) -> dict[Path, int]:
     return {path: path.stat().st_mtime_ns for path in directory.rglob("*")}
 
 
-@pytest.fixture
-def one_seed_sweep(tmp_path: Path) -> Path:
-    """The `out` of a finished sweep of two conditions, one seed each."""
-    out = tmp_path / "out"
-    result = sweep(write_sweep(tmp_path, TWO_CONDITIONS.format(out=out, seeds=[1], steps=2)), "--parallel", "2")
+def finished_one_seed_sweep(directory: Path) -> Path:
+    """The `out` of a finished sweep of two conditions, one seed each, in `directory`."""
+    out = directory / "out"
+    result = sweep_here(write_sweep(directory, TWO_CONDITIONS.format(out=out, seeds=[1], steps=2)), "--parallel", "2")
     assert result.returncode == 0, result.stdout + result.stderr
     return out
+
+
+@pytest.fixture
+def one_seed_sweep(tmp_path: Path) -> Path:
+    """A finished sweep of two conditions, one seed each, of the test's own: it may change it."""
+    return finished_one_seed_sweep(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def shared_one_seed_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished sweep of two conditions, one seed each, for the tests that must leave it as it is."""
+    return finished_one_seed_sweep(tmp_path_factory.mktemp("one-seed"))
 
 
 def test_another_seed_runs_one_more_run_per_condition_and_the_results_cover_all(tmp_path, one_seed_sweep):
@@ -295,13 +308,13 @@ def test_another_seed_runs_one_more_run_per_condition_and_the_results_cover_all(
     }
     more = write_sweep(tmp_path, TWO_CONDITIONS.format(out=out, seeds=[1, 2], steps=2))
     before = files_and_times(out)
-    dry = sweep(more, "--dry-run")
+    dry = sweep_here(more, "--dry-run")
     assert dry.returncode == 0, dry.stderr
     assert "2 complete already (would be skipped), 2 to run. Nothing was run or written." in dry.stdout
     assert f"  {out / 'comm=true,seed=1'}: complete (skipped)\n  {out / 'comm=true,seed=2'}: to run\n" in dry.stdout
     assert files_and_times(out) == before  # no lock taken, no grid recorded, no run touched
 
-    result = sweep(more, "--parallel", "2")
+    result = sweep_here(more, "--parallel", "2")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "4 runs in" in result.stdout and "2 complete already (skipped), 2 to run, 2 at once." in result.stdout
     ran = sorted(line.split("] ")[1].split(":")[0] for line in result.stdout.splitlines() if line.startswith("["))
@@ -319,7 +332,7 @@ def test_another_seed_runs_one_more_run_per_condition_and_the_results_cover_all(
     page = (out / "sweep.html").read_text(encoding="utf-8")
     assert all(f'href="{quote(name)}/report.html"' in page for name in names)
     # The grid now holds the new seed: dropping it again is a change like any other.
-    error = one_line_error(sweep(write_sweep(tmp_path, TWO_CONDITIONS.format(out=out, seeds=[1], steps=2))))
+    error = one_line_error(sweep_here(write_sweep(tmp_path, TWO_CONDITIONS.format(out=out, seeds=[1], steps=2))))
     assert f"{out} holds the runs of another grid (comm=true,seed=1, comm=true,seed=2, comm=false,seed=1, ...)" in error
 
 
@@ -333,13 +346,13 @@ def test_another_seed_runs_one_more_run_per_condition_and_the_results_cover_all(
         (("office", "garden"), "comm=true,seed=1 ran with world "),  # a fixed option changed: each run changed
     ],
 )
-def test_a_changed_condition_is_still_refused_with_more_seeds(tmp_path, one_seed_sweep, change, words):
-    out = one_seed_sweep
+def test_a_changed_condition_is_still_refused_with_more_seeds(tmp_path, shared_one_seed_sweep, change, words):
+    out = shared_one_seed_sweep
     before = files_and_times(out)
     more = TWO_CONDITIONS.format(out=out, seeds=[1, 2], steps=2)
     changed = write_sweep(tmp_path, more.replace(*change), "other.yaml")
     for dry_run in ((), ("--dry-run",)):
-        error = one_line_error(sweep(changed, *dry_run))
+        error = one_line_error(sweep_here(changed, *dry_run))
         assert error.startswith(f"main.py: error: {changed}: ") and words in error
         assert error.endswith("give the sweep another `out`") or "give the sweep another `out`, or remove" in error
     assert files_and_times(out) == before
@@ -356,7 +369,7 @@ def another_checkout(directory: Path) -> Path:
 def test_a_sweep_over_a_shipped_world_resumes_from_another_checkout(tmp_path):
     out = tmp_path / "out"
     sweep_file = write_sweep(tmp_path, ONE_RUN.format(out=out, steps=2))
-    assert sweep(sweep_file).returncode == 0
+    assert sweep_here(sweep_file).returncode == 0
     run_dir = out / "seed=1"
     assert json.loads((run_dir / "config.json").read_text())["world"] == "office"  # by its name, not its path
     before = files_and_times(run_dir)
@@ -371,7 +384,7 @@ def test_a_sweep_over_a_shipped_world_resumes_from_another_checkout(tmp_path):
     # A run an earlier version recorded by this checkout's path to the shipped world is that world too.
     config = json.loads((run_dir / "config.json").read_text())
     (run_dir / "config.json").write_text(json.dumps({**config, "world": str(SHIPPED_WORLDS / "office.yaml")}))
-    assert "1 complete already (skipped), 0 to run." in sweep(sweep_file).stdout
+    assert "1 complete already (skipped), 0 to run." in sweep_here(sweep_file).stdout
 
 
 @pytest.mark.parametrize(
@@ -385,12 +398,12 @@ def test_a_sweep_over_a_shipped_world_resumes_from_another_checkout(tmp_path):
 def test_a_finished_run_s_misshapen_summary_is_one_line_and_the_others_results_are_written(tmp_path, damage, field):
     out = tmp_path / "out"
     sweep_file = write_sweep(tmp_path, TWO_CONDITIONS.format(out=out, seeds="[1]", steps=2))
-    assert sweep(sweep_file).returncode == 0
+    assert sweep_here(sweep_file).returncode == 0
     bad = next(path for path in sorted(out.iterdir()) if path.name.startswith("comm="))
     summary = json.loads((bad / "summary.json").read_text())
     (bad / "summary.json").write_text(json.dumps(damage(summary)))  # valid JSON, of the wrong shape
 
-    resumed = sweep(sweep_file)
+    resumed = sweep_here(sweep_file)
     assert resumed.returncode == 1, resumed.stderr  # as for any run that did not complete
     assert "Traceback" not in resumed.stdout + resumed.stderr
     warned = [line for line in resumed.stdout.splitlines() if "is not what a run writes" in line]

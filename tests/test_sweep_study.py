@@ -19,7 +19,8 @@ import pytest
 
 from explorer.sweep.compare import number_text
 from explorer.sweep.plan import detectable_difference
-from harness.sweeps import sweep, write_sweep
+from harness.sweeps import write_sweep
+from tests.support.in_process import sweep_here
 from tests.support.optional import needs
 from tests.test_sweep_docs import DOCS, example
 from tests.test_sweep_replicates import LAYOUTS
@@ -54,7 +55,7 @@ def load_sweep():
 
 def run_sweep(directory, text, load_sweep):
     sweep_file = write_sweep(directory, text.format(out=directory / "out"))
-    result = sweep(sweep_file, "--parallel", "2")
+    result = sweep_here(sweep_file, "--parallel", "2")
     assert result.returncode == 0, result.stdout + result.stderr
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # pandas' warnings are no concern of a user's
@@ -86,7 +87,7 @@ def test_seeds_on_five_layouts_make_one_condition_per_comm_setting_of_fifteen_ru
 def test_the_study_planned_with_a_pilot_prints_the_smallest_difference_it_can_detect(tmp_path):
     study = example(DOCS[1], "the study: does a coordinator").replace("steps: 60", "steps: 30")  # quicker runs
     sweep_file = write_sweep(tmp_path, study)
-    result = sweep(sweep_file, "--dry-run", "--pilot", "3", "--parallel", "2", cwd=tmp_path)
+    result = sweep_here(sweep_file, "--dry-run", "--pilot", "3", "--parallel", "2", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     out = tmp_path / "runs" / "sweep-study"
     piloted = [f"condition=plain,world-seed={layout},seed=1" for layout in (1, 2, 3)]  # a layout each, in turn
@@ -107,7 +108,7 @@ def test_the_study_planned_with_a_pilot_prints_the_smallest_difference_it_can_de
     )
     assert smallest in result.stdout
     # The pilot's runs are the sweep's: a dry run now counts them complete, and plans from them.
-    again = sweep(sweep_file, "--dry-run", cwd=tmp_path)
+    again = sweep_here(sweep_file, "--dry-run", cwd=tmp_path)
     assert "3 complete already (would be skipped), 42 to run. Nothing was run or written." in again.stdout
     assert smallest in again.stdout
 

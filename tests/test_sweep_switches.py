@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 from explorer.config.command_line import run_options
-from harness.sweeps import sweep, write_sweep
+from harness.sweeps import write_sweep
+from tests.support.in_process import sweep_here
 
 FIXED = {"agents": "1", "steps": "1", "world": "apartment"}
 
@@ -36,7 +37,9 @@ def test_every_switch_in_a_sweep_file_records_what_its_flag_records(tmp_path, in
     out = tmp_path / "out"
     listed = "\n".join(f"  - {{name: {name}, {options}}}" for name, (options, _) in conditions().items())
     fixed = ", ".join(f"{key}: {value}" for key, value in FIXED.items())
-    result = sweep(write_sweep(tmp_path, f"out: {out}\nconditions:\n{listed}\nfixed: {{{fixed}}}\n"), "--parallel", "2")
+    result = sweep_here(
+        write_sweep(tmp_path, f"out: {out}\nconditions:\n{listed}\nfixed: {{{fixed}}}\n"), "--parallel", "2"
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     fixed_arguments = [argument for key, value in FIXED.items() for argument in (f"--{key}", value)]
     for name, (_, arguments) in conditions().items():

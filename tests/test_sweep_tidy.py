@@ -8,7 +8,8 @@ import pytest
 
 from explorer.records.errors import ConfigError
 from explorer.sweep.tidy import _run_steps
-from harness.sweeps import sweep, write_sweep
+from harness.sweeps import write_sweep
+from tests.support.in_process import sweep_here
 from tests.support.optional import needs
 from tests.test_examples import run_example
 
@@ -31,7 +32,7 @@ def finished_sweep(tmp_path_factory):
     needs("pandas", "data")
     needs("pyarrow", "data")
     directory = tmp_path_factory.mktemp("tidy")
-    result = sweep(write_sweep(directory, SWEEP.format(out=directory / "out")), "--parallel", "2")
+    result = sweep_here(write_sweep(directory, SWEEP.format(out=directory / "out")), "--parallel", "2")
     assert result.returncode == 0, result.stderr
     return directory / "out"
 
