@@ -27,8 +27,7 @@ class InProcessMain:
 
     def __init__(self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, embedder: SentenceEmbedder):
         self.capsys = capsys
-        monkeypatch.setattr(embedder, "expected_callers", embedder.expected_callers)  # the run sets it
-        monkeypatch.setattr(embedder, "on_batch", embedder.on_batch)  # likewise: its telemetry's
+        monkeypatch.setattr(embedder, "on_batch", embedder.on_batch)  # the run sets its telemetry's
         monkeypatch.setattr(
             runner, "start_embedder", lambda config, given: prepare.start_embedder(config, given or embedder)
         )
