@@ -37,8 +37,6 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from explorer.records.run_files import TraceLines
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -46,6 +44,7 @@ from bench.exploration import geometric_mean, seeded_world  # noqa: E402
 from bench.full_knowledge import full_knowledge_steps  # noqa: E402
 from bench.output import figures_path, write_figures  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
+from explorer.records.run_files import TraceLines  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
 from explorer.sweep.compare import ConditionFigures, RunRow, compare, figure_text  # noqa: E402
 from explorer.sweep.metrics import METRICS  # noqa: E402
