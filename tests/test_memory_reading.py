@@ -4,6 +4,7 @@ embedded at once and every agent searched its memory."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 
@@ -12,7 +13,7 @@ import pytest
 from explorer.api import PolicySetup, make_config, run
 from explorer.policies.offline import OfflineExplorer
 from explorer.records.run_files import TraceLines
-from explorer.testing.chat_server import ChatServer
+from explorer.testing.chat_server import ChatServer, Scripted
 from memory.embedder import SentenceEmbedder
 
 MODEL = "openai/test-model"
@@ -121,24 +122,26 @@ def test_a_team_with_deferred_memories_runs_saves_and_resumes_as_one_embedding_e
         assert saved(tmp_path / "deferred-again", agent_id)[0] == 2 * STEPS
 
 
-def by_agent_and_step(request):
-    """A model whose reply depends only on who asks at which step, whatever order the team's requests come in."""
-    prompt = request["messages"][-1]["content"]
-    agent, step = int(prompt.split("You are Agent")[1].split(",")[0]), int(prompt.split("## Step ")[1].split()[0])
-    return REPLY.format(action="forward" if (agent + step) % 3 else "look_left", n=f"{agent}.{step}")
+def by_prompt(request):
+    """A model whose reply depends on the whole prompt, the memories retrieved and their distances among it,
+    given after a short wait: the team's calls are in flight while the service encodes the others' queries."""
+    digest = hashlib.sha256(request["messages"][-1]["content"].encode()).digest()[0]
+    action = ("forward", "forward", "look_left", "look_right")[digest % 4]
+    return Scripted(text=REPLY.format(action=action, n=digest), delay=0.05)
 
 
-def test_a_model_teams_trace_is_the_same_whichever_way_the_service_batches_and_answers(tmp_path, embedder):
-    # The shared service gathers the team's requests and answers each search as soon as its own rows are
-    # encoded: the prompts, decisions and memories retrieved are those of every text encoded alone, as if each
-    # agent had a model of its own.
+def test_a_lockstep_teams_trace_is_byte_for_byte_that_of_every_text_encoded_alone(tmp_path, embedder):
+    # The shared service starts a pass as soon as a worker is free and answers each search as soon as its own
+    # rows are encoded, so a lock-step agent's model call goes out while its teammates' queries are still being
+    # encoded. The rows are those of every text encoded alone, as if each agent had a model of its own: a row
+    # that differed in one bit could change a distance, a memory retrieved, a reply and every step after it.
     naive = SentenceEmbedder(batching=False)
     naive.wait_ready()
     traces = []
-    for name, service in (("shared", embedder), ("alone", naive)):
-        with ChatServer(by_agent_and_step) as server:
+    for name, service in (("pipelined", embedder), ("alone", naive)):
+        with ChatServer(by_prompt) as server:
             config = make_config(
-                agents=3,
+                agents=8,
                 steps=STEPS,
                 seed=2,
                 world="office",
@@ -147,7 +150,10 @@ def test_a_model_teams_trace_is_the_same_whichever_way_the_service_batches_and_a
                 run_dir=str(tmp_path / name),
             )
             assert run(config, embedder=service).summary["status"] == "completed"
-        traces.append([without_timings(line) for line in list(TraceLines(tmp_path / name / "trace.jsonl"))])
-    shared, alone = traces
-    assert len(shared) == 3 * STEPS and all(line["retrieved_memories"] for line in shared if line["step"] > 1)
-    assert shared == alone
+        trace = TraceLines(tmp_path / name / "trace.jsonl")
+        traces.append([json.dumps(without_timings(line)).encode() for line in trace])
+    pipelined, alone = traces
+    read = [json.loads(line) for line in pipelined]
+    assert len(read) == 8 * STEPS and all(line["retrieved_memories"] for line in read if line["step"] > 1)
+    assert len({line["action"] for line in read}) > 1  # the replies tell the prompts apart
+    assert pipelined == alone

@@ -151,13 +151,10 @@ def test_each_step_is_committed_as_it_finishes_without_waiting_for_the_team(tmp_
         assert message["sent_at"] == message["delivered_at"] == sent["commit_time"]
 
 
-def test_an_agents_search_does_not_wait_to_be_gathered_with_teammates_that_are_not_asking(
-    tmp_path, embedder, monkeypatch
-):
+def test_an_agents_search_does_not_wait_to_be_gathered_with_teammates_that_are_not_asking(tmp_path, embedder):
     # Agent2's and Agent3's first replies wait until Agent1 asks at step 4, so meanwhile only Agent1 asks the
     # embedding service anything. Out of step, nobody comes to be gathered with it: a service that waited for
-    # the team's three requests (or its whole gathering time, here longer than the test) held each search.
-    monkeypatch.setattr(embedder, "max_wait", 1000)
+    # the team's three requests held each search.
     holds = (
         (("Agent1", 1), ("Agent2", 1)),
         (("Agent1", 1), ("Agent3", 1)),

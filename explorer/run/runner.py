@@ -79,8 +79,6 @@ class ExplorationRun:
         if not config.calls.replay_replies:  # a replay asks no model: it needs neither litellm nor an API key
             local_profiles = [roster.members[member] for member in roster.local]
             prepare_model_client(config, roster.local, local_profiles)
-        # The service encodes once every agent has asked; agents out of step (realtime) never ask together.
-        self.embedder.expected_callers = 1 if config.timing.schedule_kind.wall_clock else len(roster.local_ids)
         memories = {agent_id: VectorMemory(self.embedder) for agent_id in roster.local_ids}
         resumed = resume_memories(config.memory.resume_memory, roster.local_ids, self.embedder)
         memories.update(resumed.memories)

@@ -18,7 +18,6 @@ class HashEmbedder:
     """What a run and a VectorMemory ask of SentenceEmbedder, answered at once."""
 
     backend = "hash"
-    expected_callers: int | None = None  # set by a run, as on SentenceEmbedder; nothing waits on it here
 
     def __init__(self, name: str = "fake/hash-embedder", dimension: int = 16) -> None:
         self.name, self.dimension = name, dimension

@@ -81,8 +81,7 @@ class InProcessMain:
     ) -> subprocess.CompletedProcess[str]:
         embedder = self.embedder
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(embedder, "expected_callers", embedder.expected_callers)  # the run sets it
-            patch.setattr(embedder, "on_batch", embedder.on_batch)  # likewise: its telemetry's
+            patch.setattr(embedder, "on_batch", embedder.on_batch)  # the run sets its telemetry's
             patch.setattr(
                 runner, "start_embedder", lambda config, given: prepare.start_embedder(config, given or embedder)
             )
