@@ -18,7 +18,7 @@ from perception.base import Pose, objects_text
 from perception.room_sight import RoomSight
 from perception.rooms import Room
 from perception.targets import missing_targets, spoken
-from prompts import render
+from prompts import JSON, how_to_reply, render
 
 RECENT_ACTIONS = 5
 # The prompt's budget: whatever the step, team size or world, it holds at most
@@ -257,23 +257,35 @@ class CoordinatorContext:
 # ---- the prompt ------------------------------------------------------------------------------
 
 
-def render_prompt(context: DecisionContext, reply: str | None = None) -> str:
-    """The decision prompt; `reply` is its closing section (how to answer), the action reply by default."""
-    if reply is None:
-        reply = render("reply_actions", comm_note=comm_note(context))
+@dataclass(frozen=True)
+class Choice:
+    """What a decision prompt asks the agent to choose, in the parts the prompt places by how often they
+    change: `rules` and `reply` (how to answer) are the same all run, `choices` (the goals) change each step."""
+
+    rules: str
+    reply: str
+    choices: str = ""
+
+
+def render_prompt(context: DecisionContext, choice: Choice | None = None) -> str:
+    """The decision prompt: what is the same for the whole team first, then who the agent is, then the step;
+    `choice` is what it asks for, each step's action under a JSON schema by default."""
+    choice = choice or action_choice(context, JSON)
     team, setup, view = context.team, context.setup, context.view
     return render(
         "decision",
-        agent_id=team.agent_id,
-        role=setup.role,
-        persona=setup.persona,
         team_size=len(team.members),
         world=team.world,
         team_goal=team_goal(team),
+        pose_note=_pose_note(context),
+        rules=choice.rules,
+        reply=choice.reply,
+        agent_id=team.agent_id,
+        role=setup.role,
+        persona=setup.persona.strip(),
         max_steps=team.max_steps,
         step=team.step,
         pose=view.pose.describe(),
-        pose_note=_pose_note(context),
         visible=_clip(view.caption, CAPTION_CHARS),
         rooms=_rooms_text(view.rooms, view.rooms_entered),
         memories=_lines(
@@ -281,20 +293,46 @@ def render_prompt(context: DecisionContext, reply: str | None = None) -> str:
             "Nothing yet.",
         ),
         messages=_messages_text(context.teammates.messages),
-        team_objects=_latest(_found_text(team.discoveries), PROMPT_TEAM_OBJECTS),
+        team_objects=team_objects(team),
         other_agents=_teammates_text(view.pose, context.teammates.positions),
         recent_actions=_lines(
             [f"step {a['step']}: {a['action']} -> {a['outcome']}: {a['detail']}" for a in context.recent_actions],
             "None yet: this is your first step.",
         ),
-        actions="\n".join(f"- {a}: {ACTION_HELP.get(a, '')}" for a in context.available_actions),
-        reply=reply.strip(),
+        choices=choice.choices,
     )
 
 
-def comm_note(context: DecisionContext) -> str:
+def action_choice(context: DecisionContext, syntax: str) -> Choice:
+    """A step's action, from the available actions, its reply asked in `syntax` (JSON or YAML)."""
+    return Choice(
+        rules=available_actions(context),
+        reply=reply_text(syntax, comm_note(context), render("reply_actions", message_fields=message_fields(context))),
+    )
+
+
+def available_actions(context: DecisionContext) -> str:
+    listed = "\n".join(f"- {a}: {ACTION_HELP.get(a, '')}" for a in context.available_actions)
+    return render("available_actions", actions=listed)
+
+
+def reply_text(syntax: str, note: str, fields: str) -> str:
+    """How to reply: the note on messages, then the reply's fields, described in words (no example values a
+    model could give back), in `syntax`."""
+    return render("reply_fields", comm_note=note, how=how_to_reply(syntax), fields=fields.strip()).strip()
+
+
+def message_fields(context: DecisionContext) -> str:
+    """The reply's message fields, where the agent may message its team; else none."""
+    return render("reply_message") if context.setup.comm_enabled else ""
+
+
+def comm_note(context: DecisionContext, goals: bool = False) -> str:
+    """What the prompt says of messages: off, or what to write; under goals, that the planner tells the team."""
     if not context.setup.comm_enabled:
         return render("comm_off").strip()
+    if goals:
+        return render("comm_goals").strip()
     search = "\n" + render("comm_search").strip() if context.team.targets else ""
     return render("comm_on").strip() + search
 
@@ -321,16 +359,23 @@ def one_line(text: str) -> str:
 
 
 def team_goal(team: TeamContext) -> str:
-    """What the team is after: a search task's targets (and those still to find), or every object."""
+    """What the team is after, the same all run: a search task's targets, or every object."""
     if not team.targets:
         return render("goal_explore", max_steps=team.max_steps).strip()
+    return render("goal_search", targets=", ".join(map(spoken, team.targets)), max_steps=team.max_steps).strip()
+
+
+def team_objects(team: TeamContext) -> str:
+    """The team's latest finds, and a search task's targets still to find."""
+    return _latest(_found_text(team.discoveries), PROMPT_TEAM_OBJECTS) + still_to_find(team)
+
+
+def still_to_find(team: TeamContext) -> str:
+    """A search task's targets the team has still to find, on a line of its own; "" without a task."""
+    if not team.targets:
+        return ""
     missing = missing_targets(team.targets, team.discoveries)
-    return render(
-        "goal_search",
-        targets=", ".join(map(spoken, team.targets)),
-        max_steps=team.max_steps,
-        missing=", ".join(map(spoken, missing)) or "nothing",
-    ).strip()
+    return "\n" + render("still_to_find", missing=", ".join(map(spoken, missing)) or "nothing").strip()
 
 
 def _rooms_text(sight: RoomSight | None, entered: Sequence[str] = ()) -> str:

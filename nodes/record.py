@@ -96,6 +96,8 @@ class ModelCall:
     # How the schema was sent (json_schema, json_object, ...), and why the server stopped; on the line where known.
     dialect: str | None = None
     finish_reason: str | None = None
+    # The reply's fields left out because they gave back the prompt's own instructions (explorer/policies/echoes.py).
+    echoed: tuple[str, ...] = ()
 
     def bounded(self) -> ModelCall:
         """This call as a step's line keeps it: its reply cut as REPLY_KEPT_CHARS, with its full length; its
@@ -121,12 +123,16 @@ class ModelCall:
         for name in ("dialect", "finish_reason"):
             if line[name] is None:
                 del line[name]  # likewise a call with no schema, or a server that did not say
+        if self.echoed:
+            line["echoed"] = list(self.echoed)
+        else:
+            del line["echoed"]  # and one whose reply gave nothing back
         return line
 
     @classmethod
     def from_dict(cls, line: Mapping[str, Any]) -> ModelCall:
         """The call `to_dict` gave `line`; TypeError for a field it does not know."""
-        return cls(**line)
+        return cls(**{**line, "echoed": tuple(line.get("echoed", ()))})
 
 
 @dataclass

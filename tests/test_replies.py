@@ -315,31 +315,6 @@ def test_recipients_are_resolved_to_a_teammate_or_all(message_to, recipient, not
     assert bool(note) == noted
 
 
-def test_the_templates_example_values_given_back_say_nothing():
-    """A small model copies the reply template's example values; they are no message, reason or thinking."""
-    reply = (
-        '{"action": "look_up", "message_to": "all", "thinking": "What you notice and what it means.",'
-        ' "message_to_others": "optional: something useful for the team, such as what you found and where",'
-        ' "reason": "why this action"}'
-    )
-    decision = parse_decision(reply, ACTIONS)
-    assert (decision.action, decision.thinking, decision.reason, decision.message_to_others) == ("look_up", "", "", "")
-    decision, goal = parse_goal_decision(
-        'goal: G2\nreason: "why this goal"\nmessage_to_others: "optional: something useful for the team"', ACTIONS, 3
-    )
-    assert (goal, decision.reason, decision.message_to_others) == (2, "", "")
-    # The "optional:" note with words run on from it, as SmolLM2 wrote it, is given back too.
-    decision, _ = parse_goal_decision(
-        '{"goal": "G1", "message_to_others": "optional: something useful for the team, such as G2, Agent3,"}',
-        ACTIONS,
-        3,
-    )
-    assert decision.message_to_others == ""
-    # Text of its own is kept, even where it begins like the example.
-    kept = parse_decision('action: forward\nreason: "why this action is right: the hall is open"', ACTIONS)
-    assert kept.reason == "why this action is right: the hall is open"
-
-
 def test_a_json_reply_whose_strings_hold_newlines_and_fences_is_read_as_json():
     """SmolLM2 under llama-cpp-python's json_object schema wrote this (bench/real_model.py, office, seed 2)."""
     reply = (
@@ -349,7 +324,7 @@ def test_a_json_reply_whose_strings_hold_newlines_and_fences_is_read_as_json():
         '```yaml\nthinking: " } '
     )
     decision, goal = parse_goal_decision(reply, ACTIONS, 3)
-    assert goal == 1 and decision.message_to_others == ""  # the template's note, given back
+    assert goal == 1 and decision.message_to_others.startswith("optional: something useful for the team")
     assert decision.reason.startswith(", and they will leave that ground to you.\nReply with YAML only")
 
 

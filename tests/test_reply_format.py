@@ -165,7 +165,7 @@ def test_a_call_that_fails_under_a_schema_is_recorded_in_the_format_it_was_asked
 
 EVERY_SCHEMA = {
     "decision": SCHEMA,
-    "goal": goal_schema(["G1", "G2"], None),
+    "goal": goal_schema(["G1", "G2"]),
     "directives": directives_schema(["Agent1", "Agent2"], ["forward", "look_left"], (10, 8, 2)),
     "vision": vision_schema(),
 }

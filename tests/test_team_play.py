@@ -295,7 +295,7 @@ def test_the_planner_walks_to_the_chosen_goal_and_asks_again_when_it_is_reached(
     asked = [o for o in outcomes if o.decided_by != PLANNER]
     walked = [o for o in outcomes if o.decided_by == PLANNER]
     assert len(asked) == len(model.prompts) and walked
-    assert "- G1: look" in model.prompts[0] and "steps away" in model.prompts[0] and "goal:" in model.prompts[0]
+    assert "- G1: look" in model.prompts[0] and "steps away" in model.prompts[0] and "`goal`:" in model.prompts[0]
     for outcome in walked:
         assert outcome.prompt == "" and outcome.model_calls == () and outcome.decision.action
     # Asked again only once the goal was reached (or had little left to show), or REASK_STEPS steps on:

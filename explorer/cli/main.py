@@ -344,6 +344,10 @@ def _export_sft(args):
     )
     runs_kept = _counted(count.runs - count.runs_left_out, "run")
     print(f"Wrote {_counted(count.examples, 'example')} from {runs_kept} to {args.out}{left_out}")
+    if count.echoes_left_out:
+        print(
+            f"Left out {_counted(count.echoes_left_out, 'text')} (messages, reasons) that gave back their prompt's instructions"
+        )
     if note := count.skipped_note():
         _warn([note])
     return 0

@@ -33,6 +33,7 @@ from explorer.records.secrets import redact
 from explorer.records.trace import BUDGET
 from nodes.interfaces import StopRun
 from nodes.record import REPLY_KEPT_CHARS, ModelCall, excerpt
+from prompts import split_shared
 
 log = logging.getLogger("explorer")
 
@@ -74,6 +75,10 @@ class RecordedAnswers(Protocol):
 
     def answer(self, settings: LLMSettings, messages: list[ChatMessage]) -> Reply:
         """The recorded reply to this call; raises the recorded failure as LLMError, or StopRun."""
+        ...
+
+    def syntax(self) -> str:
+        """The reply syntax the next recorded call's prompt asked for (prompts.JSON or YAML)."""
         ...
 
 
@@ -443,7 +448,7 @@ def _request(
 ) -> dict[str, Any]:
     request: dict[str, Any] = {
         "model": settings.model,
-        "messages": messages,
+        "messages": _cache_marked(settings.model, messages),
         "temperature": settings.temperature,
         "max_tokens": settings.max_tokens,
         "timeout": settings.timeout,
@@ -458,6 +463,32 @@ def _request(
         if settings.model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
             request["api_key"] = "not-needed"
     return request
+
+
+def _cache_marked(model: str, messages: list[ChatMessage]) -> list[ChatMessage]:
+    """The messages with Anthropic's prompt-cache marker (`cache_control`) on the part of the last one that
+    stays the same from step to step (prompts.split_shared), for a Claude model by any route: Anthropic caches
+    a prompt's prefix only where it is told to. Other models' messages go as they are: OpenAI, Gemini, vLLM and
+    llama.cpp reuse a prefix they have seen without being told."""
+    if "claude" not in model.lower() or not messages:
+        return messages
+    *earlier, last = messages
+    content = last["content"]
+    if isinstance(content, str):
+        shared, varying = split_shared(content)
+        parts: list[dict[str, Any]] = [{"type": "text", "text": text} for text in (shared, varying) if text]
+    else:
+        parts = [dict(part) for part in content]
+    first_text = next((at for at, part in enumerate(parts) if part.get("type") == "text"), None)
+    if first_text is not None:
+        parts[first_text]["cache_control"] = {"type": "ephemeral"}
+    return [*earlier, {**last, "content": parts}]
+
+
+def reply_syntax(settings: LLMSettings) -> str:
+    """The syntax an agent's next prompt asks its reply in: JSON while its requests go under a schema, else
+    YAML; in a replay, the syntax of the recorded prompt it stands for."""
+    return settings.replay.syntax() if settings.replay is not None else settings.reply_format.syntax()
 
 
 def _api_errors(litellm: ModuleType) -> tuple[type[BaseException], ...]:

@@ -26,6 +26,7 @@ from explorer.model.client import ChatMessage, LLMError, LLMSettings, Reply
 from explorer.records.trace_versions import TraceVersionError, current_line
 from nodes.interfaces import StopRun
 from nodes.record import ModelCall, is_excerpt
+from prompts import JSON, syntax_of
 
 SHOWN_CHARS = 60  # of each prompt, from the first difference, in the error
 
@@ -68,8 +69,17 @@ class RecordedReplies:
                 f"{self.agent_id}'s vision call at step {recorded} cannot be replayed: "
                 "the trace does not keep the screenshot the model saw"
             )
-        self._check(settings, messages[-1]["content"], recorded)  # a decision is asked in one message
+        self._check(settings, messages[-1]["content"], recorded)  # a decision is asked in one message, as text
         return _replayed(recorded.call)
+
+    def syntax(self) -> str:
+        """The reply syntax the agent's next recorded call asked for: the live run's prompts asked in the syntax of
+        its requests at the time (explorer/model/reply_format.py), which a replay does not learn."""
+        with self._lock:
+            if self._decisions is None:
+                self._read()
+            assert self._decisions is not None
+            return syntax_of(self._decisions[0].prompt) if self._decisions else JSON
 
     def _read(self) -> None:
         path = self.run_dir / "trace.jsonl"

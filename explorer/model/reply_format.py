@@ -15,9 +15,9 @@ limit or the server, is judged by the members it completed). Under
 `--reply-format json` neither happens: a server that takes no schema stops the
 run, and one that ignores it is asked under it still, each reply that is not an
 instance of it read as a reply the agent could not use. Each agent learns
-for itself, so what one agent's calls meet never changes another's. The prompt
-is the same in every format; only the request's `response_format` differs, so
-a run replayed from its trace asks the same prompts.
+for itself, so what one agent's calls meet never changes another's. Its prompts
+describe the reply in the syntax its requests go in (`syntax()`): JSON under a
+schema, YAML without; a replay asks in the syntax the recorded prompts did.
 """
 
 from __future__ import annotations
@@ -29,12 +29,12 @@ from typing import NamedTuple
 from explorer.model.conformance import could_follow
 from explorer.model.dialects import Dialect, dialects_for
 from explorer.model.schemas import JsonSchema
+from prompts import JSON, YAML
 
 log = logging.getLogger("explorer")
 
 REPLY_FORMATS = ("auto", "json", "yaml")
 OFF_SCHEMA = "an instance of the JSON schema it was asked under"  # what a reply off it is not
-YAML, JSON = "yaml", "json"
 
 
 class NoSchemaAccepted(Exception):
@@ -66,6 +66,10 @@ class ReplyFormat:
         """The dialect the next request under a schema is sent in; None: no schema (YAML)."""
         with self._lock:
             return self._dialects[0].name if self._dialects else None
+
+    def syntax(self) -> str:
+        """The syntax the agent's next prompt asks its reply in: JSON while its requests go under a schema."""
+        return YAML if self.dialect is None else JSON
 
     def constrained(self, schema: JsonSchema, name: str) -> Constrained | None:
         """The next request under `schema`, in the agent's dialect; None for YAML."""

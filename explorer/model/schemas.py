@@ -18,6 +18,9 @@ from perception.base import FACINGS
 JsonSchema = dict[str, Any]
 
 REASON_CHARS = 160
+# A goal's reason: a few words beside the goal's own line, which says where it is and what it shows. A
+# constrained decoder gives a small model this much room to ramble in, and no more.
+GOAL_REASON_CHARS = 48
 MESSAGE_CHARS = 200
 MAX_OBJECTS = 30  # the objects a vision reply names
 OBJECT_NAME_CHARS = 80  # an object's name: a few words
@@ -28,9 +31,10 @@ def decision_schema(actions: Sequence[str], recipients: Sequence[str] | None) ->
     return _object({"action": _enum(actions), **_message(recipients), "reason": _text(REASON_CHARS)})
 
 
-def goal_schema(goal_ids: Sequence[str], recipients: Sequence[str] | None) -> JsonSchema:
-    """A goal id from `goal_ids`; with `recipients` (messages on), whom to tell and what."""
-    return _object({"goal": _enum(goal_ids), **_message(recipients), "reason": _text(REASON_CHARS)})
+def goal_schema(goal_ids: Sequence[str]) -> JsonSchema:
+    """A goal id from `goal_ids`, and why. No message: the planner tells the team where the agent is heading and
+    what it has covered (explorer/policies/goals.py), and the team's store has what it found."""
+    return _object({"goal": _enum(goal_ids), "reason": _text(GOAL_REASON_CHARS)})
 
 
 def directives_schema(explorers: Sequence[str], actions: Sequence[str], size: Sequence[int]) -> JsonSchema:

@@ -108,7 +108,8 @@ def describe_image(settings: LLMSettings, image_path: str | Path) -> tuple[str, 
 
 
 def _image_message(image_path: str | Path, prompt: str) -> ChatMessage:
-    """One user message: the image as a base64 data URL, then the prompt."""
+    """One user message: the prompt, then the image as a base64 data URL (what stays the same from call to call
+    first, so that a server that keeps a prompt's state reuses it)."""
     path = Path(image_path)
     try:
         data = path.read_bytes()
@@ -124,7 +125,7 @@ def _image_message(image_path: str | Path, prompt: str) -> ChatMessage:
     url = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
     return {
         "role": "user",
-        "content": [{"type": "image_url", "image_url": {"url": url}}, {"type": "text", "text": prompt}],
+        "content": [{"type": "text", "text": prompt}, {"type": "image_url", "image_url": {"url": url}}],
     }
 
 

@@ -38,17 +38,18 @@ from dataclasses import dataclass, replace
 import explorer.policies.sentences as sentences
 from explorer.model.schemas import directives_schema
 from explorer.policies import grid_arrays
+from explorer.policies.echoes import repeats_instructions
 from explorer.policies.grid_arrays import CellMask
 from explorer.policies.grid_map import Goal, GridMap, PoseKey, cell_distance, pose_key, utility
-from explorer.policies.model_policy import Ask, ModelPolicy
+from explorer.policies.model_policy import Ask, ModelPolicy, Syntax
 from explorer.policies.relay import Point, passed_on, reaches_beyond, said_in
-from explorer.policies.replies import parse_directives
+from explorer.policies.replies import ModelDirective, parse_directives
 from explorer.policies.sentences import Box
 from explorer.team.hierarchy import read_group
-from nodes.decision_context import Cell, CoordinatorContext, Directive, team_goal
+from nodes.decision_context import Cell, CoordinatorContext, Directive, still_to_find, team_goal
 from nodes.interfaces import CoordinatorPolicy, Decision, DecisionOutcome
 from perception.base import Message, Pose, objects_text
-from prompts import render
+from prompts import how_to_reply, instruction_text, render
 
 CANDIDATES = 6  # goals per explorer the assignment weighs
 RETARGET_DISTANCE = 3  # cells: a goal this near the one an explorer is walking to is no news
@@ -267,9 +268,9 @@ class OfflineCoordinator:
 class ModelCoordinator:
     """`ask(prompt) -> Reply` is the model, as for ModelPolicy."""
 
-    def __init__(self, name: str, ask: Ask, constrained: bool = False) -> None:
+    def __init__(self, name: str, ask: Ask, constrained: bool = False, syntax: Syntax | None = None) -> None:
         self.name = name
-        self.model = ModelPolicy(name, ask, constrained)
+        self.model = ModelPolicy(name, ask, constrained, syntax)
         self.planner = OfflineCoordinator()  # the map, the explorers' poses and the suggested assignment
         self._decided: tuple[int, DecisionOutcome] | None = None
 
@@ -285,12 +286,15 @@ class ModelCoordinator:
             team_size=len(team),
             world=about.world,
             team_goal=team_goal(about),
+            how=how_to_reply(self.model.syntax()),
             step=about.step,
             max_steps=about.max_steps,
             size="x".join(map(str, size)),
             explorers=self._explorer_lines(context, self.planner.assign(context)),
-            team_objects=objects_text(list(found), {n: f["cell"] for n, f in found.items() if f.get("cell")})
-            or "Nothing yet.",
+            team_objects=(
+                objects_text(list(found), {n: f["cell"] for n, f in found.items() if f.get("cell")}) or "Nothing yet."
+            )
+            + still_to_find(about),
             actions=", ".join(actions),
         )
         choices = f"`directives`: a mapping from {', '.join(team)} to a `goal` [x, y, level] or an `action` ({', '.join(actions)})"
@@ -300,8 +304,9 @@ class ModelCoordinator:
             choices,
             schema=directives_schema(team, actions, size),
         )
+        given, outcome = _without_echoed_reasons(given or [], outcome, instruction_text(prompt))
         directives = []
-        for explorer, target, action, reason in given or ():
+        for explorer, target, action, reason in given:
             if target:
                 self.planner.targets[explorer] = (target[:3] + (target[3] or "north", 0), about.step)
             directives.append(self.planner.directive(explorer, reason or NO_REASON, target, action))
@@ -330,6 +335,20 @@ class ModelCoordinator:
                 f"{covered or 'Has covered little yet.'}{suggestion}"
             )
         return "\n".join(lines)
+
+
+def _without_echoed_reasons(
+    given: list[ModelDirective], outcome: DecisionOutcome, instructions: str
+) -> tuple[list[ModelDirective], DecisionOutcome]:
+    """The directives with each reason that gives back `instructions` left out, and the outcome whose last call
+    (the reply read) names them, as `directives.EXPLORER.reason`."""
+    echoed = [explorer for explorer, *_, reason in given if repeats_instructions(reason, instructions)]
+    if not echoed:
+        return given, outcome
+    kept = [(explorer, goal, action, "" if explorer in echoed else reason) for explorer, goal, action, reason in given]
+    *earlier, read = outcome.model_calls
+    named = tuple(f"directives.{explorer}.reason" for explorer in echoed)
+    return kept, replace(outcome, model_calls=(*earlier, replace(read, echoed=named)))
 
 
 def _goal_reason(goal: Goal) -> str:

@@ -27,14 +27,22 @@ from explorer.model.schemas import goal_schema
 from explorer.policies.frontier_goals import FrontierGoals
 from explorer.policies.grid_map import Goal, Place, PoseKey, cell_distance
 from explorer.policies.known_rooms import KnownRooms
-from explorer.policies.model_policy import Ask, ModelPolicy, action_choices, recipients
+from explorer.policies.model_policy import Ask, ModelPolicy, Syntax, action_choices
 from explorer.policies.offline import OfflineExplorer
 from explorer.policies.replies import parse_goal_decision
-from nodes.decision_context import DecisionContext, comm_note, render_prompt, room_called
+from nodes.decision_context import (
+    Choice,
+    DecisionContext,
+    available_actions,
+    comm_note,
+    render_prompt,
+    reply_text,
+    room_called,
+)
 from nodes.interfaces import PLANNER, Decision, DecisionOutcome
 from perception.actions import safe_action
 from perception.rooms import Room
-from prompts import render
+from prompts import JSON, YAML, render
 
 MAX_GOALS = 6
 REASK_STEPS = 10
@@ -103,13 +111,8 @@ class GoalLoop(ABC):
             )
             return DecisionOutcome(decision, decided_by=PLANNER, prompt="")
         self.asked_at = context.team.step
-        reply = render(
-            "reply_goals",
-            goals=self._goal_lines(context, pose, goals),
-            reask_steps=REASK_STEPS,
-            comm_note=comm_note(context),
-        )
-        outcome, number = self.choose_goal(render_prompt(context, reply), context, goals, current)
+        choice = goal_choice(context, self.reply_syntax(), self._goal_lines(context, pose, goals))
+        outcome, number = self.choose_goal(render_prompt(context, choice), context, goals, current)
         if outcome.decision is None or number is None:  # no usable reply, or an action: asked again next step
             self.goal = None
             return outcome
@@ -123,6 +126,10 @@ class GoalLoop(ABC):
             reason=outcome.decision.reason or f"goal G{number}",
         )
         return replace(outcome, decision=decision, notes=outcome.notes + (f"{why}; chose G{number}",))
+
+    def reply_syntax(self) -> str:
+        """The syntax the prompt asks the reply in: JSON, as a schema would have it, unless a model is asked otherwise."""
+        return JSON
 
     @abstractmethod
     def choose_goal(
@@ -219,13 +226,31 @@ class GoalLoop(ABC):
         return max(rooms, key=lambda room: (rooms[room], room.name)) if rooms else None
 
 
+def goal_choice(context: DecisionContext, syntax: str, goal_lines: str) -> Choice:
+    """A goal among `goal_lines`, its reply asked in `syntax`; in YAML, which takes no schema, an action may be
+    given instead."""
+    fields = render("reply_goals")
+    rules = render("goal_rules", reask_steps=REASK_STEPS)
+    if syntax == YAML:
+        rules = available_actions(context) + rules
+        fields += render("goal_or_action")
+    return Choice(
+        rules=rules,
+        reply=reply_text(syntax, comm_note(context, goals=True), fields),
+        choices=render("goal_choices", goals=goal_lines).rstrip("\n"),
+    )
+
+
 class GoalPolicy(GoalLoop):
     """A language model chooses the goal (`--decide goals`), among the frontier's pieces on the team's map: the
     candidates the classical explorers see (explorer/policies/frontier_goals.py)."""
 
-    def __init__(self, name: str, ask: Ask, constrained: bool = False) -> None:
+    def __init__(self, name: str, ask: Ask, constrained: bool = False, syntax: Syntax | None = None) -> None:
         super().__init__(name, FrontierGoals())
-        self.model = ModelPolicy(name, ask, constrained)
+        self.model = ModelPolicy(name, ask, constrained, syntax)
+
+    def reply_syntax(self) -> str:
+        return self.model.syntax()
 
     def choose_goal(
         self, prompt: str, context: DecisionContext, goals: list[Goal], current: Goal | None
@@ -237,7 +262,7 @@ class GoalPolicy(GoalLoop):
             lambda text: parse_goal_decision(text, context.available_actions, len(goals)),
             choices,
             context,
-            goal_schema(ids, recipients(context)),
+            goal_schema(ids),
         )
 
 

@@ -11,14 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from functools import cache
 
 from explorer.model.reading import ReplyError, bounded_text, read_structured
 from explorer.policies.sentences import Heading
 from nodes.decision_context import DecisionContext
 from nodes.interfaces import DECISION_TEXT_LIMITS, Decision, cut_text
 from perception.base import BROADCAST
-from prompts import example_values
 
 FIELDS = ("thinking", "action", "reason", "message_to_others", "message_to")
 _FIELD_LINE = re.compile(rf"^({'|'.join(FIELDS + ('goal',))})[ \t]*:", re.MULTILINE)
@@ -58,7 +56,6 @@ ACTION_SYNONYMS = {
     "roll_left": "tilt_left",
     "roll_right": "tilt_right",
 }
-REPLY_TEMPLATES = ("reply_actions", "reply_goals")
 BROADCAST_NAMES = {"all", "everyone", "everybody", "team", "all_agents", "*", "others", "broadcast"}
 
 
@@ -96,28 +93,10 @@ def _given(value: object) -> bool:
 
 
 def _decision(fields: Mapping[str, object], action: str) -> Decision:
-    values = {name: _said(fields.get(name), DECISION_TEXT_LIMITS[name]) for name in FIELDS if name != "action"}
+    values = {name: bounded_text(fields.get(name), DECISION_TEXT_LIMITS[name]) for name in FIELDS if name != "action"}
     # A recipient with no words of the model's own is no one's: news added later goes to the whole team.
     values["message_to"] = (values["message_to"] if values["message_to_others"] else "") or BROADCAST
     return Decision(action=action, **values)
-
-
-def _said(value: object, limit: int) -> str:
-    """A field's text, bounded; "" where it only gives back the template's example value, as small models
-    do ("why this action"), so that no teammate reads it as a message and no memory keeps it. The
-    template's "optional:" note counts as given back even with words run on: no text of a model's own
-    begins with it."""
-    text = bounded_text(value, limit)
-    said = text.strip().rstrip(".").lower()
-    given_back = said in _example_values() or any(
-        said.startswith(example) for example in _example_values() if example.startswith("optional:")
-    )
-    return "" if given_back else text
-
-
-@cache
-def _example_values() -> frozenset[str]:
-    return frozenset(example.lower() for template in REPLY_TEMPLATES for example in example_values(template))
 
 
 def normalise_action(raw: str, available_actions: Sequence[str]) -> str:
@@ -164,6 +143,7 @@ def _field_block(text: str) -> str:
 
 
 FACING_NAMES = ("north", "east", "south", "west")
+ModelDirective = tuple[str, Heading | None, str | None, str]  # (explorer, goal or None, action or None, reason)
 
 
 def parse_directives(
@@ -171,7 +151,7 @@ def parse_directives(
     team: Sequence[str],
     available_actions: Sequence[str],
     size: tuple[int, int, int],
-) -> list[tuple[str, Heading | None, str | None, str]]:
+) -> list[ModelDirective]:
     """[(explorer, (x, y, level, facing or None) or None, action or None, reason)], in team order, from a
     coordinator's reply: `directives: {Agent1: {goal: [x, y, level], facing: east, reason: ...}, Agent2:
     {action: ...}}`; a reason not given is ""."""

@@ -46,7 +46,7 @@ _CELL = list_of(whole, least=2, most=3)  # [x, y] or [x, y, level]
 _POSE = record({"position": list_of(number, 3, 3), "facing": text})
 _CALL = record(
     {"prompt_tokens": count, "completion_tokens": count, "retries": count, "latency": number},
-    {"cost_usd": nullable(number), "error": nullable(text), "format": text},
+    {"cost_usd": nullable(number), "error": nullable(text), "format": text, "echoed": list_of(text)},
 )
 _MESSAGE_IN = both(
     record(optional={"sent_at": nullable(number), "delivered_at": nullable(number), "step": nullable(whole)}),

@@ -65,6 +65,7 @@ class RunStats:
         "json_calls",  # requests under a JSON schema (--reply-format), and the rest
         "yaml_calls",
         "budget_refused",  # calls a spent budget stopped before their request: not among `calls`
+        "echoed_fields",  # a reply's messages and reasons left out for giving back the prompt's instructions
     )
 
     def __init__(self, agent_ids, coordinator=None, directors=None):
@@ -137,6 +138,7 @@ class RunStats:
             counts["prompt_tokens"] += call["prompt_tokens"]
             counts["completion_tokens"] += call["completion_tokens"]
             counts["retries"] += call["retries"]
+            counts["echoed_fields"] += len(call.get("echoed", ()))
             self.latencies[agent_id].append(call["latency"])
             if call["cost_usd"] is not None:
                 self.costs[agent_id].append(call["cost_usd"])

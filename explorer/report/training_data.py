@@ -27,7 +27,15 @@ from typing import Any, BinaryIO
 
 from explorer.config.call_options import GOALS
 from explorer.model.conformance import is_instance
-from explorer.model.schemas import MESSAGE_CHARS, REASON_CHARS, JsonSchema, decision_schema, goal_schema
+from explorer.model.schemas import (
+    GOAL_REASON_CHARS,
+    MESSAGE_CHARS,
+    REASON_CHARS,
+    JsonSchema,
+    decision_schema,
+    goal_schema,
+)
+from explorer.policies.echoes import ECHOED_FIELDS, repeats_instructions
 from explorer.records.errors import ConfigError
 from explorer.records.run_files import TRACE_LINE, TraceLines, read_run_json
 from explorer.records.run_lock import run_in_use
@@ -35,7 +43,7 @@ from explorer.records.shapes import both, count, flag, list_of, nullable, record
 from explorer.records.summary import THRESHOLDS
 from explorer.records.trace import write_file
 from nodes.interfaces import DIRECTIVE, FALLBACK, PLANNER, cut_text
-from prompts import render
+from prompts import instruction_text, render
 
 REACHED_SHARE = 90  # --only-reached: runs whose team found this share of the objects (one of THRESHOLDS)
 _DECISION = record({"action": text, "reason": text, "message_to_others": text}, {"message_to": text})
@@ -92,6 +100,7 @@ class ExportCount:
     examples: int = 0  # written
     left_out: int = 0  # decisions left out by --only-found-new
     skipped: int = 0  # decisions whose reply is no instance of the schema their prompt gives
+    echoes_left_out: int = 0  # messages and reasons left out for giving back their prompt's instructions
     skipped_named: list[str] = field(default_factory=list)  # the first SKIPPED_NAMED: "RUN AGENT step N"
 
     def skip(self, run: str, agent: str, step: int) -> None:
@@ -170,19 +179,21 @@ class _RunExport:
         rebuilt from its prompt: an action, goal or recipient the prompt did not offer, or under --decide goals
         an action taken instead of a goal (a reply in YAML may give one)."""
         prompt, decision, agent = line["prompt"], line["decision"], line["agent_id"]
-        recipients = [a for a in self.team if a != agent] if _messages_on(prompt) else None
+        said = self._own_words(decision, prompt)
         reply: dict[str, str]
         if self.decide == GOALS:
             chosen = next(filter(None, (_CHOSE.search(note) for note in line["notes"])), None)
-            schema = goal_schema(self._offered(_GOALS, line), recipients)
+            schema = goal_schema(self._offered(_GOALS, line))
             reply = {"goal": chosen.group(1)} if chosen else {"action": decision["action"]}
+            reply["reason"] = cut_text(said["reason"], GOAL_REASON_CHARS)
         else:
+            recipients = [a for a in self.team if a != agent] if _messages_on(prompt) else None
             schema = decision_schema(self._offered(_ACTIONS, line), recipients)
             reply = {"action": decision["action"]}
-        if recipients is not None:
-            reply["message_to"] = decision.get("message_to", "all")  # the trace names none without a message
-            reply["message_to_others"] = _whole_sentences(decision["message_to_others"], MESSAGE_CHARS)
-        reply["reason"] = cut_text(decision["reason"], REASON_CHARS)
+            if recipients is not None:
+                reply["message_to"] = decision.get("message_to", "all") if said["message_to_others"] else "all"
+                reply["message_to_others"] = _whole_sentences(said["message_to_others"], MESSAGE_CHARS)
+            reply["reason"] = cut_text(said["reason"], REASON_CHARS)
         if not is_instance(reply, schema):
             self.count.skip(self.run, agent, line["step"])
             return None
@@ -198,6 +209,17 @@ class _RunExport:
             "policy": line["policy"],
             "decide": self.decide,
         }
+
+    def _own_words(self, decision: dict[str, str], prompt: str) -> dict[str, str]:
+        """The decision's message and reason, each left out (and counted) where it gives back the prompt's own
+        instructions: a run before such texts were left out as the reply was read may hold them."""
+        instructions = instruction_text(prompt)
+        said = {}
+        for name in ECHOED_FIELDS:
+            echoed = repeats_instructions(decision[name], instructions)
+            self.count.echoes_left_out += echoed
+            said[name] = "" if echoed else decision[name]
+        return said
 
     def _offered(self, section: _Section, line: dict[str, Any]) -> list[str]:
         """What the line's prompt offers in `section`; ConfigError where it has no such section: no schema can

@@ -12,7 +12,7 @@ from explorer.config.call_options import GOALS, OFFLINE_FALLBACK
 from explorer.config.profiles import Profile
 from explorer.config.run_config import RunConfig
 from explorer.config.team_options import COORDINATOR
-from explorer.model.client import CallGate, LLMSettings, complete_prompt, takes_response_schema
+from explorer.model.client import CallGate, LLMSettings, complete_prompt, reply_syntax, takes_response_schema
 from explorer.model.replay import RecordedReplies
 from explorer.model.reply_format import YAML, ReplyFormat
 from explorer.policies.built_in import COORDINATORS, BuiltInSetup, built_in, stable_seed
@@ -39,12 +39,13 @@ def make_policy(
         return make_plugin(
             profile.model, PolicySetup(agent_id, agent_seed), CallLimits(config.calls.timeout, cancelled)
         )
-    ask = partial(complete_prompt, model_settings(profile, config, agent_id, gate))
+    settings = model_settings(profile, config, agent_id, gate)
+    ask, syntax = partial(complete_prompt, settings), partial(reply_syntax, settings)
     policy: DecisionPolicy
     if config.calls.decide == GOALS:
-        policy = GoalPolicy(profile.model, ask, constrained=True)
+        policy = GoalPolicy(profile.model, ask, constrained=True, syntax=syntax)
     else:
-        policy = ModelPolicy(profile.model, ask, constrained=True)
+        policy = ModelPolicy(profile.model, ask, constrained=True, syntax=syntax)
     return OfflineFallback(policy) if config.calls.fallback == OFFLINE_FALLBACK else policy
 
 
@@ -53,8 +54,10 @@ def make_coordinator(profile: Profile, config: RunConfig, gate: CallGate | None 
     offline = COORDINATORS.get(profile.model)
     if offline:
         return offline()
-    ask = partial(complete_prompt, model_settings(profile, config, COORDINATOR, gate))
-    return ModelCoordinator(profile.model, ask, constrained=True)
+    settings = model_settings(profile, config, COORDINATOR, gate)
+    return ModelCoordinator(
+        profile.model, partial(complete_prompt, settings), constrained=True, syntax=partial(reply_syntax, settings)
+    )
 
 
 def model_settings(profile: Profile, config: RunConfig, agent_id: str, gate: CallGate | None = None) -> LLMSettings:
