@@ -19,6 +19,7 @@ from bench import (
     exploration,
     families,
     neighbours,
+    real_model,
     scale,
     search,
     split_team,
@@ -445,6 +446,28 @@ def test_the_distillation_bench_trains_on_seeds_apart_from_the_held_out_ones_and
         number = pair["prompt"][0]["content"].split()[-1]
         assert pair["completion"] == [{"role": "assistant", "content": f"reply {number}"}]
     assert len(distill.training_slice(examples, None, seed=0)) == 5
+
+
+def test_the_real_model_bench_fills_the_steps_column_and_sets_each_condition_against_the_explorer(embedder):
+    # The random team never sees 90% of the apartment's objects in 40 steps: its Kaplan-Meier median is not
+    # reached, each run censored at its last step, and its paired difference from the explorer counts it there.
+    result = real_model.measure(["offline", "random"], ["apartment"], [1, 2], 40, embedder, None)
+    offline, random_team = result["rows"]
+    assert offline["steps_to_share"]["censored"] == 0 and 1 < offline["steps_to_share"]["mean"] < 40
+    assert offline["reached_share"] == "2 of 2" and offline["steps_vs_offline"] is None
+    assert random_team["steps_to_share"]["mean"] is None and random_team["steps_to_share"]["beyond"] == 40
+    assert random_team["reached_share"] == "0 of 2" and random_team["pairs_with_offline"] == 2
+    assert 0 < random_team["steps_vs_offline"]["mean"] < 40 - 1  # the explorer's steps, taken from 40
+    assert random_team["objects_found"]["mean"] < offline["objects_found"]["mean"]
+    assert "> 40 (2 censored)" in real_model.markdown_table(result)
+
+
+def test_the_real_model_benchs_held_out_seeds_were_never_tuned_on_nor_trained_on():
+    from bench import distill
+
+    held_out = set(real_model.SEEDS)
+    assert not held_out & (set(real_model.PILOT_SEEDS) | set(distill.TRAIN_SEEDS))
+    assert set(distill.HELD_OUT) <= held_out
 
 
 def test_the_baselines_table_reads_the_distance_at_the_step_the_team_got_there_and_bounds_a_run_that_did_not():

@@ -9,7 +9,7 @@ marked Development (docs/telemetry.md lists every attribute). One trace per run:
           chat MODEL                              a model call, in the node that made it
           retrieval memory                        the memory search
         hand_in                                   waiting for the team's commit
-      embeddings all-MiniLM-L6-v2                 a batch the embedding service encoded
+      embeddings all-MiniLM-L6-v2                 a pass the embedding service encoded
 
 The spans are made from each step's trace line as the step commit writes it, with the times its nodes took, so
 that the nodes themselves carry no tracing and the spans say what trace.jsonl says. A span goes to a batch

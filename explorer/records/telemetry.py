@@ -1,6 +1,6 @@
 """What a run tells a tracing backend as it goes (--telemetry): nothing, or OpenTelemetry spans over OTLP.
 
-The run hands the `Telemetry` each step line as the step commit writes it, each batch the embedding service
+The run hands the `Telemetry` each step line as the step commit writes it, each pass the embedding service
 encodes, and its end. With --telemetry none (the default) that is `NoTelemetry`, whose methods do nothing, and
 no OpenTelemetry module is imported; with otlp, explorer/records/otel_spans.py makes the spans
 (docs/telemetry.md), started by explorer/run/run_records.py. Whatever the collector does, the run's own files are
@@ -31,7 +31,7 @@ class Telemetry(Protocol):
         ...
 
     def embedded(self, texts: int, started: float, ended: float) -> None:
-        """The embedding service encoded `texts` texts in one batch, from `started` to `ended` (perf_counter)."""
+        """The embedding service encoded `texts` texts in one pass, from `started` to `ended` (perf_counter)."""
         ...
 
     def close(self, status: str) -> None:

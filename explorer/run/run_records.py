@@ -88,7 +88,7 @@ def start_records(
 
 
 def start_telemetry(config: RunConfig, roster: Roster, steps: int, run_dir: Path, world: SharedWorld) -> Telemetry:
-    """The run's telemetry (--telemetry), told of each batch the embedding service encodes: with otlp, the
+    """The run's telemetry (--telemetry), told of each pass the embedding service encodes: with otlp, the
     root span started (nothing is sent before the first batch of spans is ready)."""
     if config.output.telemetry == NO_TELEMETRY:
         telemetry: Telemetry = NoTelemetry()
