@@ -44,12 +44,12 @@ ROOMS_WORLD = {
 }
 # The trace lines (but their timings) of six steps on worlds without rooms, as the code before rooms
 # were named wrote them: a change here changes what runs on such worlds record and prompt.
-# Made before rooms existed; renewed only where the prompt's text changed (comm_on.md, checked to be the
-# only difference).
+# Made before rooms existed; renewed only where the prompt's text changed (comm_on.md; then the prompt laid
+# out for reuse, with its reply fields described: each checked to be the only difference).
 BEFORE_ROOMS = {
-    "apartment": "a8d0d025300faa15cd0a83f77790ae8c0fe33e3596cec204c3e4923cf54eec4e",
-    "gen:maze": "deb466e7d11a8927c250b9729b9a4fee54acb16768b914ca12ed0a92cd6de5fe",
-    "gen:corridor": "03ad59b9d6d765a426abfb80c5cd3b0031b263660c29a6ec7f6cf6b1566dfc47",
+    "apartment": "e4b8d50a86bb1f5393b19cb7e857ec132e30a1e05ccaaa831b54994bd2060b11",
+    "gen:maze": "e1adc4cb67b93181d9656e56ffd165e44a475d05f7f3c7553819874138b66662",
+    "gen:corridor": "9516086834ad9ba62f163338a0454323cc47b052e77b0ce6cf75527e131eabe4",
 }
 
 
