@@ -319,14 +319,16 @@ def _mean(values: Iterator[float] | list[float]) -> float | None:
     return round(statistics.mean(values), 3) if values else None
 
 
-def measure(models: list[LocalModel], teams: list[int], seeds: list[int], steps: int, before: str | None) -> dict:
+def measure(
+    models: list[LocalModel], world_name: str, teams: list[int], seeds: list[int], steps: int, before: str | None
+) -> dict:
     """Every condition's runs, the code of `before` (if given) and this checkout's back to back, each on the
     same server; the rows, and the ratios of after to before."""
     runs: dict[tuple[str, str, int], list[RunFigures]] = {}
     threads: dict[str, dict] = {}
     this = Checkout("after", ROOT)
     with tempfile.TemporaryDirectory() as folder, _maybe_checked_out(before) as old:
-        world = seeded_world(SHIPPED_WORLDS / f"{WORLD}.yaml", folder)
+        world = seeded_world(SHIPPED_WORLDS / f"{world_name}.yaml", folder)
         for model in models:
             log_path = Path(folder) / f"{model.name}.log"
             with serving(log_path, model) as api_base:
@@ -343,7 +345,7 @@ def measure(models: list[LocalModel], teams: list[int], seeds: list[int], steps:
     rows = [row(condition) for condition in runs.values()]
     compared = _compared(rows)
     return {
-        "world": WORLD,
+        "world": world_name,
         "seeds": seeds,
         "steps": steps,
         "rows": rows,
@@ -460,6 +462,7 @@ def main() -> None:
     parser.add_argument("--teams", nargs="+", type=int, default=list(TEAMS))
     parser.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
     parser.add_argument("--steps", type=int, default=STEPS)
+    parser.add_argument("--world", choices=sorted(p.stem for p in SHIPPED_WORLDS.glob("*.yaml")), default=WORLD)
     parser.add_argument("--before", metavar="REF", help="also run the teams on the code of git commit REF")
     parser.add_argument("--out", type=figures_path, default=ROOT / "bench" / "local_model.json")
     args = parser.parse_args()
@@ -468,7 +471,7 @@ def main() -> None:
         if missing := missing_parts(model):
             sys.exit(f"local_model.py: {missing}: {INSTALL}")
     started = time.perf_counter()
-    result = measure(models, args.teams, args.seeds, args.steps, args.before)
+    result = measure(models, args.world, args.teams, args.seeds, args.steps, args.before)
     result["wall_seconds"] = round(time.perf_counter() - started)
     write_figures(args.out, result)
     print(markdown_table(result))
