@@ -244,9 +244,7 @@ def test_ctrl_c_is_felt_at_once_while_the_model_hangs(tmp_path):
 def test_goal_level_decisions_ask_the_model_only_when_there_is_something_to_decide(in_process, tmp_path):
     def answer(request):
         prompt = request["messages"][-1]["content"]
-        first_ask = (
-            "You are Agent1," in prompt and "## Step 1 of" in prompt and "could not be used" not in prompt
-        )
+        first_ask = "You are Agent1," in prompt and "## Step 1 of" in prompt and "could not be used" not in prompt
         return "goal: G9" if first_ask else "```yaml\ngoal: G1\nreason: nearest\n```"
 
     with ChatServer(answer) as server:
