@@ -82,14 +82,19 @@ def echoing(request):
     )
 
 
-def test_a_run_counts_its_echoes_and_sends_none_of_them(in_process, tmp_path):
-    run_dir = tmp_path / "run"
-    with ChatServer(echoing) as server:
+def model_run(in_process, run_dir: Path, answer, agents: int) -> Path:
+    """A run of `agents` agents for two steps, its model answering with `answer(request)`."""
+    with ChatServer(answer) as server:
         result = in_process.run(
-            "--agents", "1", "--steps", "2", "--run-dir", str(run_dir), "-q", "--model", "openai/test-model",
+            "--agents", str(agents), "--steps", "2", "--run-dir", str(run_dir), "-q", "--model", "openai/test-model",
             "--api-base", server.api_base,
         )  # fmt: skip
     assert result.returncode == 0, result.stderr
+    return run_dir
+
+
+def test_a_run_counts_its_echoes_and_sends_none_of_them(in_process, tmp_path):
+    run_dir = model_run(in_process, tmp_path / "run", echoing, agents=1)
     trace = list(TraceLines(run_dir / "trace.jsonl"))
     summary = json.loads((run_dir / "summary.json").read_text())
     assert [call["echoed"] for line in trace for call in line["llm"]["calls"]] == [["message_to_others"]] * 2
@@ -98,13 +103,8 @@ def test_a_run_counts_its_echoes_and_sends_none_of_them(in_process, tmp_path):
 
 
 def test_an_older_runs_echoes_are_kept_out_of_the_training_data(in_process, tmp_path):
-    run_dir = tmp_path / "run"
-    with ChatServer(lambda request: json.dumps({"action": "forward", "reason": "open ground ahead"})) as server:
-        result = in_process.run(
-            "--agents", "2", "--steps", "2", "--run-dir", str(run_dir), "-q", "--model", "openai/test-model",
-            "--api-base", server.api_base,
-        )  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    forward = json.dumps({"action": "forward", "reason": "open ground ahead"})
+    run_dir = model_run(in_process, tmp_path / "run", lambda request: forward, agents=2)
     # As a run before echoes were left out would have it: a message giving back its prompt's description.
     lines = list(TraceLines(run_dir / "trace.jsonl"))
     lines[0]["decision"].update(message_to_others="your message, in your own words", message_to="Agent2")
