@@ -244,9 +244,7 @@ def test_ctrl_c_is_felt_at_once_while_the_model_hangs(tmp_path):
 def test_goal_level_decisions_ask_the_model_only_when_there_is_something_to_decide(in_process, tmp_path):
     def answer(request):
         prompt = request["messages"][-1]["content"]
-        first_ask = (
-            prompt.startswith("You are Agent1") and "## Step 1 of" in prompt and "could not be used" not in prompt
-        )
+        first_ask = "You are Agent1," in prompt and "## Step 1 of" in prompt and "could not be used" not in prompt
         return "goal: G9" if first_ask else "```yaml\ngoal: G1\nreason: nearest\n```"
 
     with ChatServer(answer) as server:
@@ -265,7 +263,7 @@ def test_goal_level_decisions_ask_the_model_only_when_there_is_something_to_deci
     assert summary["per_agent"]["Agent1"]["policy"] == "openai/test-model"
     # The prompt lists the goals; a goal that does not exist is refused and re-asked once.
     prompts = [record.body["messages"][-1]["content"] for record in server.records]
-    assert all("- G1: look" in p and "goal: one of the goal ids" in p for p in prompts)
+    assert all("- G1: look" in p and "`goal`: the id of one of the goals" in p for p in prompts)
     assert trace[0]["agent_id"] == "Agent1" and [c["reply_error"] for c in trace[0]["llm"]["calls"]] == [
         "unknown goal 'G9'",
         None,

@@ -29,7 +29,7 @@ def scripted():
         prompt = request["messages"][-1]["content"]
         if prompt.startswith("You are the Coordinator"):
             return DIRECTIVES
-        agent = "Agent1" if prompt.startswith("You are Agent1") else "Agent2"
+        agent = "Agent1" if "You are Agent1," in prompt else "Agent2"
         with lock:
             refusals[agent] -= 1
             return REFUSED if refusals[agent] >= 0 else GOAL

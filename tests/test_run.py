@@ -268,7 +268,7 @@ def test_the_prompt_carries_the_context(tmp_path, embedder):
     for part in (
         "Agent2",
         "Step 3 of 3",
-        "(x grows to the east",
+        "x grows to the east",
         "Found by the team so far",
         "Where the other agents are",
         "- Agent1: (",

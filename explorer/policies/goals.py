@@ -237,7 +237,7 @@ def goal_choice(context: DecisionContext, syntax: str, goal_lines: str) -> Choic
     return Choice(
         rules=rules,
         reply=reply_text(syntax, comm_note(context, goals=True), fields),
-        choices=render("goal_choices", goals=goal_lines).rstrip("\n"),
+        choices="\n" + render("goal_choices", goals=goal_lines).rstrip("\n"),
     )
 
 

@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,21 +92,27 @@ class ServerFailed(RuntimeError):
 
 
 @contextmanager
-def serving(log: Path, model: LocalModel = SMOLLM2) -> Iterator[str]:
-    """The model served on a free port while the block runs; its base URL. The server's output goes to `log`."""
-    with serving_file(log, model.file(), model.chat_format) as base:
+def serving(log: Path, model: LocalModel = SMOLLM2, options: Sequence[str] = ()) -> Iterator[str]:
+    """The model served on a free port while the block runs; its base URL. The server's output goes to `log`;
+    `options` are the server's own, added to its command."""
+    with serving_file(log, model.file(), model.chat_format, options) as base:
         yield base
 
 
 @contextmanager
-def serving_file(log: Path, model_file: Path | None, chat_format: str | None = None) -> Iterator[str]:
-    """A GGUF file served on a free port while the block runs (two threads, as this machine has two cores)."""
+def serving_file(
+    log: Path, model_file: Path | None, chat_format: str | None = None, options: Sequence[str] = ()
+) -> Iterator[str]:
+    """A GGUF file served on a free port while the block runs, on the server's own threads: all of the cores for a
+    prompt's evaluation, half of them for writing a reply. A reply written on every core of a machine that is
+    busy with other work waits on its slowest thread at every token (bench/local_model.py measured 50-930 ms a
+    token on both of two busy cores, 20-35 ms on one)."""
     port = free_port()
     chat_format_option = ["--chat_format", chat_format] if chat_format else []
     with open(log, "wb") as output:
         server = subprocess.Popen(
             [sys.executable, "-m", "llama_cpp.server", "--model", str(model_file), *chat_format_option]
-            + ["--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192", "--n_threads", "2"],
+            + ["--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192", *options],
             stdout=output,
             stderr=subprocess.STDOUT,
         )
