@@ -73,8 +73,12 @@ def test_each_agent_runs_with_its_own_role_persona_and_model(tmp_path, embedder)
     config = RunConfig.of(agents=2, steps=2, profiles=path, run_dir=tmp_path / "run", verbosity=-1)
     ExplorationRun(config, embedder=embedder).execute()
     first, second = list(TraceLines(tmp_path / "run" / "trace.jsonl"))[:2]
-    assert "the scout in a team of 2" in first["prompt"] and "Hurry to the far rooms." in first["prompt"]
-    assert "the cartographer in a team of 2" in second["prompt"] and "Explore new ground" in second["prompt"]
+    assert (
+        "You are Agent1, the scout." in first["prompt"]
+        and "one of 2 agents" in first["prompt"]
+        and "Hurry to the far rooms." in first["prompt"]
+    )
+    assert "You are Agent2, the cartographer." in second["prompt"] and "Explore new ground" in second["prompt"]
     assert (first["policy"], second["policy"]) == ("random", "offline")
     # What each agent ran with is on record, as resolved.
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())

@@ -242,7 +242,7 @@ def model_run(in_process, run_dir):
 
     def answer(request):
         prompt = request["messages"][-1]["content"]
-        if "Agent1" in prompt.split("\n", 1)[0] and "## Step 2 of" in prompt:
+        if "You are Agent1," in prompt and "## Step 2 of" in prompt:
             return error(404, "no such model today")
         if "## Step 3 of" in prompt and "could not be used" not in prompt:
             return "action: fly"

@@ -20,7 +20,9 @@ def test_escape_codes_from_a_world_and_a_model_reply_never_reach_run_log(tmp_pat
         f"objects: [{{name: {json.dumps('cup' + ESCAPES)}, position: [2, 1]}}]\n"
         "agents: [{position: [0, 1], facing: east}, {position: [0, 0], facing: east}]\n"
     )
-    reply = f"action: forward\nmessage_to_others: {json.dumps('hello' + ESCAPES)}\n"
+    # Words of its own after the codes: a message mostly the world's name would be an echo, left out unsent.
+    message = "hello" + ESCAPES + " from Agent1, heading north to the kitchen to look for the lost cups"
+    reply = f"action: forward\nmessage_to_others: {json.dumps(message)}\n"
 
     def factory(profile, agent_id, config, gate):
         return ModelPolicy("stub", lambda prompt: Reply(reply, "stub"))

@@ -200,7 +200,14 @@ def _broken_calls(calls: object) -> str | None:
 def _call_fields() -> dict[str, tuple[type, ...]]:
     """Each field of a ModelCall, with the types its annotation allows (`str | None`: str and NoneType)."""
     hints = typing.get_type_hints(ModelCall)
-    return {f.name: typing.get_args(hints[f.name]) or (hints[f.name],) for f in fields(ModelCall)}
+    return {f.name: _kinds(hints[f.name]) for f in fields(ModelCall)}
+
+
+def _kinds(hint: typing.Any) -> tuple[type, ...]:
+    """The types an annotation allows: a union's members; a tuple of names (`tuple[str, ...]`) is a tuple."""
+    if typing.get_origin(hint) is tuple:
+        return (tuple,)
+    return typing.get_args(hint) or (hint,)
 
 
 def _is(value: object, kind: type) -> bool:
@@ -209,6 +216,8 @@ def _is(value: object, kind: type) -> bool:
         return type(value) is int and value >= 0
     if kind is float:
         return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < math.inf
+    if kind is tuple:
+        return isinstance(value, tuple) and all(isinstance(item, str) for item in value)
     return type(value) is kind if kind in (bool, types.NoneType) else isinstance(value, kind)
 
 
@@ -218,4 +227,5 @@ _WANTED = {
     float: "a number, 0 or more",
     bool: "True or False",
     types.NoneType: "None",
+    tuple: "a tuple of texts",
 }
