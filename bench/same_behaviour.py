@@ -6,7 +6,12 @@ records, and a set of runs and a sweep, each reduced to what does not depend on 
 
 A run's trace loses its `timings`, its summary every field measured in seconds or milliseconds, its
 config.json the run's directory (and its communication is read as one name, as `RunConfig.from_dict` reads it); what is left (every decision, pose, message, count and option) must be the
-same, line for line. Each case is kept as a SHA-256 digest, so the file stays small."""
+same, line for line. Each case is kept as a SHA-256 digest, so the file stays small.
+
+A change that alters some fields on purpose (a prompt's layout, say) names them, at both ends:
+
+    python bench/same_behaviour.py --record before.json --leave-out prompt echoed_fields
+    python bench/same_behaviour.py --check before.json          # leaves out what the record left out"""
 
 from __future__ import annotations
 
@@ -133,16 +138,17 @@ def digest(item: Any) -> str:
     return hashlib.sha256(json.dumps(item, sort_keys=True).encode()).hexdigest()
 
 
-def clockless(item: Any) -> Any:
-    """The item without what the clock decides: timings, and figures in seconds or milliseconds."""
+def clockless(item: Any, left_out: tuple[str, ...] = ()) -> Any:
+    """The item without what the clock decides (timings, and figures in seconds or milliseconds), nor the keys
+    `left_out`, wherever they are."""
     if isinstance(item, dict):
         return {
-            key: clockless(value)
+            key: clockless(value, left_out)
             for key, value in item.items()
-            if key not in CLOCK_KEYS and not key.endswith(("_seconds", "_ms"))
+            if key not in CLOCK_KEYS + left_out and not key.endswith(("_seconds", "_ms"))
         }
     if isinstance(item, list):
-        return [clockless(value) for value in item]
+        return [clockless(value, left_out) for value in item]
     return item
 
 
@@ -166,14 +172,14 @@ def main_py(arguments: list[str], cwd: Path) -> subprocess.CompletedProcess[str]
     )
 
 
-def run_case(arguments: list[str], work: Path) -> dict[str, str]:
+def run_case(arguments: list[str], work: Path, left_out: tuple[str, ...]) -> dict[str, str]:
     run_dir = work / "run"
     done = main_py(["--mode", "mock", *arguments, "--run-dir", str(run_dir), "-q"], work)
     if done.returncode != 0:
         return {"exit": str(done.returncode), "error": done.stderr.strip().splitlines()[-1:][0]}
     config = one_comm(json.loads(here((run_dir / "config.json").read_text(), run_dir)))
-    trace = [clockless(json.loads(line)) for line in (run_dir / "trace.jsonl").read_text().splitlines()]
-    summary = clockless(json.loads(here((run_dir / "summary.json").read_text(), run_dir)))
+    trace = [clockless(json.loads(line), left_out) for line in (run_dir / "trace.jsonl").read_text().splitlines()]
+    summary = clockless(json.loads(here((run_dir / "summary.json").read_text(), run_dir)), left_out)
     return {"config": digest(config), "trace": digest(trace), "summary": digest(summary)}
 
 
@@ -201,13 +207,13 @@ def keyword_records() -> dict[str, str]:
     return {f"keywords-{i}": digest(one_comm(make_config(**options).to_dict())) for i, options in enumerate(KEYWORDS)}
 
 
-def behaviour() -> dict[str, Any]:
+def behaviour(left_out: tuple[str, ...]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
         runs = {}
         for name, arguments in RUNS.items():
             (work / name).mkdir()
-            runs[name] = run_case(arguments, work / name)
+            runs[name] = run_case(arguments, work / name, left_out)
         return {
             "help": digest(main_py(["--help"], work).stdout),
             "refusals": {name: refusal(arguments, work) for name, arguments in REFUSALS.items()},
@@ -232,14 +238,17 @@ def main() -> int:
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--record", type=figures_path, help="write the behaviour to this file")
     mode.add_argument("--check", type=Path, help="compare the behaviour with this file's")
+    parser.add_argument("--leave-out", nargs="+", default=[], metavar="KEY", help="keys of a trace or summary left out")
     arguments = parser.parse_args()
-    now = behaviour()
     if arguments.record:
-        write_figures(arguments.record, {"command": command_line("same_behaviour.py"), **now})
+        left_out = tuple(arguments.leave_out)
+        now = behaviour(left_out)
+        write_figures(arguments.record, {"command": command_line("same_behaviour.py"), "left_out": left_out, **now})
         return 0
     recorded = json.loads(arguments.check.read_text())
     recorded.pop("command", None)
-    found = differences(recorded, now)
+    left_out = tuple(recorded.pop("left_out", ()))
+    found = differences(recorded, behaviour(left_out))
     print("\n".join(found) or "the same behaviour")
     return 1 if found else 0
 
