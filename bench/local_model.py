@@ -333,7 +333,7 @@ def measure(
             log_path = Path(folder) / f"{model.name}.log"
             with serving(log_path, model) as api_base:
                 log = ServerLog(log_path)
-                _warm_up(api_base, log)
+                warm_up(api_base, log)
                 for agents in teams:
                     for seed in seeds:
                         team = Team(f"openai/{model.name}", agents, seed, world, steps)
@@ -365,7 +365,7 @@ def compare_threads(model: LocalModel, prompts: list[str], folder: Path) -> dict
         for name, given in options.items():
             log_path = folder / f"threads {name}.log"
             servers[name] = (stack.enter_context(serving(log_path, model, given)), ServerLog(log_path))
-            _warm_up(*servers[name])
+            warm_up(*servers[name])
         for prompt in prompts:
             for name, (api_base, log) in servers.items():
                 found[name].append(probe_rates(api_base, [prompt], log)[0])
@@ -378,7 +378,7 @@ def compare_threads(model: LocalModel, prompts: list[str], folder: Path) -> dict
     }
 
 
-def _warm_up(api_base: str, log: ServerLog) -> None:
+def warm_up(api_base: str, log: ServerLog) -> None:
     """A new server's first call is seconds slower than any after it: made, and left out."""
     _ask(api_base, "Hello.", 1)
     log.calls()

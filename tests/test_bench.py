@@ -491,3 +491,15 @@ def test_the_baselines_table_takes_geometric_means_over_layouts_drawn_by_family(
     mean, low, high = baselines.geometric_interval(runs, "steps_ratio")
     assert mean == 4.0  # (2 x 8 x 4) ** (1/3)
     assert low < mean < high
+
+
+def test_the_reuse_limit_counts_what_follows_the_longest_beginning_shared_with_one_or_any_prompt_before():
+    from bench.prompt_reuse_limit import reuse_limits
+
+    prompts = ["rules A\n## Step 1 x", "rules B\n## Step 1 y", "rules A\n## Step 2 z"]
+    limits = reuse_limits(prompts, list)  # a character a token
+    sent = sum(len(p) for p in prompts)
+    # The second shares "rules " with the first; the third "rules " with the second, "rules A\n## Step " with the first.
+    assert limits["one_state"] == round((len(prompts[0]) + 2 * (len(prompts[0]) - 6)) / sent, 3)
+    assert limits["every_state"] == round((len(prompts[0]) + len(prompts[1]) - 6 + 3) / sent, 3)
+    assert limits["step_part"] == round(3 * len("\n## Step 1 x") / sent, 3)
