@@ -456,20 +456,31 @@ def _times(ratio: float | None) -> str:
     return "-" if ratio is None else f"{ratio}x"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_team_arguments(parser: argparse.ArgumentParser, teams: tuple[int, ...] = TEAMS) -> None:
+    """The models served and the teams run: this bench's options, and bench/prompt_reuse_limit.py's."""
     parser.add_argument("--models", nargs="+", choices=LOCAL_MODELS, default=list(LOCAL_MODELS))
-    parser.add_argument("--teams", nargs="+", type=int, default=list(TEAMS))
+    parser.add_argument("--teams", nargs="+", type=int, default=list(teams))
     parser.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
     parser.add_argument("--steps", type=int, default=STEPS)
+
+
+def installed_models(names: list[str]) -> list[LocalModel]:
+    """The models `names` names; exit with what to install where one is missing."""
+    models = [LOCAL_MODELS[name] for name in names]
+    for model in models:
+        if missing := missing_parts(model):
+            sys.exit(f"{Path(sys.argv[0]).name}: {missing}: {INSTALL}")
+    return models
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_team_arguments(parser)
     parser.add_argument("--world", choices=sorted(p.stem for p in SHIPPED_WORLDS.glob("*.yaml")), default=WORLD)
     parser.add_argument("--before", metavar="REF", help="also run the teams on the code of git commit REF")
     parser.add_argument("--out", type=figures_path, default=ROOT / "bench" / "local_model.json")
     args = parser.parse_args()
-    models = [LOCAL_MODELS[name] for name in args.models]
-    for model in models:
-        if missing := missing_parts(model):
-            sys.exit(f"local_model.py: {missing}: {INSTALL}")
+    models = installed_models(args.models)
     started = time.perf_counter()
     result = measure(models, args.world, args.teams, args.seeds, args.steps, args.before)
     result["wall_seconds"] = round(time.perf_counter() - started)

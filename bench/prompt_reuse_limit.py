@@ -29,12 +29,21 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.exploration import seeded_world  # noqa: E402
-from bench.local_model import Checkout, ServerLog, Team, run_team, warm_up  # noqa: E402
+from bench.local_model import (  # noqa: E402
+    WORLD,
+    Checkout,
+    ServerLog,
+    Team,
+    add_team_arguments,
+    installed_models,
+    run_team,
+    warm_up,
+)
 from bench.output import figures_path, write_figures  # noqa: E402
-from explorer.testing.local_model import INSTALL, LOCAL_MODELS, LocalModel, missing_parts, serving  # noqa: E402
+from explorer.testing.local_model import LocalModel, serving  # noqa: E402
 from perception.world import SHIPPED_WORLDS  # noqa: E402
 
-TEAMS, SEEDS, STEPS, WORLD = (2, 4), (1, 2), 12, "office"  # bench/local_model.py's held-out teams
+TEAMS = (2, 4)  # bench/local_model.py's teams of more than one, on its world and held-out seeds
 STEP_HEADING = "\n## Step "
 
 
@@ -137,17 +146,10 @@ def markdown_table(rows: list[dict]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--models", nargs="+", choices=LOCAL_MODELS, default=list(LOCAL_MODELS))
-    parser.add_argument("--teams", nargs="+", type=int, default=list(TEAMS))
-    parser.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
-    parser.add_argument("--steps", type=int, default=STEPS)
+    add_team_arguments(parser, TEAMS)
     parser.add_argument("--out", type=figures_path, default=ROOT / "bench" / "prompt_reuse_limit.json")
     args = parser.parse_args()
-    models = [LOCAL_MODELS[name] for name in args.models]
-    for model in models:
-        if missing := missing_parts(model):
-            sys.exit(f"prompt_reuse_limit.py: {missing}: {INSTALL}")
-    rows = measure(models, args.teams, args.seeds, args.steps)
+    rows = measure(installed_models(args.models), args.teams, args.seeds, args.steps)
     write_figures(args.out, {"world": WORLD, "steps": args.steps, "rows": rows})
     print(markdown_table(rows))
 
