@@ -16,9 +16,9 @@ pytest_plugins = ("tests.support.llama_server",)
 
 
 def run_team(api_base: str, run_dir, *options: str) -> subprocess.CompletedProcess:
-    """A 2-agent, 3-step mock run asking the served model under the schema; its trace and summary in run_dir."""
+    """A 2-agent, 2-step mock run asking the served model under the schema; its trace and summary in run_dir."""
     return subprocess.run(
-        [sys.executable, str(ROOT / "main.py"), "--mode", "mock", "--agents", "2", "--steps", "3", "-q"]
+        [sys.executable, str(ROOT / "main.py"), "--mode", "mock", "--agents", "2", "--steps", "2", "-q"]
         + ["--api-base", api_base, "--reply-format", "json", "--run-dir", str(run_dir), *options]
         # A loaded machine evaluates the prompt slowly: a retry would start it again.
         + ["--timeout", "300"],

@@ -29,7 +29,7 @@ def conditions_csv(out):
         return [row for row in csv.DictReader(file) if row["metric"] == "cell_coverage"]
 
 
-def test_more_layouts_for_a_finished_sweep_run_only_the_new_runs(tmp_path):
+def test_more_layouts_for_a_finished_sweep_run_only_the_new_runs_up_to_fifteen_per_condition(tmp_path):
     out = tmp_path / "out"
     assert sweep_here(write_sweep(tmp_path, LAYOUTS.format(out=out, layouts="1, 2"))).returncode == 0
     first = {row["run_dir"]: (out / row["run_dir"] / "summary.json").stat().st_mtime_ns for row in read_results(out)}
@@ -44,6 +44,13 @@ def test_more_layouts_for_a_finished_sweep_run_only_the_new_runs(tmp_path):
         from explorer.api import load_sweep
 
         assert list(load_sweep(out).conditions["world_label"]) == [pooled, pooled]
+    # Five layouts: one condition per comm setting of 15 runs each, paired with the baseline's, with intervals
+    # of some width (the study of docs/sweeps.md, grown from the same finished sweep).
+    assert sweep_here(write_sweep(tmp_path, LAYOUTS.format(out=out, layouts="1, 2, 3, 4, 5"))).returncode == 0
+    by_condition = {row["condition"]: row for row in conditions_csv(out)}
+    assert list(by_condition) == ["comm=true", "comm=false"] and len(read_results(out)) == 30
+    assert all(row["n"] == "15" and float(row["high"]) > float(row["low"]) for row in by_condition.values())
+    assert (by_condition["comm=false"]["baseline"], by_condition["comm=false"]["pairs"]) == ("comm=true", "15")
 
 
 def test_the_world_label_of_layouts_not_in_a_row_lists_them(tmp_path):

@@ -2,7 +2,8 @@
 
 - A search sweep (prior, no prior, random) on a generated house ranks the prior first, by success.
 - A coverage sweep over `gen:house` with seeds 1-3 gives intervals of non-zero width: the seed places the team.
-- `replicates: [seed, world-seed]` over 5 layouts gives one condition per comm setting, each with n = 15.
+- `replicates: [seed, world-seed]` over 5 layouts gives one condition per comm setting, each with n = 15
+  (tests/test_sweep_replicates.py, which grows a finished sweep to them).
 
 Issue 62's study, planned before it runs: docs/sweeps.md's sweep (a coordinator or the prior against the plain
 team, 5 layouts × 3 seeds) with `--dry-run --pilot 3` runs 3 of the plain team's runs, as the sweep's own, and
@@ -23,7 +24,6 @@ from harness.sweeps import write_sweep
 from tests.support.in_process import sweep_here
 from tests.support.optional import needs
 from tests.test_sweep_docs import DOCS, example
-from tests.test_sweep_replicates import LAYOUTS
 
 # The house and budget of tests/test_sweep_metrics.py, with four seeds and the random baseline.
 SEARCH = """\
@@ -74,14 +74,6 @@ def test_seeds_on_a_generated_house_give_intervals_of_some_width(tmp_path, load_
     assert list(conditions.index) == ["comm=true", "comm=false"]
     assert (conditions["cell_coverage_n"] == 3).all()
     assert (conditions["cell_coverage_high"] > conditions["cell_coverage_low"]).all()
-
-
-def test_seeds_on_five_layouts_make_one_condition_per_comm_setting_of_fifteen_runs(tmp_path, load_sweep):
-    conditions = run_sweep(tmp_path, LAYOUTS.replace("{layouts}", "1, 2, 3, 4, 5"), load_sweep)
-    assert list(conditions.index) == ["comm=true", "comm=false"]
-    assert (conditions["runs"] == 15).all() and (conditions["cell_coverage_n"] == 15).all()
-    assert (conditions["cell_coverage_high"] > conditions["cell_coverage_low"]).all()
-    assert conditions.loc["comm=false", ["baseline", "pairs"]].tolist() == ["comm=true", 15]
 
 
 def test_the_study_planned_with_a_pilot_prints_the_smallest_difference_it_can_detect(tmp_path):

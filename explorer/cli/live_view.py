@@ -14,7 +14,7 @@ import threading
 from collections import deque
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from explorer.cli.page_access import (
     announcement,
@@ -25,12 +25,14 @@ from explorer.cli.page_access import (
     page_access,
     page_url,
 )
-from explorer.cli.web_server import PLOTLY_PATH, ClientBounds, LiveServer, bind
 from explorer.records.run_view import RunShown, RunView, RunViewFactory
 from explorer.report.charts import plotly_script
 from explorer.report.live import LiveTeam
 from explorer.report.page import render
 from explorer.run.signals import STOP_SIGNALS
+
+if TYPE_CHECKING:  # the server (aiohttp) is imported only for a run with --serve: a run without starts sooner
+    from explorer.cli.web_server import LiveServer
 
 CHANNEL_BATCHES = 1000  # commits waiting for the server's thread; past it the oldest are dropped, and counted
 
@@ -115,6 +117,8 @@ class LivePage:
 
     def __enter__(self) -> LivePage:
         if self.address is not None:
+            from explorer.cli.web_server import PLOTLY_PATH, ClientBounds, LiveServer, bind
+
             host, port = self.address
             limit, open_now = files_limit(), open_files()  # before the socket: the cap counts each client's
             listening = bind(host, port)  # ConfigError where it cannot be had
