@@ -33,16 +33,24 @@ def read_results(sweep_dir: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(file))
 
 
-def processes_mentioning(text: str) -> list[int]:
-    """The pids of the processes whose command line holds `text` (Linux's /proc)."""
+def processes_using(path: Path) -> list[int]:
+    """The pids of the other processes whose command line names `path`, or that hold a file under it open: a
+    sweep's runs, forked from one process, hold their run's lock and trace (Linux's /proc)."""
     found = []
     for entry in Path("/proc").iterdir():
         try:
-            if entry.name.isdigit() and text in (entry / "cmdline").read_bytes().decode(errors="replace"):
+            if entry.name.isdigit() and int(entry.name) != os.getpid() and _uses(entry, str(path)):
                 found.append(int(entry.name))
-        except OSError:  # it ended while we looked
+        except OSError:  # it ended while we looked, or is not ours to look into
             continue
     return found
+
+
+def _uses(process: Path, path: str) -> bool:
+    if path in (process / "cmdline").read_bytes().decode(errors="replace"):
+        return True
+    opened = (os.readlink(link) for link in (process / "fd").iterdir())
+    return any(target == path or target.startswith(path + os.sep) for target in opened)
 
 
 def stop_sweep(process: subprocess.Popen, out: Path) -> list[dict[str, str]]:
@@ -53,5 +61,5 @@ def stop_sweep(process: subprocess.Popen, out: Path) -> list[dict[str, str]]:
     assert process.returncode == 130, stderr
     assert "Traceback" not in stdout + stderr
     assert "Run the same command again" in stdout
-    assert processes_mentioning(str(out)) == []  # no run is left running
+    assert processes_using(out) == []  # no run is left running
     return read_results(out)

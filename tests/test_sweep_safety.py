@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 import pytest
 
-from harness.sweeps import MAIN, processes_mentioning, read_results, write_sweep
+from harness.sweeps import MAIN, processes_using, read_results, write_sweep
 from perception.world import SHIPPED_WORLDS
 from tests.support.in_process import sweep_here
 from tests.support.optional import needs
@@ -54,9 +54,12 @@ def started(tmp_path: Path) -> Iterator[Callable[[Path], subprocess.Popen]]:
     for process in processes:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
-    for pid in processes_mentioning(str(tmp_path)):  # the runs, each in a session of its own
+    # The runs, each in a session of its own; before reading the sweeps' output to its end, since the process
+    # multiprocessing keeps for a sweep's forked runs holds the sweep's stdout until they end.
+    for pid in processes_using(tmp_path):
         os.kill(pid, signal.SIGKILL)
+    for process in processes:
+        process.communicate()
 
 
 def wait_for(condition: Callable[[], bool], process: subprocess.Popen, what: str) -> None:
@@ -112,13 +115,13 @@ def test_a_run_left_going_by_a_killed_sweep_is_not_removed(tmp_path, started):
     wait_until_running(run_dir, killed)
     killed.kill()  # SIGKILL: the sweep cannot stop its run, which goes on in its own session
     killed.wait()
-    assert processes_mentioning(str(run_dir))
+    assert processes_using(run_dir)
     config = (run_dir / "config.json").read_text()
 
     again = sweep_here(write_sweep(tmp_path, ONE_RUN.format(out=out, steps=1), "again.yaml"))
     assert f"run seed=1 is still going in {run_dir}" in one_line_error(again)
     assert (run_dir / "config.json").read_text() == config
-    assert processes_mentioning(str(run_dir))  # still going, in its own directory
+    assert processes_using(run_dir)  # still going, in its own directory
 
 
 # Issue 26, item 3: only an earlier attempt of that very run is removed.
@@ -161,7 +164,7 @@ def test_what_comes_into_a_pending_runs_place_is_refused_and_the_others_results_
     wait_until_running(first, process)  # every run was checked before it started
     make_folder_of_ones_own(pending)
     (pending / "summary.json").write_text('{"status": "completed"}')  # a summary, but not the run's own
-    for pid in processes_mentioning(str(first)):
+    for pid in processes_using(first):
         os.kill(pid, signal.SIGINT)  # the first run ends; the sweep goes on to the next
     stdout, stderr = process.communicate(timeout=120)
     assert process.returncode == 2, stdout + stderr

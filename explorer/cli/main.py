@@ -244,7 +244,7 @@ def _sweep(args):
 
     overrides = Overrides(tuple(args.set or ()), args.out)
     return run_sweep(
-        args.sweep, args.parallel, args.dry_run, args.executor, args.track, overrides, args.experiment, args.pilot
+        main, args.sweep, args.parallel, args.dry_run, args.executor, args.track, overrides, args.experiment, args.pilot
     )
 
 

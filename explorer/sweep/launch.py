@@ -1,8 +1,9 @@
 """What a sweep's executors share: the command line that runs a run, and what became of it.
 
 Both executors run the same command, `main.py <its options> --run-dir <sweep>/<name> -q`, in the sweep's
-current directory: in a process here (explorer/sweep/runner.py) or on a node of a Ray cluster that shares
-the file system (explorer/sweep/ray_executor.py). Either way the run's directory tells how it went.
+current directory: in a process here, forked from one that has the run's modules imported
+(explorer/sweep/runner.py, explorer/sweep/forked_runs.py), or on a node of a Ray cluster that shares the file
+system (explorer/sweep/ray_executor.py). Either way the run's directory tells how it went.
 """
 
 from __future__ import annotations
@@ -49,11 +50,16 @@ def claim(run: SweepRun, out: SweepOut, outcomes: dict[str, str], console: Sweep
         return None
 
 
+def run_arguments(run: SweepRun, run_dir: Path) -> list[str]:
+    """What one run is given after the program: its options, quiet, in its directory."""
+    return [*run.arguments, f"--run-dir={run_dir}", "-q"]
+
+
 def run_command(run: SweepRun, run_dir: Path) -> list[str]:
-    """The command line of one run: a normal run of main.py, quiet, in its directory."""
+    """The command line of one run: a normal run of main.py (run_arguments)."""
     main = ROOT / "main.py"
     program = [sys.executable, str(main)] if main.is_file() else [sys.executable, "-m", "explorer"]
-    return [*program, *run.arguments, f"--run-dir={run_dir}", "-q"]
+    return [*program, *run_arguments(run, run_dir)]
 
 
 def sweep_resource(run: SweepRun, sweep: Path) -> str:

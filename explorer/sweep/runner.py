@@ -1,7 +1,8 @@
 """Experiment sweeps: `python main.py --sweep FILE.yaml [--parallel N] [--dry-run]` runs a grid of conditions.
 
 The sweep file (explorer/sweep/sweep_file.py) gives the grid. Each run is `main.py <its options> --run-dir
-<sweep>/<name> -q` in a process of its own, N at once. A run whose summary says it completed, with the
+<sweep>/<name> -q` in a process of its own, N at once, forked from one that imported the run's modules once
+(explorer/sweep/forked_runs.py). A run whose summary says it completed, with the
 settings the file gives it now, is skipped, so the same command again resumes a sweep; any other
 attempt is removed and run again (explorer/sweep/out_dir.py: only such an attempt, never a run still
 going, and one sweep at a time in a directory). Ctrl-C, SIGTERM and SIGHUP stop the runs under way
@@ -19,9 +20,9 @@ With --track mlflow (or `track: mlflow`) the sweep's own process logs each run t
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
-import subprocess
 import tempfile
 import time
 from collections import deque
@@ -33,6 +34,7 @@ from explorer.report.page import write_shared_plotly
 from explorer.run.signals import STOP_SIGNALS
 from explorer.sweep.compare import compare, runs_text
 from explorer.sweep.console import SweepConsole
+from explorer.sweep.forked_runs import Program, RunForks
 from explorer.sweep.launch import (
     POLL_SECONDS,
     STOP_GRACE_SECONDS,
@@ -40,7 +42,7 @@ from explorer.sweep.launch import (
     RunAll,
     claim,
     outcome,
-    run_command,
+    run_arguments,
     sweep_resource,
     with_resource,
 )
@@ -67,6 +69,7 @@ PAGE_METRICS = (
 
 
 def run_sweep(
+    program: Program,
     path: Path,
     parallel: int,
     dry_run: bool = False,
@@ -76,7 +79,8 @@ def run_sweep(
     experiment: str | None = None,
     pilot: int | None = None,
 ) -> int:
-    """Run the sweep file at `path`, `parallel` runs at once, each checked as main.py checks it; the exit code.
+    """Run the sweep file at `path`, `parallel` runs at once, each checked as main.py checks it and run by
+    `program` (main.py's entry point) in a process of its own; the exit code.
     With `dry_run`, only list its conditions and runs, and its analysis plan (explorer/sweep/plan.py), after
     running the `pilot` runs where it is given. `overrides` (--set, --out) change the file's fixed options
     and `out`. `executor` (else the file's, else local) runs them; with `track` (or the file's), each run is
@@ -85,7 +89,7 @@ def run_sweep(
         raise ConfigError(f"--parallel must be at least 1, not {parallel}")
     sweep = load_sweep(path, overrides)
     # Ray or MLflow missing is one line, before anything runs (a dry run's check included).
-    run_all, track = _executor(executor or sweep.executor or "local"), chosen_tracker(track, sweep)
+    run_all, track = _executor(executor or sweep.executor or "local", program), chosen_tracker(track, sweep)
     _check_experiment(experiment, track)
     out = SweepOut(path, sweep.directory)
     stopped = _run_pilot(sweep, out, pilot, parallel, run_all) if dry_run and pilot is not None else 0
@@ -111,13 +115,14 @@ def _check_experiment(experiment: str | None, track: str | None) -> None:
         raise ConfigError("--experiment: give the experiment's name")
 
 
-def _executor(name: str) -> RunAll:
-    """What runs the runs: processes here, or tasks on a Ray cluster (Ray is an optional extra)."""
+def _executor(name: str, program: Program) -> RunAll:
+    """What runs the runs: processes here, each running `program`, or tasks on a Ray cluster, each running
+    main.py (Ray is an optional extra)."""
     problem = unknown_executor(name)
     if problem:
         raise ConfigError(f"--executor: {problem}")
     if name == "local":
-        return _run_all
+        return functools.partial(_run_all, RunForks(program))
     try:
         from explorer.sweep import ray_executor
     except ModuleNotFoundError as error:
@@ -286,23 +291,16 @@ class _StopRequest:
 class _Child:
     """One run in its own process; its stderr kept in a temporary file, for the line that says why it failed."""
 
-    def __init__(self, run: SweepRun, out: SweepOut, lock: int) -> None:
-        """Start the run, whose `lock` (launch.claim) it passes on to the run's process and closes here."""
+    def __init__(self, forks: RunForks, run: SweepRun, out: SweepOut, lock: int) -> None:
+        """Start the run, whose `lock` (launch.claim) it passes on to the run's process and closes here: the run
+        holds it as long as it lives, whatever becomes of the sweep."""
         self.run = run
         self.run_dir = out.directory / run.name
         self.told_to_stop = False
         try:
             self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the child; outcome() closes it
-            self.process = subprocess.Popen(
-                run_command(run, self.run_dir),
-                env=with_resource(sweep_resource(run, out.directory), os.environ),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=self.stderr,
-                # A session of its own: a terminal's Ctrl-C reaches the sweep alone, which passes it on once.
-                start_new_session=True,
-                pass_fds=(lock,),  # the run holds its lock as long as it lives, whatever becomes of the sweep
-            )
+            environment = with_resource(sweep_resource(run, out.directory), os.environ)
+            self.process = forks.start(run_arguments(run, self.run_dir), environment, self.stderr, lock)
         finally:
             os.close(lock)
 
@@ -318,7 +316,7 @@ class _Child:
         return outcome(self.run_dir, self.told_to_stop, stderr)
 
 
-def _run_all(todo, parallel, out, stop, console, log):
+def _run_all(forks, todo, parallel, out, stop, console, log):
     """Run `todo`, `parallel` at once, until done or a stop signal, each `log`ged as it ends; {run name: status}."""
     waiting = deque(todo)
     running: list[_Child] = []
@@ -336,7 +334,7 @@ def _run_all(todo, parallel, out, stop, console, log):
                 run = waiting.popleft()
                 lock = claim(run, out, outcomes, console, len(todo))  # an earlier attempt removed: run again
                 if lock is not None:
-                    running.append(_Child(run, out, lock))
+                    running.append(_Child(forks, run, out, lock))
             time.sleep(POLL_SECONDS)
             for child in [child for child in running if child.process.poll() is not None]:
                 running.remove(child)
@@ -348,9 +346,7 @@ def _run_all(todo, parallel, out, stop, console, log):
             child.stop()
         deadline = time.monotonic() + STOP_GRACE_SECONDS
         for child in running:
-            try:
-                child.process.wait(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
+            if child.process.wait(timeout=max(0.0, deadline - time.monotonic())) is None:
                 child.process.kill()
                 child.process.wait()
             finish(child)
