@@ -69,10 +69,10 @@ def test_the_default_embedder_finds_fp32s_nearest_memories_on_the_fixed_set(embe
 def test_onnx_rows_do_not_depend_on_the_batch_they_are_in(embedder):
     """Bypassing the service's grouping: padded batches of mixed lengths give each text its lone row."""
     model = embedder._model
-    texts = memory_like_texts(48, seed=2)
+    texts = memory_like_texts(32, seed=2)
     alone = {text: model.encode([text])[0] for text in texts}
     rng = random.Random(3)
-    for _ in range(4):
+    for _ in range(2):
         shuffled = rng.sample(texts, len(texts))
         cuts = sorted(rng.sample(range(1, len(texts)), 5))
         for batch in np.split(np.array(shuffled, dtype=object), cuts):

@@ -126,7 +126,7 @@ def test_sight_reports_reach_the_coordinator_once_and_whole(team):
 def test_many_threads_lose_and_duplicate_no_message(team):
     agents = [f"Agent{i}" for i in range(1, 9)]
     store = team(*agents)
-    per_sender = 300
+    per_sender = 100
     received = {agent: [] for agent in agents}
     done = threading.Event()
 

@@ -1,9 +1,9 @@
 """Sweeps on Ray (`--executor ray`), on a real cluster of two nodes on this machine: a head and a worker node,
-one CPU each (ray.cluster_utils.Cluster), which the sweep joins through RAY_ADDRESS as it would a real one."""
+one CPU each (ray.cluster_utils.Cluster), which the sweep joins through RAY_ADDRESS as it would a real one. The
+head is started once for the module; a test that kills the worker node leaves the next one a new worker."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -31,20 +31,29 @@ fixed:
 """
 TIMINGS = ("wall_seconds",)  # the one column that differs between two sweeps of the same runs
 NODE_UP_SECONDS = 30
+STEPS_UNDER_WAY = 100  # a run of as many steps is still under way when its node is killed (about 3 s)
 
 
-@contextlib.contextmanager
-def two_nodes() -> Iterator[tuple[object, dict[str, str]]]:
-    """A Ray cluster of a head and a worker node, one CPU each: the cluster, and the environment that names it."""
+@pytest.fixture(scope="module")
+def ray_cluster() -> Iterator[object]:
+    """A Ray cluster on this machine for the module's tests: a head node of one CPU, started once."""
     needs("ray", "cluster")
     from ray.cluster_utils import Cluster
 
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
     try:
-        cluster.add_node(num_cpus=1)
-        yield cluster, {**os.environ, "RAY_ADDRESS": cluster.address, "RAY_USAGE_STATS_ENABLED": "0"}
+        yield cluster
     finally:
         cluster.shutdown()
+
+
+@pytest.fixture
+def two_nodes(ray_cluster) -> tuple[object, dict[str, str]]:
+    """The cluster with one worker node of one CPU beside its head (a new one where a test killed the last):
+    the cluster, and the environment that names it."""
+    if not ray_cluster.worker_nodes:
+        ray_cluster.add_node(num_cpus=1)
+    return ray_cluster, {**os.environ, "RAY_ADDRESS": ray_cluster.address, "RAY_USAGE_STATS_ENABLED": "0"}
 
 
 def attempts(out: Path) -> list[dict[str, str]]:
@@ -57,12 +66,12 @@ def without_timings(rows: list[dict[str, str]]) -> list[dict[str, str]]:
     return [{key: value for key, value in row.items() if key not in TIMINGS} for row in rows]
 
 
-def test_a_ray_sweep_runs_on_both_nodes_with_the_local_sweep_s_results(tmp_path):
+def test_a_ray_sweep_runs_on_both_nodes_with_the_local_sweep_s_results(tmp_path, two_nodes):
+    cluster, environment = two_nodes
     local_file = write_sweep(tmp_path, SWEEP.format(out=tmp_path / "local", steps=5), "local.yaml")
     ray_file = write_sweep(tmp_path, SWEEP.format(out=tmp_path / "ray", steps=5) + "executor: ray\n", "ray.yaml")
-    with two_nodes() as (cluster, environment):
-        result = sweep(ray_file, "--parallel", "2", env=environment)
-        nodes = {cluster.head_node.node_id, *(node.node_id for node in cluster.worker_nodes)}
+    result = sweep(ray_file, "--parallel", "2", env=environment)
+    nodes = {cluster.head_node.node_id, *(node.node_id for node in cluster.worker_nodes)}
     assert result.returncode == 0, result.stderr
     assert "0 complete already (skipped), 6 to run, 2 at once" in result.stdout
     assert "Traceback" not in result.stdout + result.stderr
@@ -80,25 +89,25 @@ def test_a_ray_sweep_runs_on_both_nodes_with_the_local_sweep_s_results(tmp_path)
     assert "6 complete already (skipped), 0 to run." in again.stdout, again.stderr
 
 
-def test_the_runs_of_a_worker_node_that_dies_are_run_again(tmp_path):
+def test_the_runs_of_a_worker_node_that_dies_are_run_again(tmp_path, two_nodes):
+    cluster, environment = two_nodes
     four_seeds = SWEEP.replace("[1, 2, 3, 4, 5, 6]", "[1, 2, 3, 4]")  # enough for a run on each node and one after
-    sweep_file = write_sweep(tmp_path, four_seeds.format(out=tmp_path / "out", steps=200))
-    with two_nodes() as (cluster, environment):
-        (worker,) = cluster.worker_nodes
-        head, killed_node = cluster.head_node.node_id, worker.node_id
-        process = subprocess.Popen(
-            [sys.executable, MAIN, "--sweep", str(sweep_file), "--executor", "ray", "--parallel", "2"],
-            env=environment,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        deadline = time.monotonic() + NODE_UP_SECONDS
-        while not any(attempt["node"] == killed_node for attempt in attempts(tmp_path / "out")):
-            assert time.monotonic() < deadline and process.poll() is None, "no run went to the worker node"
-            time.sleep(0.1)
-        cluster.remove_node(worker, allow_graceful=False)  # killed with a run under way
-        stdout, stderr = process.communicate(timeout=300)
+    sweep_file = write_sweep(tmp_path, four_seeds.format(out=tmp_path / "out", steps=STEPS_UNDER_WAY))
+    (worker,) = cluster.worker_nodes
+    head, killed_node = cluster.head_node.node_id, worker.node_id
+    process = subprocess.Popen(
+        [sys.executable, MAIN, "--sweep", str(sweep_file), "--executor", "ray", "--parallel", "2"],
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + NODE_UP_SECONDS
+    while not any(attempt["node"] == killed_node for attempt in attempts(tmp_path / "out")):
+        assert time.monotonic() < deadline and process.poll() is None, "no run went to the worker node"
+        time.sleep(0.1)
+    cluster.remove_node(worker, allow_graceful=False)  # killed with a run under way
+    stdout, stderr = process.communicate(timeout=300)
     assert process.returncode == 0, stderr
     rows = read_results(tmp_path / "out")
     assert {row["status"] for row in rows} == {"completed"}
@@ -107,7 +116,7 @@ def test_the_runs_of_a_worker_node_that_dies_are_run_again(tmp_path):
     assert killed
     for name in killed:  # run again, on the node that was left, from a clean directory
         assert [attempt["node"] for attempt in ran if attempt["run"] == name][-1] == head
-        assert json.loads((tmp_path / "out" / name / "summary.json").read_text())["steps"]["Agent1"] == 200
+        assert json.loads((tmp_path / "out" / name / "summary.json").read_text())["steps"]["Agent1"] == STEPS_UNDER_WAY
     assert "Traceback" not in stdout + stderr
 
 
