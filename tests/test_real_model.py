@@ -1,4 +1,4 @@
-"""A team driven by a real language model (SmolLM2-135M-Instruct, Gemma 3 270M) through a real local inference server."""
+"""Agents driven by a real language model (SmolLM2-135M-Instruct, Gemma 3 270M) through a real local inference server."""
 
 import hashlib
 import json
