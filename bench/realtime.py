@@ -17,7 +17,14 @@ answers every call in a fixed 0.5 s, and the same team behind one that
 answers at once (its CPU floor: a step's work for the whole team when the
 model costs nothing), run one after the other in this process: seconds per
 step after the first, against max(0.5 s, the floor) and against 0.5 s plus
-the floor (what lock-step allows when nothing overlaps).
+the floor (what lock-step allows when nothing overlaps). Then lock-step's own
+limit: the same team behind a model answering in 2 s, long enough that no
+reply comes back while the round's calls are still going out. From the
+stub's arrival times, a round's spread (its first call to its last: the
+team's work before a call, which cannot start before the round does) and
+its tail (the last reply to the next round's first call: the work after a
+call, the commit, and the first agent's work before its next call). No
+schedule of a round's work brings a step under 0.5 s + spread + tail.
 
 Replay. Realtime runs of 8 agents with different latency draws, each then
 replayed with --replay-replies and no model: whether the replay's trace is
@@ -36,6 +43,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import itertools
 import math
 import random
 import re
@@ -43,6 +51,7 @@ import statistics
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -69,6 +78,7 @@ THINK_AGENTS, THINK_SECONDS = 4, 90  # --steps is the run's end in simulated sec
 THINKERS = {"fast": 0.2, "slow": 2.0}  # seconds a stub takes to answer
 SHARE = "90%"
 BOUND_AGENTS, BOUND_STEPS, BOUND_SECONDS = 32, 10, 0.5  # lock-step behind a fixed 0.5 s model
+APART_SECONDS = 2.0  # a model slow enough that a round's calls have all gone out before any reply comes back
 
 Answer = Callable[[dict], Scripted]
 
@@ -171,7 +181,8 @@ def throughput(directory: Path, embedder: SentenceEmbedder, steps: int, seeds: t
 
 
 def bound(directory: Path, embedder: SentenceEmbedder, seeds: tuple[int, ...]) -> list[dict]:
-    """Per seed: the lock-step team's seconds per step behind the fixed model and behind one answering at once."""
+    """Per seed: the lock-step team's seconds per step behind the fixed model and behind one answering at once,
+    and lock-step's limit behind the fixed model."""
     rows = []
     for seed in seeds:
         settings = {"agents": BOUND_AGENTS, "steps": BOUND_STEPS, "seed": seed, "schedule": "lockstep"}
@@ -182,6 +193,8 @@ def bound(directory: Path, embedder: SentenceEmbedder, seeds: tuple[int, ...]) -
             first = start["first_step_done_seconds"] - start["first_step_started_seconds"]
             per_step[name] = (summary["wall_seconds"] - first) / (max(summary["steps"].values()) - 1)
         floor, step = per_step["floor"], per_step["model"]
+        spread, tail = round_apart(directory / f"bound-apart-{seed}", embedder, seed, settings)
+        limit = BOUND_SECONDS + spread + tail
         rows.append(
             {
                 "seed": seed,
@@ -189,10 +202,35 @@ def bound(directory: Path, embedder: SentenceEmbedder, seeds: tuple[int, ...]) -
                 "cpu_floor_seconds": round(floor, 3),
                 "times_bound": round(step / max(BOUND_SECONDS, floor), 2),
                 "times_lockstep_bound": round(step / (BOUND_SECONDS + floor), 2),
+                "send_spread_seconds": round(spread, 3),
+                "tail_seconds": round(tail, 3),
+                "lockstep_limit_seconds": round(limit, 3),
+                "limit_times_bound": round(limit / max(BOUND_SECONDS, floor), 2),
             }
         )
-        print(f"  seed {seed}: {step:.2f} s a step, CPU floor {floor:.2f} s: {rows[-1]['times_bound']}x the bound")
+        print(
+            f"  seed {seed}: {step:.2f} s a step, CPU floor {floor:.2f} s: {rows[-1]['times_bound']}x the bound; "
+            f"lock-step's limit {limit:.2f} s: {rows[-1]['limit_times_bound']}x"
+        )
     return rows
+
+
+def round_apart(run_dir: Path, embedder: SentenceEmbedder, seed: int, settings: dict) -> tuple[float, float]:
+    """Behind a model answering in APART_SECONDS: the median spread of a round's calls (first to last) and
+    its median tail (the last reply to the next round's first call), rounds after the first."""
+    arrivals: dict[int, list[float]] = {}
+    walker = reflex_walker(seed, fixed(APART_SECONDS))
+
+    def answer(request: dict) -> Scripted:
+        step = int(re.search(r"## Step (\d+)", request["messages"][-1]["content"]).group(1))
+        arrivals.setdefault(step, []).append(time.monotonic())
+        return walker(request)
+
+    run(run_dir, embedder, answer, **settings)
+    rounds = [(min(times), max(times)) for _, times in sorted(arrivals.items())][1:]
+    spreads = [last - first for first, last in rounds]
+    tails = [nxt[0] - (last + APART_SECONDS) for (_, last), nxt in itertools.pairwise(rounds)]
+    return statistics.median(spreads), statistics.median(tails)
 
 
 def steady_rate(trace: list[dict]) -> float:
@@ -306,12 +344,16 @@ def print_tables(result: dict) -> None:
                 f"{row['model_wait_share']:.0%} |"
             )
     if "bound" in result:
-        print("\n| seed | s per step | CPU floor s | x max(0.5 s, floor) | x (0.5 s + floor) |")
-        print("|---|---|---|---|---|")
+        print(
+            "\n| seed | s per step | CPU floor s | x max(0.5 s, floor) | x (0.5 s + floor) | spread s | tail s | "
+            "lock-step's limit s | limit x max(0.5 s, floor) |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|")
         for row in result["bound"]:
             print(
                 f"| {row['seed']} | {row['seconds_per_step']} | {row['cpu_floor_seconds']} | {row['times_bound']} | "
-                f"{row['times_lockstep_bound']} |"
+                f"{row['times_lockstep_bound']} | {row['send_spread_seconds']} | {row['tail_seconds']} | "
+                f"{row['lockstep_limit_seconds']} | {row['limit_times_bound']} |"
             )
     if "think" in result:
         print("\n| stub answers in | seed | simulated s to 90% | steps to 90% | replay identical |")

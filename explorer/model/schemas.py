@@ -19,8 +19,9 @@ JsonSchema = dict[str, Any]
 
 REASON_CHARS = 160
 # A goal's reason: a few words beside the goal's own line, which says where it is and what it shows. A
-# constrained decoder gives a small model this much room to ramble in, and no more.
-GOAL_REASON_CHARS = 48
+# constrained decoder gives a small model this much room to ramble in, and no more: with the JSON around it, a
+# reply of at most 40 tokens even where the words split into short tokens (coordinates, digits).
+GOAL_REASON_CHARS = 32
 MESSAGE_CHARS = 200
 MAX_OBJECTS = 30  # the objects a vision reply names
 OBJECT_NAME_CHARS = 80  # an object's name: a few words
