@@ -167,8 +167,8 @@ def run_team(checkout: Checkout, team: Team, api_base: str, run_dir: Path) -> fl
     done = subprocess.run(command, cwd=checkout.path, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"local_model.py: {checkout.label}'s run failed ({done.returncode}): {done.stderr[-800:]}")
-    summary = json.loads((run_dir / "summary.json").read_text())
-    return summary["wall_seconds"] - summary["startup"]["first_step_started_seconds"]
+    # The summary's wall time is already counted from the first step's start (explorer/run/runner.py).
+    return json.loads((run_dir / "summary.json").read_text())["wall_seconds"]
 
 
 def probe_rates(api_base: str, prompts: list[str], log: ServerLog) -> tuple[Rates, dict[str, float]]:
