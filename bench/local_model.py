@@ -47,7 +47,17 @@ from bench.output import figures_path, write_figures  # noqa: E402
 from explorer.model.schemas import goal_schema  # noqa: E402
 from explorer.policies.echoes import ECHOED_FIELDS, repeats_instructions  # noqa: E402
 from explorer.records.run_files import TraceLines  # noqa: E402
-from explorer.testing.local_model import INSTALL, LOCAL_MODELS, LocalModel, missing_parts, serving  # noqa: E402
+from explorer.testing.local_model import (  # noqa: E402
+    INSTALL,
+    LLAMA_CPP_PYTHON,
+    LLAMA_SERVER,
+    LOCAL_MODELS,
+    MODEL_SERVERS,
+    LocalModel,
+    ModelServer,
+    missing_parts,
+    serving,
+)
 from perception.world import SHIPPED_WORLDS  # noqa: E402
 from prompts import instruction_text  # noqa: E402
 
@@ -90,6 +100,46 @@ class ServerLog:
             if evaluated and runs:
                 calls.append(_served(evaluated[-1], runs[-1], _REUSED.findall(chunk), float(end.group(1))))
         return calls
+
+
+class SlotLog:
+    """The calls in llama-server's log (`-lv 4`), read on from where the last read ended. Its slots serve calls at
+    once, so their lines interleave: each is the task's whose id it names, and a call is whole at its total."""
+
+    _LINE = re.compile(r"\| task (\d+) \| (.*)$", re.MULTILINE)
+    _SENT = re.compile(r"new prompt, .*task\.n_tokens = (\d+)")
+    _TIMES = re.compile(r"^(prompt eval|\s*eval|\s*total) time =\s*([\d.]+) ms /\s*(\d+) tokens")
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.read_to = 0
+        self.pending: dict[str, dict[str, float]] = {}
+
+    def calls(self) -> list[ServedCall]:
+        with open(self.path, encoding="utf-8", errors="replace") as log:
+            log.seek(self.read_to)
+            text = log.read()
+            self.read_to = log.tell()
+        calls = []
+        for task, said in self._LINE.findall(text):
+            known = self.pending.setdefault(task, {})
+            if sent := self._SENT.search(said):
+                known["sent"] = float(sent.group(1))
+            elif times := self._TIMES.match(said):
+                name, milliseconds, tokens = times.group(1).strip(), times.group(2), times.group(3)
+                known[name] = float(milliseconds if name == "total" else tokens)
+            if "total" in known and "sent" in known:
+                calls.append(_slot_call(self.pending.pop(task)))
+        return calls
+
+
+def _slot_call(known: dict[str, float]) -> ServedCall:
+    return ServedCall(
+        sent=int(known["sent"]),
+        evaluated=int(known["prompt eval"]),
+        reply_tokens=int(known["eval"]),
+        seconds=known["total"] / 1000,
+    )
 
 
 def _served(evaluated: str, runs: str, reused: list[str], total_ms: float) -> ServedCall:
@@ -171,7 +221,7 @@ def run_team(checkout: Checkout, team: Team, api_base: str, run_dir: Path) -> fl
     return json.loads((run_dir / "summary.json").read_text())["wall_seconds"]
 
 
-def probe_rates(api_base: str, prompts: list[str], log: ServerLog) -> tuple[Rates, dict[str, float]]:
+def probe_rates(api_base: str, prompts: list[str], log: ServerLog | SlotLog) -> tuple[Rates, dict[str, float]]:
     """The server's rates (Rates), and its seconds per reply token with the goals schema and without, on prompts of
     the run: each asked cold for one token, then again (all but reused) without the schema, and with it."""
     cold, free, constrained = [], [], []
@@ -249,7 +299,7 @@ def _reasons_to_ask(notes: list[str]) -> list[str]:
     return [re.sub(r"^Agent\d+ ", "a teammate ", why) for note in asked for why in note.split("; ")]
 
 
-def measure_run(checkout: Checkout, team: Team, api_base: str, log: ServerLog) -> RunFigures:
+def measure_run(checkout: Checkout, team: Team, api_base: str, log: ServerLog | SlotLog) -> RunFigures:
     """One team's run from `checkout`; then some of its prompts asked again, with the schema and without."""
     log.calls()  # what came before is not this run's
     load = os.getloadavg()[0]
@@ -322,52 +372,69 @@ def _mean(values: Iterator[float] | list[float]) -> float | None:
     return round(statistics.mean(values), 3) if values else None
 
 
-def measure(
-    models: list[LocalModel], world_name: str, teams: list[int], seeds: list[int], steps: int, before: str | None
-) -> dict:
+@dataclass(frozen=True)
+class Conditions:
+    """What the bench runs: the models, on which server, the teams, the seeds, the world and the steps."""
+
+    models: list[LocalModel]
+    server: ModelServer
+    world: str
+    teams: list[int]
+    seeds: list[int]
+    steps: int
+
+
+def server_log(server: ModelServer, path: Path) -> ServerLog | SlotLog:
+    return SlotLog(path) if server is LLAMA_SERVER else ServerLog(path)
+
+
+def measure(conditions: Conditions, before: str | None) -> dict:
     """Every condition's runs, the code of `before` (if given) and this checkout's back to back, each on the
     same server; the rows, and the ratios of after to before."""
     runs: dict[tuple[str, str, int], list[RunFigures]] = {}
     threads: dict[str, dict] = {}
     this = Checkout("after", ROOT)
     with tempfile.TemporaryDirectory() as folder, _maybe_checked_out(before) as old:
-        world = seeded_world(SHIPPED_WORLDS / f"{world_name}.yaml", folder)
-        for model in models:
+        world = seeded_world(SHIPPED_WORLDS / f"{conditions.world}.yaml", folder)
+        for model in conditions.models:
             log_path = Path(folder) / f"{model.name}.log"
-            with serving(log_path, model) as api_base:
-                log = ServerLog(log_path)
+            with serving(log_path, model, server=conditions.server) as api_base:
+                log = server_log(conditions.server, log_path)
                 warm_up(api_base, log)
-                for agents in teams:
-                    for seed in seeds:
-                        team = Team(f"openai/{model.name}", agents, seed, world, steps)
+                for agents in conditions.teams:
+                    for seed in conditions.seeds:
+                        team = Team(f"openai/{model.name}", agents, seed, world, conditions.steps)
                         for checkout in [c for c in (old, this) if c is not None]:
                             figures = measure_run(checkout, team, api_base, log)
                             runs.setdefault((model.name, checkout.label, agents), []).append(figures)
                             print(_progress(figures), file=sys.stderr, flush=True)
-            threads[model.name] = compare_threads(model, figures.probed, Path(folder))
+            threads[model.name] = compare_threads(model, conditions.server, figures.probed, Path(folder))
     rows = [row(condition) for condition in runs.values()]
     compared = _compared(rows)
     return {
-        "world": world_name,
-        "seeds": seeds,
-        "steps": steps,
+        "server": conditions.server.name,
+        "world": conditions.world,
+        "seeds": conditions.seeds,
+        "steps": conditions.steps,
         "rows": rows,
         "after_vs_before": compared,
         "threads": threads,
     }
 
 
-def compare_threads(model: LocalModel, prompts: list[str], folder: Path) -> dict:
-    """The server's rates (probe_rates) on its own threads (half the cores for a reply) and on every core for a
-    reply too, as `--n_threads N` has it: the same prompts, asked of the two servers in turn."""
+def compare_threads(model: LocalModel, server: ModelServer, prompts: list[str], folder: Path) -> dict:
+    """The server's rates (probe_rates) on its own threads (llama-cpp-python's: half the cores for a reply) and on
+    every core for a reply, as `--n_threads N` (`--threads N`) has it: the same prompts, asked of the two servers
+    in turn."""
     cores = str(os.cpu_count() or 1)
-    options = {"default": [], f"--n_threads {cores}": ["--n_threads", cores]}
+    options = {"default": [], f"{server.threads_option} {cores}": [server.threads_option, cores]}
     found: dict[str, list[Rates]] = {name: [] for name in options}
     with contextlib.ExitStack() as stack:
         servers = {}
         for name, given in options.items():
             log_path = folder / f"threads {name}.log"
-            servers[name] = (stack.enter_context(serving(log_path, model, given)), ServerLog(log_path))
+            api_base = stack.enter_context(serving(log_path, model, given, server))
+            servers[name] = (api_base, server_log(server, log_path))
             warm_up(*servers[name])
         for prompt in prompts:
             for name, (api_base, log) in servers.items():
@@ -381,7 +448,7 @@ def compare_threads(model: LocalModel, prompts: list[str], folder: Path) -> dict
     }
 
 
-def warm_up(api_base: str, log: ServerLog) -> None:
+def warm_up(api_base: str, log: ServerLog | SlotLog) -> None:
     """A new server's first call is seconds slower than any after it: made, and left out."""
     _ask(api_base, "Hello.", 1)
     log.calls()
@@ -469,11 +536,11 @@ def add_team_arguments(parser: argparse.ArgumentParser, teams: tuple[int, ...] =
     parser.add_argument("--steps", type=int, default=STEPS)
 
 
-def installed_models(names: list[str]) -> list[LocalModel]:
+def installed_models(names: list[str], server: ModelServer = LLAMA_CPP_PYTHON) -> list[LocalModel]:
     """The models `names` names; exit with what to install where one is missing."""
     models = [LOCAL_MODELS[name] for name in names]
     for model in models:
-        if missing := missing_parts(model):
+        if missing := missing_parts(model, server):
             sys.exit(f"{Path(sys.argv[0]).name}: {missing}: {INSTALL}")
     return models
 
@@ -482,12 +549,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_team_arguments(parser)
     parser.add_argument("--world", choices=sorted(p.stem for p in SHIPPED_WORLDS.glob("*.yaml")), default=WORLD)
+    parser.add_argument("--server", choices=MODEL_SERVERS, default=LLAMA_CPP_PYTHON.name)
     parser.add_argument("--before", metavar="REF", help="also run the teams on the code of git commit REF")
     parser.add_argument("--out", type=figures_path, default=ROOT / "bench" / "local_model.json")
     args = parser.parse_args()
-    models = installed_models(args.models)
+    server = MODEL_SERVERS[args.server]
+    conditions = Conditions(
+        installed_models(args.models, server), server, args.world, args.teams, args.seeds, args.steps
+    )
     started = time.perf_counter()
-    result = measure(models, args.world, args.teams, args.seeds, args.steps, args.before)
+    result = measure(conditions, args.before)
     result["wall_seconds"] = round(time.perf_counter() - started)
     write_figures(args.out, result)
     print(markdown_table(result))

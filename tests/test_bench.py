@@ -503,3 +503,29 @@ def test_the_reuse_limit_counts_what_follows_the_longest_beginning_shared_with_o
     assert limits["one_state"] == round((len(prompts[0]) + 2 * (len(prompts[0]) - 6)) / sent, 3)
     assert limits["every_state"] == round((len(prompts[0]) + len(prompts[1]) - 6 + 3) / sent, 3)
     assert limits["step_part"] == round(3 * len("\n## Step 1 x") / sent, 3)
+
+
+LLAMA_SERVER_LOG = """\
+0.05.001 I slot   operator(): id  3 | task 0 | new prompt, n_ctx_slot = 8192, n_keep = 0, task.n_tokens = 578
+0.05.002 I slot   operator(): id  2 | task 2 | new prompt, n_ctx_slot = 8192, n_keep = 0, task.n_tokens = 607
+0.36.166 I slot print_timing: id  3 | task 0 | prompt eval time =    4406.36 ms /   578 tokens (7.62 ms per token)
+0.36.166 I slot print_timing: id  3 | task 0 |        eval time =    5001.52 ms /    31 tokens (166.72 ms per token)
+0.36.236 I slot print_timing: id  2 | task 2 | prompt eval time =    4009.94 ms /   207 tokens (6.61 ms per token)
+"""
+LLAMA_SERVER_LOG_ON = """\
+0.36.166 I slot print_timing: id  3 | task 0 |       total time =    9407.87 ms /   609 tokens
+0.36.236 I slot print_timing: id  2 | task 2 |        eval time =    1060.86 ms /    29 tokens (35.36 ms per token)
+0.36.236 I slot print_timing: id  2 | task 2 |       total time =    5070.80 ms /   236 tokens
+"""
+
+
+def test_the_local_model_bench_reads_llama_servers_interleaved_tasks_each_by_its_id(tmp_path):
+    from bench.local_model import ServedCall, SlotLog
+
+    path = tmp_path / "server.log"
+    path.write_text(LLAMA_SERVER_LOG)
+    log = SlotLog(path)
+    assert log.calls() == []  # no call is whole before its total
+    with open(path, "a") as more:
+        more.write(LLAMA_SERVER_LOG_ON)
+    assert log.calls() == [ServedCall(578, 578, 31, 9.40787), ServedCall(607, 207, 29, 5.0708)]

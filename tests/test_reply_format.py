@@ -7,7 +7,7 @@ import pytest
 
 from explorer.config.run_config import RunConfig
 from explorer.model.client import LLMError, LLMSettings, complete_prompt
-from explorer.model.dialects import STRICT_REFUSED, strict
+from explorer.model.dialects import STRICT_REFUSED, bounded, strict
 from explorer.model.reply_format import ReplyFormat
 from explorer.model.schemas import decision_schema, directives_schema, goal_schema, vision_schema
 from explorer.records.run_files import TraceLines
@@ -124,6 +124,9 @@ def test_a_run_under_json_reads_enum_replies_and_counts_its_calls_per_format(tmp
     assert all(line["decision"]["action"] == line["action"] for line in trace)
     assert {call["format"] for line in trace for call in line["llm"]["calls"]} == {"json"}
     assert (summary["llm"]["json_calls"], summary["llm"]["yaml_calls"], summary["llm"]["parse_failures"]) == (6, 0, 0)
+    # The run's model is served at its --api-base: its schemas went with their bounds.
+    sent = server.records[0].body["response_format"]["json_schema"]["schema"]
+    assert sent["properties"]["reason"]["maxLength"] == SCHEMA["properties"]["reason"]["maxLength"]
     assert json.loads((tmp_path / "run" / "config.json").read_text())["reply_format"] == "json"
 
 
@@ -219,6 +222,25 @@ def test_a_server_that_refuses_strict_mode_is_sent_the_whole_schema_with_its_bou
     assert server.records[1].body["response_format"] == {"type": "json_object", "schema": schema}
     cell = server.records[1].body["response_format"]["schema"]["properties"]["directives"]["properties"]["Agent1"]
     assert cell["properties"]["goal"]["maxItems"] == 3 and cell["properties"]["goal"]["items"]["maximum"] == 9
+
+
+def test_a_server_of_ones_own_is_sent_strict_modes_form_with_the_bounds_then_without_them():
+    refused_bounds = "response_format: Invalid schema: 'maxLength' is not permitted"
+
+    def answer(request):
+        if "maxLength" in json.dumps(request.get("response_format", {})):
+            return error(400, refused_bounds)
+        return '{"action": "forward", "message_to": "all", "message_to_others": "", "reason": ""}'
+
+    own = ReplyFormat("json", MODEL, own_server=True)
+    with ChatServer(answer) as server:
+        reply = complete_prompt(
+            LLMSettings(MODEL, api_base=server.api_base, max_retries=0, reply_format=own), "go", SCHEMA
+        )
+    sent = [record.body["response_format"]["json_schema"] for record in server.records]
+    assert [part["schema"] for part in sent] == [bounded(SCHEMA), strict(SCHEMA)] and reply.format == "json"
+    assert bounded(SCHEMA)["properties"]["reason"]["maxLength"] == SCHEMA["properties"]["reason"]["maxLength"]
+    assert bounded(SCHEMA)["additionalProperties"] is False
 
 
 def test_a_strict_directive_left_null_is_no_directive():

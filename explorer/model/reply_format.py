@@ -1,9 +1,10 @@
 """Which reply format an agent's model is asked in (`--reply-format auto|json|yaml`), learnt as it goes.
 
 Servers speak different dialects of constrained output (dialects.py): OpenAI,
-vLLM and llama.cpp's own server take `{"type": "json_schema", ...}` in strict
-mode; llama-cpp-python's server refuses that with a 422 and takes
-`{"type": "json_object", "schema": ...}`; Ollama takes the schema as `format`.
+vLLM and llama.cpp's own server take `{"type": "json_schema", ...}` (a server of
+the user's own, at `--api-base`, is sent the schema's bounds in it too); llama-cpp-python's
+server refuses that with a 422 and takes `{"type": "json_object", "schema": ...}`;
+Ollama takes the schema as `format`.
 So a request under a schema is sent in the first of its model's dialects not
 yet refused, the schema shaped for it; a refusal (a 400 or 422 naming the
 dialect's parameter) moves the agent to the next, and the same call is asked
@@ -52,13 +53,15 @@ class Constrained(NamedTuple):
 class ReplyFormat:
     """One agent's reply format for one model: the dialect its next request under a schema is sent in."""
 
-    def __init__(self, requested: str, model: str, schema_known: bool | None = None) -> None:
+    def __init__(self, requested: str, model: str, schema_known: bool | None = None, own_server: bool = False) -> None:
         """`schema_known`: whether litellm's table says `model` takes a response schema (None: unknown,
-        such as a local server's model). With "auto", a model the table says cannot is asked in YAML."""
+        such as a local server's model). With "auto", a model the table says cannot is asked in YAML.
+        `own_server`: the model is served at an `--api-base` of the user's (dialects_for)."""
         self.requested = requested
         self.model = model
+        self._offered = dialects_for(model, own_server)
         no_schema = requested == YAML or (requested == "auto" and schema_known is False)
-        self._dialects: list[Dialect] = [] if no_schema else list(dialects_for(model))
+        self._dialects: list[Dialect] = [] if no_schema else list(self._offered)
         self._lock = threading.Lock()  # a retried exec may overlap the call it retries
 
     @property
@@ -82,7 +85,7 @@ class ReplyFormat:
 
     def refuses(self, dialect: str, detail: str) -> bool:
         """Whether a failure's `detail` is the server refusing `dialect` (it names the dialect's parameter)."""
-        return any(known.name == dialect and known.refusal in detail for known in dialects_for(self.model))
+        return any(known.name == dialect and known.refusal in detail for known in self._offered)
 
     def refused(self, dialect: str, detail: str) -> None:
         """The server refused `dialect`: the next request goes in the next one, or without a schema."""
@@ -95,7 +98,7 @@ class ReplyFormat:
         if left:
             return
         if self.requested == JSON:
-            tried = ", ".join(known.name for known in dialects_for(self.model))
+            tried = ", ".join(known.name for known in self._offered)
             raise NoSchemaAccepted(
                 f"--reply-format json: {self.model} takes a JSON schema in no dialect ({tried}); "
                 "use --reply-format auto or yaml"

