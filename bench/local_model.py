@@ -64,6 +64,7 @@ from prompts import instruction_text  # noqa: E402
 TEAMS, SEEDS, STEPS, WORLD = (1, 2, 4), (1, 2), 12, "office"
 GRAMMAR_PROBES = 3  # prompts of each run asked again with the schema and without
 PROBE_REPLY = 48  # tokens, at most
+LOG_LAG = 5.0  # seconds llama-server's log may lag a call it has answered
 RUN_TIMEOUT = 600.0  # seconds per call: a loaded machine is slow, and a call asked twice would cost twice
 _CALL_END = re.compile(r"total time =\s*([\d.]+) ms")
 _PROMPT_EVAL = re.compile(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens")
@@ -110,12 +111,23 @@ class SlotLog:
     _SENT = re.compile(r"new prompt, .*task\.n_tokens = (\d+)")
     _TIMES = re.compile(r"^(prompt eval|\s*eval|\s*total) time =\s*([\d.]+) ms /\s*(\d+) tokens")
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, lag: float = LOG_LAG) -> None:
         self.path = path
+        self.lag = lag
         self.read_to = 0
         self.pending: dict[str, dict[str, float]] = {}
 
     def calls(self) -> list[ServedCall]:
+        """The calls whole since the last read. The server writes its log from a thread of its own, so a call
+        already answered may not be in it yet: a task begun is waited for, up to `lag` seconds."""
+        calls = self._read()
+        deadline = time.monotonic() + self.lag
+        while self.pending and time.monotonic() < deadline:
+            time.sleep(0.1)
+            calls += self._read()
+        return calls
+
+    def _read(self) -> list[ServedCall]:
         with open(self.path, encoding="utf-8", errors="replace") as log:
             log.seek(self.read_to)
             text = log.read()

@@ -524,7 +524,7 @@ def test_the_local_model_bench_reads_llama_servers_interleaved_tasks_each_by_its
 
     path = tmp_path / "server.log"
     path.write_text(LLAMA_SERVER_LOG)
-    log = SlotLog(path)
+    log = SlotLog(path, lag=0)
     assert log.calls() == []  # no call is whole before its total
     with open(path, "a") as more:
         more.write(LLAMA_SERVER_LOG_ON)
