@@ -111,10 +111,13 @@ def _llama_server_command(model_file: Path, chat_format: str | None, port: int) 
     # the server's prompt cache in memory when another's is loaded (bench/local_model.py tried 4 slots and
     # --cache-reuse on its tuning world). -lv 4 logs each task's prompt tokens as sent beside its timings.
     # A built-in template's name is one only with --no-jinja: with Jinja on, "gemma" is taken for the template's
-    # own text, and every prompt becomes that word.
+    # own text, and every prompt becomes that word. --swa-full keeps the whole cache of a model with sliding-window
+    # layers (Gemma 3), whose prompts are otherwise evaluated again from their start: 89% of what a team of 2
+    # sent against 71% with it, on the tuning world.
     chat_template_option = ["--no-jinja", "--chat-template", chat_format] if chat_format else []
     command = [str(_llama_server_binary()), "--model", str(model_file), *chat_template_option]
-    return command + f"--host 127.0.0.1 --port {port} --ctx-size 8192 --parallel 1 -lv 4 --log-colors off".split()
+    options = f"--host 127.0.0.1 --port {port} --ctx-size 8192 --parallel 1 --swa-full -lv 4 --log-colors off"
+    return command + options.split()
 
 
 def _llama_server_missing() -> str | None:
