@@ -19,7 +19,7 @@ pytest.importorskip("Xlib", reason="python-xlib comes with pyautogui on Linux on
 from PIL import Image
 
 from explorer.cli.main import main
-from explorer.model.dialects import strict
+from explorer.model.dialects import bounded
 from explorer.model.schemas import vision_schema
 from explorer.testing.chat_server import ChatServer
 from explorer.testing.schema_stub import sent_schema
@@ -148,12 +148,13 @@ def test_one_agent_moves_the_game_and_records_what_it_sees(start_game, tmp_path)
     # A vision call and a decision call per step, both accounted.
     assert summary["llm"]["calls"] == 10 and summary["llm"]["errors"] == 0
     assert [call["purpose"] for call in trace[0]["llm"]["calls"]] == ["vision", "decision"]
-    # Every call under its schema, vision too, in strict mode's shape: every reply read as JSON at the first try.
+    # Every call under its schema, vision too, in strict mode's shape with its bounds (the model is served at its
+    # --api-base): every reply read as JSON at the first try.
     assert {call["format"] for record in trace for call in record["llm"]["calls"]} == {"json"}
     vision_schemas = [
         sent_schema(request) for request in server.requests if isinstance(request["messages"][-1]["content"], list)
     ]
-    assert vision_schemas == [strict(vision_schema())] * 5
+    assert vision_schemas == [bounded(vision_schema())] * 5
     assert summary["llm"]["parse_failures"] == 0
     assert "litellm does not know whether 'openai/colour-vision' can read images" in (run_dir / "run.log").read_text()
     # The report shows the run as a filmstrip of what the agent saw, with each action's frames.
@@ -258,7 +259,7 @@ def test_two_agents_on_a_split_screen_with_two_key_maps(start_game, tmp_path):
     vision_schemas = [
         sent_schema(request) for request in server.requests if isinstance(request["messages"][-1]["content"], list)
     ]
-    caption_only, objects_only = strict(vision_schema(["caption"])), strict(vision_schema(["objects"]))
+    caption_only, objects_only = bounded(vision_schema(["caption"])), bounded(vision_schema(["objects"]))
     assert vision_schemas.count(caption_only) == vision_schemas.count(objects_only) == len(vision_schemas) // 2 == 6
     assert {call["format"] for record in trace for call in record["llm"]["calls"]} == {"json"}
     assert trace[0]["visible_caption"].startswith("A plain field under a blue sky with red cube")
