@@ -6,7 +6,8 @@ or a key (docs/python.md#testing-without-a-model):
   request; `--model openai/NAME --api-base` its `api_base`.
 - `schema_stub.obeying(seed)`: an answer for it that obeys the JSON schema each request is sent, as a
   constrained decoder would.
-- `local_model.serving(log, SMOLLM2)`: a real small model on llama-cpp-python's server (the `local` extra).
+- `local_model.serving(log, SMOLLM2)`: a real small model on llama-cpp-python's server (the `local` extra),
+  or on llama.cpp's own (`server=LLAMA_SERVER`).
 - `hash_embedder.HashEmbedder`: vectors from a hash of each text, no model loaded, for runs of policies that
   read no memories (`ExplorationRun(config, embedder=HashEmbedder())`).
 
