@@ -1,7 +1,8 @@
 """Where a local model's time goes: `python bench/local_model.py` prints the table and writes bench/local_model.json.
 
 Teams of 1, 2 and 4 agents choose goals (`--decide goals`, under a JSON schema) with SmolLM2-135M-Instruct or
-Gemma 3 270M behind llama-cpp-python's server, started as the README says (it logs each call's own timings). Each
+Gemma 3 270M behind llama-cpp-python's server, started as the README says (it logs each call's own timings), or
+with `--server llama-server` behind llama.cpp's own (docs/models.md, "llama.cpp's own server"). Each
 team is a real run of the product (`python main.py ...`, as a user runs it), from this checkout and, with
 `--before REF`, from the commit REF too (a temporary `git worktree`), back to back on the same server: the
 before and after of a change, measured in one run of the bench, whatever the machine's load does in between.
