@@ -212,8 +212,10 @@ def start(run_dir, *args):
     ids=["ctrl-c", "sigterm", "sighup", "ctrl-c six times", "sigterm then ctrl-c", "sigterm and ctrl-c at once"],
 )
 def test_a_stop_signal_keeps_finished_steps_writes_summary_and_memories_and_exits_128_plus_it(tmp_path, signals):
-    # At once: both arrive before a handler runs, which CPython then calls in numeric order (SIGINT first);
-    # the exit code is still the first to arrive's, and the second is no "race condition" traceback.
+    # At once: both can reach the process before a handler runs, which CPython then calls in numeric order
+    # (SIGINT first); the second is no "race condition" traceback. The exit code is the first to arrive's, but
+    # signals that are pending in the kernel together arrive in numeric order too (a busy machine, where the
+    # process did not run between the two sends), so either is right.
     sent, gap = (signals[:-1], signals[-1]) if isinstance(signals[-1], float) else (signals, 0.05)
     run_dir = tmp_path / "run"
     process = start(run_dir)
@@ -225,7 +227,8 @@ def test_a_stop_signal_keeps_finished_steps_writes_summary_and_memories_and_exit
         process.send_signal(signum)
         time.sleep(gap)
     stdout, stderr = process.communicate(timeout=60)
-    assert process.returncode == 128 + signals[0], stderr
+    firsts = set(sent) if gap == 0.0 else {signals[0]}
+    assert process.returncode in {128 + signum for signum in firsts}, stderr
     assert "Traceback" not in stderr
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["status"] == "interrupted"
