@@ -10,11 +10,11 @@ before and after of a change, measured in one run of the bench, whatever the mac
 Per call, from the server's log: the prompt tokens sent and those evaluated (the rest it reused from the prompt
 before), the seconds it took to evaluate them and to write the reply, and the reply's tokens. The floor of a call
 is its evaluated prompt tokens at the server's prompt rate plus its reply tokens at its reply rate, both measured
-on the same server just after each run, on some of the run's prompts (probe_rates: on a machine shared with other
-work, a rate measured apart from the run would be of another load): what is left of a call's time above it is the server's
-own work besides the model's, sampling under the grammar first. A call's time is the server's (its log's total,
-from its prompt's evaluation to its reply's end) and, for a team of one, whose calls never wait for a teammate's,
-the call's whole latency as the agent saw it. The grammar's cost: after each run, GRAMMAR_PROBES of its prompts
+on the same server just after each run, on some of the run's prompts (probe_rates: on a machine shared with
+other work, a rate measured apart from the run would be of another load): what is left of a call's time above it
+is the server's own work besides the model's, sampling under the grammar first. A call's time is the server's
+(its log's total, from its prompt's evaluation to its reply's end) and, for a team of one, whose calls never wait
+for a teammate's, the call's whole latency as the agent saw it. The grammar's cost: after each run, GRAMMAR_PROBES of its prompts
 are asked again with the schema and without, in turn, and the server's seconds per reply token past the prompt
 compared.
 

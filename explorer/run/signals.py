@@ -10,8 +10,9 @@ interpreter's exit.
 Two signals can arrive before the main thread runs a handler for either (a
 busy machine): CPython then calls the handlers in the signals' numeric order,
 not as they came, so the order they came in is read from the wakeup pipe, to
-which CPython writes each signal's number as it arrives. (Two that were pending in the kernel together, the
-process not having run between them, reach it lowest number first: there the order they were sent in is lost.)
+which CPython writes each signal's number as it arrives. (Two that were
+pending in the kernel together, the process not having run between them,
+reach it lowest number first: there the order they were sent in is lost.)
 """
 
 from __future__ import annotations
