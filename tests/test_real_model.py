@@ -55,6 +55,8 @@ def test_a_base_model_with_no_instruction_tuning_chooses_goals_only_under_the_sc
     assert asked and {call["format"] for calls in asked for call in calls} == {"json"}
     # Every first reply was a usable goal: nothing was asked again, nothing fell back to the explorer.
     assert all(calls[0]["error"] is None and calls[0]["reply_error"] is None for calls in asked)
+    # The schema bounds a goal's reason (32 characters), so a decision's reply stays within 40 tokens.
+    assert max(call["completion_tokens"] for calls in asked for call in calls) <= 40
     assert summary["llm"]["parse_failures"] == 0 and summary["llm"]["failed_calls"] == 0
 
 
