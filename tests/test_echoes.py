@@ -25,6 +25,7 @@ OLDER = 'Reply with YAML only:\nreason: "why this action"\nmessage_to_others: "o
     "text, instructions, echoed",
     [
         ("your message, in your own words", INSTRUCTIONS, True),  # the field's description
+        ("your_message", INSTRUCTIONS, True),  # its head as a name (SmolLM2 behind llama-server)
         ("to find as many distinct objects as possible", INSTRUCTIONS, True),  # the team's goal
         ("Heading to (9, 2, 0) facing east.", INSTRUCTIONS, True),  # the example sentence, word for word
         ("optional: something useful for the team, such as G2, Agent3,", OLDER, True),  # an older prompt's value
@@ -32,6 +33,9 @@ OLDER = 'Reply with YAML only:\nreason: "why this action"\nmessage_to_others: "o
         ("Heading to (4, 6, 0) facing east.", INSTRUCTIONS, False),  # the example's form, with its own place
         ("Found the lamp by the west door; the hall beyond is open", INSTRUCTIONS, False),
         ("no teammate near", INSTRUCTIONS, False),
+        ("heading north", INSTRUCTIONS, False),  # two words of its own
+        ("lamp found", INSTRUCTIONS, False),
+        ("unseen ground to the north", INSTRUCTIONS, False),  # "to the north" is the prompt's too, but not most of it
         ("all", INSTRUCTIONS, False),  # too short to tell
         ("", INSTRUCTIONS, False),
     ],

@@ -5,7 +5,8 @@ persona, an example sentence. Sent to the team, such a message is noise that wak
 memory or exported as training data, it teaches the copying. A message or a reason is such an echo where at
 least half of its words lie in runs of ECHO_RUN words in a row that the prompt's instructions hold too
 (prompts.instruction_text: the part of a prompt it says of its own, not what it reports), counted by words
-and numbers, without case or punctuation. A text of fewer than ECHO_FEWEST words is never one: "all", "G2".
+and numbers, without case or punctuation ("your_message", the head of a field's description written as a name,
+is two words). A text of fewer than ECHO_FEWEST words is never one: "all", "G2".
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from nodes.interfaces import Decision
 from perception.base import BROADCAST
 
 ECHO_RUN = 4  # words in a row; a text shorter than this is compared whole
-ECHO_FEWEST = 3  # words: fewer say too little to be told from an echo
+ECHO_FEWEST = 2  # words: one says too little to be told from an echo
 ECHO_SHARE = 0.5  # of a text's words, in runs the instructions hold
 ECHOED_FIELDS = ("message_to_others", "reason")  # a decision's free texts, as its reply names them
 
